@@ -1,0 +1,83 @@
+#pragma once
+// Context: what a subject's thread bodies use to reach scheduling points.
+//
+// Every call that touches shared state returns an awaitable: `co_await ctx.lock(m)`. On the
+// coroutine backend the awaiting coroutine suspends and the engine resumes it when the scheduler
+// picks its thread. On the OS-thread backend the same awaitable blocks the calling OS thread in
+// await_ready until the scheduler hands it the token, and the coroutine itself never suspends. The
+// subject's code is identical on both, which is what lets tests check that the two backends produce
+// the same trace for the same schedule.
+//
+// Primitive handles are plain ints made during setup (Subject::setup), valid for one execution.
+#include <coroutine>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sched/execution.h"
+
+namespace racelab::sched {
+
+class ThreadBackend;
+
+class Context {
+ public:
+  struct Awaiter {
+    Context* ctx;
+    Op op;
+    bool await_ready();
+    void await_suspend(std::coroutine_handle<> h) { ctx->exec_.park(op, h); }
+    std::int64_t await_resume() const { return ctx->exec_.result(); }
+  };
+
+  Context(Execution& exec, ThreadBackend* threads) : exec_(exec), threads_(threads) {}
+
+  // ---- Setup.
+  int mutex(std::string name) { return exec_.make_mutex(std::move(name), false); }
+  int recursive_mutex(std::string name) { return exec_.make_mutex(std::move(name), true); }
+  int event(std::string name) { return exec_.make_event(std::move(name)); }
+  // A FIFO job queue served by one worker thread (the worker calls take/complete).
+  int queue(std::string name) { return exec_.make_queue(std::move(name)); }
+  int shared_var(std::string name) { return exec_.make_var(std::move(name)); }
+  int label(std::string_view text) { return exec_.label(text); }
+  ThreadId spawn(std::string name, Task body, bool daemon = false) {
+    return exec_.spawn(std::move(name), std::move(body), daemon);
+  }
+  void serve(int queue, ThreadId worker) { exec_.set_queue_worker(queue, worker); }
+
+  // ---- Scheduling points.
+  Awaiter lock(int m) { return {this, {OpKind::kLock, m, -1}}; }
+  Awaiter unlock(int m) { return {this, {OpKind::kUnlock, m, -1}}; }
+  Awaiter set(int event) { return {this, {OpKind::kEventSet, event, -1}}; }
+  Awaiter wait(int event) { return {this, {OpKind::kEventWait, event, -1}}; }
+  // Returns the job id.
+  Awaiter submit(int queue, int label) { return {this, {OpKind::kSubmit, queue, label}}; }
+  // Returns the next job id, or -1 when the queue is closed and drained.
+  Awaiter take(int queue) { return {this, {OpKind::kTake, queue, -1}}; }
+  Awaiter complete(int job) { return {this, {OpKind::kComplete, job, -1}}; }
+  Awaiter wait_job(int job) { return {this, {OpKind::kWaitJob, job, -1}}; }
+  Awaiter close(int queue) { return {this, {OpKind::kClose, queue, -1}}; }
+  Awaiter read(int var) { return {this, {OpKind::kRead, var, -1}}; }
+  Awaiter write(int var) { return {this, {OpKind::kWrite, var, -1}}; }
+  Awaiter point(int label) { return {this, {OpKind::kPoint, -1, label}}; }
+
+  // ---- Not scheduling points.
+  ThreadId self() const { return exec_.current(); }
+  void advance(double seconds) { exec_.advance(seconds); }
+  double now() const { return exec_.vtime(exec_.current()); }
+  void note(std::string text) { exec_.note(std::move(text)); }
+  void report(std::string kind, std::string message, bool fatal = false) {
+    exec_.report(std::move(kind), std::move(message), fatal);
+  }
+  // An assertion of the subject: a failure is a finding of kind "assertion" and ends the run.
+  void check(bool ok, std::string_view what) {
+    if (!ok) exec_.report(kinds::kAssertion, std::string("assertion failed: ") + std::string(what), true);
+  }
+  Execution& execution() { return exec_; }
+
+ private:
+  Execution& exec_;
+  ThreadBackend* threads_;  // null on the coroutine backend
+};
+
+}  // namespace racelab::sched

@@ -1,0 +1,92 @@
+#include "sched/engine.h"
+
+#include <fmt/format.h>
+
+#include "sched/thread_backend.h"
+
+namespace racelab::sched {
+
+std::string ExecutionResult::trace_text() const {
+  std::string out;
+  const auto& steps = exec->steps();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    out += fmt::format("{} {}\n", i, exec->describe_step(steps[i]));
+  }
+  return out;
+}
+
+std::vector<ThreadId> ExecutionResult::choices() const {
+  std::vector<ThreadId> out;
+  out.reserve(exec->steps().size());
+  for (const Step& s : exec->steps()) out.push_back(s.thread);
+  return out;
+}
+
+std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strategy,
+                                             std::uint64_t index, const RunOptions& options) {
+  if (!strategy.begin_execution(index)) return std::nullopt;
+  ExecutionResult result;
+  result.exec = std::make_unique<Execution>(options.max_steps);
+  Execution& exec = *result.exec;
+  std::unique_ptr<ThreadBackend> threads;
+  if (options.backend == Backend::kThreads) threads = std::make_unique<ThreadBackend>(exec);
+  Context ctx(exec, threads.get());
+  subject.setup(ctx);
+  if (threads) threads->start();
+
+  std::vector<ThreadId> enabled;
+  enabled.reserve(exec.thread_count());
+  ThreadId previous = kNoThread;
+  try {
+    for (std::uint64_t step = 0;; ++step) {
+      exec.collect_enabled(enabled);
+      if (enabled.empty()) {
+        if (!exec.all_done()) exec.check_deadlock();
+        break;
+      }
+      if (step >= options.max_steps) {
+        exec.report(kinds::kLivelock,
+                    fmt::format("livelock: no end after {} steps; threads keep running without "
+                                "finishing",
+                                options.max_steps),
+                    true);
+        break;
+      }
+      Decision d;
+      d.enabled = enabled;
+      d.previous = previous;
+      d.previous_enabled = previous != kNoThread && exec.is_enabled(previous);
+      d.step = step;
+      d.exec = &exec;
+      const ThreadId t = strategy.pick(d);
+      if (d.previous_enabled && t != previous) {
+        ++result.preemptions;
+        result.preemption_steps.push_back(step);
+      }
+      previous = t;
+      exec.set_current(t);
+      exec.apply(t);
+      if (exec.stopped()) break;
+      if (threads) {
+        threads->resume(t);
+      } else {
+        exec.resume_point(t).resume();
+      }
+      if (exec.stopped()) break;
+    }
+  } catch (...) {
+    if (threads) threads->teardown();
+    strategy.end_execution();
+    throw;
+  }
+  if (threads) threads->teardown();
+  result.completed = exec.all_done() && !exec.stopped();
+  if (result.completed) {
+    exec.set_current(kNoThread);
+    subject.finish(ctx);
+  }
+  strategy.end_execution();
+  return result;
+}
+
+}  // namespace racelab::sched

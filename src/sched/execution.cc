@@ -1,0 +1,441 @@
+#include "sched/execution.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace racelab::sched {
+
+const char* op_kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::kStart: return "start";
+    case OpKind::kLock: return "lock";
+    case OpKind::kUnlock: return "unlock";
+    case OpKind::kEventSet: return "set";
+    case OpKind::kEventWait: return "wait";
+    case OpKind::kSubmit: return "submit";
+    case OpKind::kTake: return "take";
+    case OpKind::kComplete: return "complete";
+    case OpKind::kWaitJob: return "wait";
+    case OpKind::kClose: return "close";
+    case OpKind::kRead: return "read";
+    case OpKind::kWrite: return "write";
+    case OpKind::kPoint: return "point";
+  }
+  return "?";
+}
+
+std::coroutine_handle<> Task::promise_type::FinalAwaiter::await_suspend(
+    std::coroutine_handle<promise_type> h) noexcept {
+  auto& p = h.promise();
+  if (p.continuation) return p.continuation;
+  if (p.root_of != nullptr) p.root_of->on_root_finished(p.root_thread);
+  return std::noop_coroutine();
+}
+
+Execution::Execution(std::uint64_t max_steps) : max_steps_(max_steps) {}
+
+Execution::~Execution() {
+  for (auto& t : threads_) {
+    if (t.root) t.root.destroy();
+  }
+}
+
+int Execution::make_mutex(std::string name, bool recursive) {
+  mutexes_.push_back(Mutex{std::move(name), recursive});
+  return static_cast<int>(mutexes_.size() - 1);
+}
+
+int Execution::make_event(std::string name) {
+  events_.push_back(Event{std::move(name)});
+  return static_cast<int>(events_.size() - 1);
+}
+
+int Execution::make_queue(std::string name) {
+  queues_.push_back(Queue{std::move(name)});
+  return static_cast<int>(queues_.size() - 1);
+}
+
+int Execution::make_var(std::string name) {
+  track_races_ = true;
+  vars_.push_back(Var{std::move(name)});
+  return static_cast<int>(vars_.size() - 1);
+}
+
+int Execution::label(std::string_view text) {
+  auto it = label_ids_.find(std::string(text));
+  if (it != label_ids_.end()) return it->second;
+  labels_.emplace_back(text);
+  int id = static_cast<int>(labels_.size() - 1);
+  label_ids_.emplace(labels_.back(), id);
+  return id;
+}
+
+ThreadId Execution::spawn(std::string name, Task body, bool daemon) {
+  if (!steps_.empty()) throw std::logic_error("spawn after the first step is not supported");
+  ThreadId id = static_cast<ThreadId>(threads_.size());
+  Thread t;
+  t.name = std::move(name);
+  t.daemon = daemon;
+  t.root = body.release();
+  t.root.promise().root_of = this;
+  t.root.promise().root_thread = id;
+  t.resume = t.root;
+  threads_.push_back(std::move(t));
+  return id;
+}
+
+void Execution::set_queue_worker(int queue, ThreadId worker) { queues_[queue].worker = worker; }
+
+bool Execution::is_enabled(ThreadId id) const {
+  const Thread& t = threads_[id];
+  if (t.finished) return false;
+  const Op& op = t.pending;
+  switch (op.kind) {
+    case OpKind::kLock: {
+      const Mutex& m = mutexes_[op.object];
+      return m.owner == kNoThread || (m.recursive && m.owner == id);
+    }
+    case OpKind::kEventWait: return events_[op.object].set;
+    case OpKind::kTake: {
+      const Queue& q = queues_[op.object];
+      return !q.waiting.empty() || q.closed;
+    }
+    case OpKind::kWaitJob: return jobs_[op.object].done;
+    default: return true;
+  }
+}
+
+void Execution::collect_enabled(std::vector<ThreadId>& out) const {
+  out.clear();
+  for (ThreadId t = 0; t < static_cast<ThreadId>(threads_.size()); ++t) {
+    if (is_enabled(t)) out.push_back(t);
+  }
+}
+
+bool Execution::all_done() const {
+  return std::all_of(threads_.begin(), threads_.end(),
+                     [](const Thread& t) { return t.finished || t.daemon; });
+}
+
+void Execution::acquire(Thread& t, const Clock& from) {
+  if (!track_races_) return;
+  for (std::size_t i = 0; i < from.size(); ++i) t.clock[i] = std::max(t.clock[i], from[i]);
+}
+
+void Execution::release(Thread& t, ThreadId id, Clock& into) {
+  if (!track_races_) return;
+  if (into.size() < t.clock.size()) into.resize(t.clock.size(), 0);
+  for (std::size_t i = 0; i < t.clock.size(); ++i) into[i] = std::max(into[i], t.clock[i]);
+  ++t.clock[id];
+}
+
+void Execution::apply(ThreadId id) {
+  Thread& t = threads_[id];
+  const Op op = t.pending;
+  if (steps_.empty() && track_races_) {
+    for (auto& th : threads_) {
+      th.clock.assign(threads_.size(), 0);
+    }
+    for (ThreadId i = 0; i < static_cast<ThreadId>(threads_.size()); ++i) threads_[i].clock[i] = 1;
+  }
+  switch (op.kind) {
+    case OpKind::kStart:
+      t.started = true;
+      break;
+    case OpKind::kLock: {
+      Mutex& m = mutexes_[op.object];
+      m.owner = id;
+      ++m.depth;
+      t.vtime = std::max(t.vtime, m.released_at);
+      acquire(t, m.clock);
+      break;
+    }
+    case OpKind::kUnlock: {
+      Mutex& m = mutexes_[op.object];
+      if (m.owner != id) {
+        report(kinds::kAssertion,
+               fmt::format("{} unlocks {} which it does not hold", t.name, m.name), true);
+        break;
+      }
+      if (--m.depth == 0) {
+        m.owner = kNoThread;
+        m.released_at = t.vtime;
+        release(t, id, m.clock);
+      }
+      break;
+    }
+    case OpKind::kEventSet: {
+      Event& e = events_[op.object];
+      if (!e.set) e.set_at = t.vtime;
+      e.set = true;
+      release(t, id, e.clock);
+      break;
+    }
+    case OpKind::kEventWait: {
+      Event& e = events_[op.object];
+      t.vtime = std::max(t.vtime, e.set_at);
+      acquire(t, e.clock);
+      break;
+    }
+    case OpKind::kSubmit: {
+      Job job;
+      job.queue = op.object;
+      job.label = op.arg;
+      job.submitter = id;
+      job.submitted_at = t.vtime;
+      release(t, id, job.submit_clock);
+      jobs_.push_back(std::move(job));
+      int job_id = static_cast<int>(jobs_.size() - 1);
+      queues_[op.object].waiting.push_back(job_id);
+      t.result = job_id;
+      break;
+    }
+    case OpKind::kTake: {
+      Queue& q = queues_[op.object];
+      if (q.waiting.empty()) {  // closed and drained
+        t.result = -1;
+        t.vtime = std::max(t.vtime, q.closed_at);
+        acquire(t, q.clock);
+        break;
+      }
+      int job_id = q.waiting.front();
+      q.waiting.pop_front();
+      Job& job = jobs_[job_id];
+      job.taken_by = id;
+      t.vtime = std::max(t.vtime, job.submitted_at);
+      acquire(t, job.submit_clock);
+      t.result = job_id;
+      break;
+    }
+    case OpKind::kComplete: {
+      Job& job = jobs_[op.object];
+      job.done = true;
+      job.done_at = t.vtime;
+      release(t, id, job.done_clock);
+      break;
+    }
+    case OpKind::kWaitJob: {
+      Job& job = jobs_[op.object];
+      t.vtime = std::max(t.vtime, job.done_at);
+      acquire(t, job.done_clock);
+      break;
+    }
+    case OpKind::kClose: {
+      Queue& q = queues_[op.object];
+      q.closed = true;
+      q.closed_at = t.vtime;
+      release(t, id, q.clock);
+      break;
+    }
+    case OpKind::kRead:
+    case OpKind::kWrite:
+      check_access(id, vars_[op.object], op.kind == OpKind::kWrite);
+      break;
+    case OpKind::kPoint:
+      break;
+  }
+  steps_.push_back(Step{id, op, t.vtime});
+}
+
+void Execution::check_access(ThreadId id, Var& var, bool write) {
+  const Thread& t = threads_[id];
+  const std::int64_t step = static_cast<std::int64_t>(steps_.size());
+  auto racy = [&](const Access& a) {
+    return a.thread != kNoThread && a.thread != id && t.clock[a.thread] < a.epoch;
+  };
+  auto race = [&](const Access& a, bool a_write) {
+    report(kinds::kDataRace,
+           fmt::format("data race on {}: {} by {} at step {} and {} by {} at step {} are not "
+                       "ordered by happens-before",
+                       var.name, a_write ? "write" : "read", threads_[a.thread].name, a.step,
+                       write ? "write" : "read", t.name, step));
+  };
+  if (racy(var.last_write)) race(var.last_write, true);
+  Access now{id, t.clock[id], step};
+  if (write) {
+    for (const Access& r : var.reads) {
+      if (racy(r)) {
+        race(r, false);
+        break;
+      }
+    }
+    var.reads.clear();
+    var.last_write = now;
+  } else {
+    auto it = std::find_if(var.reads.begin(), var.reads.end(),
+                           [&](const Access& a) { return a.thread == id; });
+    if (it != var.reads.end()) {
+      *it = now;
+    } else {
+      var.reads.push_back(now);
+    }
+  }
+}
+
+void Execution::park(Op op, std::coroutine_handle<> resume_at) {
+  Thread& t = threads_[current_];
+  t.pending = op;
+  t.resume = resume_at;
+}
+
+void Execution::on_root_finished(ThreadId id) {
+  Thread& t = threads_[id];
+  t.finished = true;
+  auto& promise = t.root.promise();
+  if (promise.error) {
+    try {
+      std::rethrow_exception(promise.error);
+    } catch (const ExecutionAborted&) {
+      // Torn down by the engine after the execution ended: not a finding.
+    } catch (const std::exception& e) {
+      report(kinds::kException, fmt::format("{} threw: {}", t.name, e.what()), true);
+    } catch (...) {
+      report(kinds::kException, fmt::format("{} threw a non-standard exception", t.name), true);
+    }
+  }
+}
+
+void Execution::note(std::string text) {
+  notes_.push_back(Note{static_cast<std::int64_t>(steps_.size()), current_,
+                        current_ == kNoThread ? 0.0 : threads_[current_].vtime, std::move(text)});
+}
+
+void Execution::report(std::string kind, std::string message, bool fatal) {
+  if (fatal) stopped_ = true;
+  for (const Finding& f : findings_) {
+    if (f.kind == kind) return;  // the first finding of each kind per execution is the one kept
+  }
+  Finding f;
+  f.kind = std::move(kind);
+  f.message = std::move(message);
+  f.step = static_cast<std::int64_t>(steps_.size());
+  findings_.push_back(std::move(f));
+}
+
+bool Execution::has_finding(std::string_view kind) const {
+  return std::any_of(findings_.begin(), findings_.end(),
+                     [&](const Finding& f) { return f.kind == kind; });
+}
+
+std::string Execution::job_text(int job) const {
+  const Job& j = jobs_[job];
+  return fmt::format("job {} ({}) on {}", job, j.label >= 0 ? labels_[j.label] : "job",
+                     queues_[j.queue].name);
+}
+
+std::string Execution::describe(const Op& op) const {
+  switch (op.kind) {
+    case OpKind::kStart: return "start";
+    case OpKind::kLock: return "lock " + mutexes_[op.object].name;
+    case OpKind::kUnlock: return "unlock " + mutexes_[op.object].name;
+    case OpKind::kEventSet: return "set " + events_[op.object].name;
+    case OpKind::kEventWait: return "wait " + events_[op.object].name;
+    case OpKind::kSubmit:
+      return fmt::format("submit {} to {}", op.arg >= 0 ? labels_[op.arg] : "job",
+                         queues_[op.object].name);
+    case OpKind::kTake: return "take from " + queues_[op.object].name;
+    case OpKind::kComplete: return "complete " + job_text(op.object);
+    case OpKind::kWaitJob: return "wait " + job_text(op.object);
+    case OpKind::kClose: return "close " + queues_[op.object].name;
+    case OpKind::kRead: return "read " + vars_[op.object].name;
+    case OpKind::kWrite: return "write " + vars_[op.object].name;
+    case OpKind::kPoint: return labels_[op.arg];
+  }
+  return "?";
+}
+
+std::string Execution::describe_step(const Step& s) const {
+  return threads_[s.thread].name + ": " + describe(s.op);
+}
+
+double Execution::makespan() const {
+  double m = 0;
+  for (const Thread& t : threads_) m = std::max(m, t.vtime);
+  return m;
+}
+
+ThreadId Execution::waits_for(ThreadId id) const {
+  const Op& op = threads_[id].pending;
+  switch (op.kind) {
+    case OpKind::kLock: return mutexes_[op.object].owner;
+    case OpKind::kWaitJob: {
+      const Job& j = jobs_[op.object];
+      return j.taken_by != kNoThread ? j.taken_by : queues_[j.queue].worker;
+    }
+    default: return kNoThread;
+  }
+}
+
+std::string Execution::wait_text(ThreadId id) const {
+  const Op& op = threads_[id].pending;
+  const std::string& name = threads_[id].name;
+  std::string held;
+  for (const Mutex& m : mutexes_) {
+    if (m.owner == id) held += (held.empty() ? " holds " : ", ") + m.name;
+  }
+  if (!held.empty()) held += " and";
+  switch (op.kind) {
+    case OpKind::kLock: {
+      const Mutex& m = mutexes_[op.object];
+      return fmt::format("{}{} waits for {} held by {}{}", name, held, m.name,
+                         threads_[m.owner].name,
+                         threads_[m.owner].finished ? " (finished without releasing it)" : "");
+    }
+    case OpKind::kWaitJob: {
+      const Job& j = jobs_[op.object];
+      if (j.taken_by != kNoThread) {
+        return fmt::format("{}{} waits for {}, which {} is running", name, held,
+                           job_text(op.object), threads_[j.taken_by].name);
+      }
+      ThreadId w = queues_[j.queue].worker;
+      return fmt::format("{}{} waits for {}, queued behind the job {} is running", name, held,
+                         job_text(op.object), w == kNoThread ? "its worker" : threads_[w].name);
+    }
+    case OpKind::kEventWait:
+      return fmt::format("{}{} waits for {}, which is never set", name, held,
+                         events_[op.object].name);
+    case OpKind::kTake:
+      return fmt::format("{}{} waits for work on {}", name, held, queues_[op.object].name);
+    default:
+      return fmt::format("{}{} waits to {}", name, held, describe(op));
+  }
+}
+
+void Execution::check_deadlock() {
+  Finding f;
+  f.kind = kinds::kDeadlock;
+  f.step = static_cast<std::int64_t>(steps_.size());
+  for (ThreadId t = 0; t < static_cast<ThreadId>(threads_.size()); ++t) {
+    if (!threads_[t].finished && !(threads_[t].daemon && threads_[t].pending.kind == OpKind::kTake))
+      f.details.push_back(wait_text(t));
+  }
+  // Follow each blocked thread's single wait-for edge; the first thread seen twice closes a cycle.
+  for (ThreadId start = 0; start < static_cast<ThreadId>(threads_.size()) && f.cycle.empty();
+       ++start) {
+    if (threads_[start].finished || threads_[start].daemon) continue;
+    std::vector<ThreadId> path;
+    ThreadId t = start;
+    while (t != kNoThread && !threads_[t].finished &&
+           std::find(path.begin(), path.end(), t) == path.end()) {
+      path.push_back(t);
+      t = waits_for(t);
+    }
+    if (t == kNoThread || threads_[t].finished) continue;
+    auto from = std::find(path.begin(), path.end(), t);
+    std::string msg = "deadlock: ";
+    for (auto it = from; it != path.end(); ++it) {
+      f.cycle.push_back(threads_[*it].name);
+      msg += (it == from ? "" : "; ") + wait_text(*it);
+    }
+    f.message = msg;
+  }
+  if (f.cycle.empty()) {
+    f.message = "deadlock: no thread can run: " + (f.details.empty() ? "" : f.details.front());
+  }
+  stopped_ = true;
+  findings_.push_back(std::move(f));
+}
+
+}  // namespace racelab::sched

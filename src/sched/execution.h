@@ -1,0 +1,182 @@
+#pragma once
+// Execution: the state of one run of a subject under the scheduler.
+//
+// It owns the controlled threads (their pending operations, virtual clocks and vector clocks), the
+// synchronisation objects they share (mutexes, events, job queues, shared variables), the trace of
+// steps taken so far and the findings. It knows nothing about *how* threads run (coroutines or OS
+// threads: see backend.h) nor about *who* chooses the next thread (strategy.h); engine.cc connects
+// the three. Everything here runs on one thread at a time, so it needs no locks of its own.
+#include <coroutine>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sched/finding.h"
+#include "sched/op.h"
+#include "sched/task.h"
+
+namespace racelab::sched {
+
+// Thrown at a scheduling point of the OS-thread backend to unwind a thread the engine gave up on.
+struct ExecutionAborted {};
+
+struct Step {
+  ThreadId thread;
+  Op op;
+  double vtime;  // the thread's virtual time (seconds) when the step took effect
+};
+
+struct Note {  // something a subject wants shown on its timeline; not a scheduling point
+  std::int64_t step;
+  ThreadId thread;
+  double vtime;
+  std::string text;
+};
+
+class Execution {
+ public:
+  explicit Execution(std::uint64_t max_steps = 1'000'000);
+  ~Execution();
+  Execution(const Execution&) = delete;
+  Execution& operator=(const Execution&) = delete;
+
+  // ---- Setup: called by the subject before the first step. Names appear in traces and reports.
+  int make_mutex(std::string name, bool recursive = false);
+  int make_event(std::string name);
+  int make_queue(std::string name);
+  int make_var(std::string name);
+  int label(std::string_view text);  // interns a label for points and jobs
+  ThreadId spawn(std::string name, Task body, bool daemon = false);
+  // The thread serving `queue`, used to explain waits on its jobs in deadlock reports.
+  void set_queue_worker(int queue, ThreadId worker);
+
+  // ---- Scheduling: called by the engine.
+  std::size_t thread_count() const { return threads_.size(); }
+  const std::string& thread_name(ThreadId t) const { return threads_[t].name; }
+  bool finished(ThreadId t) const { return threads_[t].finished; }
+  bool is_enabled(ThreadId t) const;
+  void collect_enabled(std::vector<ThreadId>& out) const;
+  const Op& pending(ThreadId t) const { return threads_[t].pending; }
+  void apply(ThreadId t);  // performs t's pending operation and records the step
+  bool all_done() const;   // every non-daemon thread finished
+  void check_deadlock();   // call when nothing is enabled and not all_done()
+  std::coroutine_handle<> resume_point(ThreadId t) const { return threads_[t].resume; }
+  std::coroutine_handle<Task::promise_type> root(ThreadId t) const { return threads_[t].root; }
+  void set_current(ThreadId t) { current_ = t; }
+  ThreadId current() const { return current_; }
+
+  // ---- Called from awaiters (on behalf of current()).
+  void park(Op op, std::coroutine_handle<> resume_at);
+  void set_pending(Op op) { threads_[current_].pending = op; }
+  std::int64_t result() const { return threads_[current_].result; }
+  void on_root_finished(ThreadId t);
+
+  // ---- Subject-facing information.
+  void advance(double seconds) { threads_[current_].vtime += seconds; }
+  double vtime(ThreadId t) const { return threads_[t].vtime; }
+  void note(std::string text);
+  // Records a finding; `fatal` ends the execution after the current step.
+  void report(std::string kind, std::string message, bool fatal = false);
+  bool stopped() const { return stopped_; }
+  void stop() { stopped_ = true; }
+  bool has_finding(std::string_view kind) const;
+
+  // ---- Results.
+  const std::vector<Step>& steps() const { return steps_; }
+  const std::vector<Finding>& findings() const { return findings_; }
+  const std::vector<Note>& notes() const { return notes_; }
+  std::string describe(const Op& op) const;
+  std::string describe_step(const Step& s) const;
+  std::uint64_t max_steps() const { return max_steps_; }
+  double makespan() const;
+  const std::string& label_text(int id) const { return labels_[id]; }
+  std::int64_t job_label(int job) const { return jobs_[job].label; }
+
+ private:
+  using Clock = std::vector<std::uint32_t>;  // a vector clock, one entry per thread
+
+  struct Thread {
+    std::string name;
+    bool daemon = false;
+    bool started = false;
+    bool finished = false;
+    Op pending;
+    std::coroutine_handle<> resume;
+    std::coroutine_handle<Task::promise_type> root;
+    std::int64_t result = 0;
+    double vtime = 0;
+    Clock clock;
+  };
+  struct Mutex {
+    std::string name;
+    bool recursive = false;
+    ThreadId owner = kNoThread;
+    int depth = 0;
+    double released_at = 0;
+    Clock clock;
+  };
+  struct Event {
+    std::string name;
+    bool set = false;
+    double set_at = 0;
+    Clock clock;
+  };
+  struct Queue {
+    std::string name;
+    ThreadId worker = kNoThread;
+    std::deque<int> waiting;  // job ids not yet taken
+    bool closed = false;
+    double closed_at = 0;
+    Clock clock;  // for the close
+  };
+  struct Job {
+    int queue = -1;
+    int label = -1;
+    ThreadId submitter = kNoThread;
+    ThreadId taken_by = kNoThread;
+    bool done = false;
+    double submitted_at = 0;
+    double done_at = 0;
+    Clock submit_clock;
+    Clock done_clock;
+  };
+  struct Access {
+    ThreadId thread = kNoThread;
+    std::uint32_t epoch = 0;
+    std::int64_t step = -1;
+  };
+  struct Var {
+    std::string name;
+    Access last_write;
+    std::vector<Access> reads;  // the last read of each thread since the last write
+  };
+
+  void acquire(Thread& t, const Clock& from);
+  void release(Thread& t, ThreadId id, Clock& into);
+  void check_access(ThreadId id, Var& var, bool write);
+  std::string job_text(int job) const;
+  std::string wait_text(ThreadId t) const;
+  ThreadId waits_for(ThreadId t) const;
+
+  std::vector<Thread> threads_;
+  std::vector<Mutex> mutexes_;
+  std::vector<Event> events_;
+  std::vector<Queue> queues_;
+  std::vector<Job> jobs_;
+  std::vector<Var> vars_;
+  std::vector<std::string> labels_;
+  std::unordered_map<std::string, int> label_ids_;
+  std::vector<Step> steps_;
+  std::vector<Finding> findings_;
+  std::vector<Note> notes_;
+  ThreadId current_ = kNoThread;
+  std::uint64_t max_steps_;
+  bool stopped_ = false;
+  bool track_races_ = false;  // vector clocks are only kept when the subject has shared variables
+};
+
+}  // namespace racelab::sched

@@ -1,0 +1,40 @@
+#pragma once
+// Operations at scheduling points.
+//
+// A controlled thread announces the operation it is about to perform (its *pending* operation) and
+// waits. The scheduler only chooses among threads whose pending operation is *enabled* (a lock that
+// is free, a job that is done, ...); choosing a thread performs that operation atomically and lets
+// the thread run its local code up to its next scheduling point. An execution is therefore the
+// sequence of (thread, operation) steps, which is what schedule files record.
+#include <cstdint>
+
+namespace racelab::sched {
+
+using ThreadId = std::int32_t;
+inline constexpr ThreadId kNoThread = -1;
+
+enum class OpKind : std::uint8_t {
+  kStart,      // the thread's first step
+  kLock,       // object: mutex
+  kUnlock,     // object: mutex
+  kEventSet,   // object: event
+  kEventWait,  // object: event
+  kSubmit,     // object: queue; arg: label; returns the job id
+  kTake,       // object: queue; returns the next job id, or -1 once the queue is closed and empty
+  kComplete,   // object: job
+  kWaitJob,    // object: job
+  kClose,      // object: queue; the worker's take returns -1 when nothing is left
+  kRead,       // object: shared variable
+  kWrite,      // object: shared variable
+  kPoint,      // arg: label; a user-defined scheduling point
+};
+
+struct Op {
+  OpKind kind = OpKind::kStart;
+  std::int32_t object = -1;
+  std::int32_t arg = -1;
+};
+
+const char* op_kind_name(OpKind kind);
+
+}  // namespace racelab::sched

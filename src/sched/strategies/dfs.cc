@@ -1,0 +1,107 @@
+// DFS with a preemption bound: stateless depth-first enumeration of schedules (CHESS-style
+// iterative context bounding, Musuvathi & Qadeer, PLDI 2007).
+//
+// Each scheduling step is a frame holding the enabled threads in the order they are tried: the
+// previously running thread first (continuing it is never a preemption), then the others by id.
+// An execution replays the stack's choices and extends it with first options; the next execution
+// advances the deepest frame that still has an alternative within the preemption bound. When the
+// stack empties the bounded space has been covered: exhausted() becomes true. The subject must be
+// deterministic: a replayed prefix that reaches a different enabled set is reported, not ignored.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "sched/strategies/strategies.h"
+
+namespace racelab::sched {
+namespace {
+
+class DfsStrategy : public Strategy {
+ public:
+  explicit DfsStrategy(int max_preemptions) : bound_(std::max(0, max_preemptions)) {}
+
+  bool begin_execution(std::uint64_t) override {
+    depth_ = 0;
+    if (!started_) {
+      started_ = true;
+      return true;
+    }
+    while (!stack_.empty()) {
+      Frame& f = stack_.back();
+      for (std::size_t i = f.chosen + 1; i < f.options.size(); ++i) {
+        if (allowed(f, i)) {
+          f.chosen = i;
+          return true;
+        }
+      }
+      stack_.pop_back();
+    }
+    exhausted_ = true;
+    return false;
+  }
+
+  ThreadId pick(const Decision& d) override {
+    if (depth_ < stack_.size()) {
+      const Frame& f = stack_[depth_++];
+      if (f.options.size() != d.enabled.size() ||
+          !std::is_permutation(f.options.begin(), f.options.end(), d.enabled.begin())) {
+        throw StrategyError(fmt::format(
+            "dfs: the subject is not deterministic: step {} had {} enabled threads when first "
+            "explored and {} now",
+            d.step, f.options.size(), d.enabled.size()));
+      }
+      return f.options[f.chosen];
+    }
+    Frame f;
+    f.previous = d.previous;
+    f.previous_enabled = d.previous_enabled;
+    if (d.previous_enabled) f.options.push_back(d.previous);
+    for (ThreadId t : d.enabled) {
+      if (!(d.previous_enabled && t == d.previous)) f.options.push_back(t);
+    }
+    if (!stack_.empty()) {
+      const Frame& parent = stack_.back();
+      f.preemptions_before = parent.preemptions_before + (is_preemption(parent, parent.chosen) ? 1 : 0);
+    }
+    f.chosen = 0;  // the first option is never a preemption
+    stack_.push_back(std::move(f));
+    ++depth_;
+    return stack_.back().options[0];
+  }
+
+  bool exhausted() const override { return exhausted_; }
+
+  std::string describe() const override {
+    return fmt::format("dfs(max_preemptions={})", bound_);
+  }
+
+ private:
+  struct Frame {
+    std::vector<ThreadId> options;
+    std::size_t chosen = 0;
+    int preemptions_before = 0;  // preemptions taken by the choices above this frame
+    ThreadId previous = kNoThread;
+    bool previous_enabled = false;
+  };
+  static bool is_preemption(const Frame& f, std::size_t i) {
+    return f.previous_enabled && f.options[i] != f.previous;
+  }
+  bool allowed(const Frame& f, std::size_t i) const {
+    return f.preemptions_before + (is_preemption(f, i) ? 1 : 0) <= bound_;
+  }
+
+  int bound_;
+  std::vector<Frame> stack_;
+  std::size_t depth_ = 0;
+  bool started_ = false;
+  bool exhausted_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_dfs(int max_preemptions) {
+  return std::make_unique<DfsStrategy>(max_preemptions);
+}
+
+}  // namespace racelab::sched

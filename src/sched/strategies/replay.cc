@@ -1,0 +1,78 @@
+// Replay as a checked prefix, and the guided strategy used by shrinking.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sched/strategies/strategies.h"
+
+namespace racelab::sched {
+
+ReplayDivergence::ReplayDivergence(std::uint64_t step_, std::string expected, std::string got)
+    : StrategyError(fmt::format("diverged at step {}: expected {}, got {}", step_, expected, got)),
+      step(step_) {}
+
+ReplayStrategy::ReplayStrategy(std::vector<ReplayStep> steps, OnDivergence on_divergence,
+                               std::unique_ptr<Strategy> fallback)
+    : steps_(std::move(steps)), on_divergence_(on_divergence), fallback_(std::move(fallback)) {}
+
+bool ReplayStrategy::begin_execution(std::uint64_t index) {
+  diverged_at_.reset();
+  if (fallback_) fallback_->begin_execution(index);
+  return true;
+}
+
+ThreadId ReplayStrategy::pick(const Decision& d) {
+  if (!diverged_at_ && d.step < steps_.size()) {
+    const ReplayStep& want = steps_[d.step];
+    const Execution& exec = *d.exec;
+    std::string got;
+    ThreadId named = kNoThread;
+    for (ThreadId t = 0; t < static_cast<ThreadId>(exec.thread_count()); ++t) {
+      if (exec.thread_name(t) == want.thread) named = t;
+    }
+    if (named == kNoThread) {
+      got = fmt::format("no thread named '{}'", want.thread);
+    } else {
+      const std::string op = exec.describe(exec.pending(named));
+      const bool enabled = std::find(d.enabled.begin(), d.enabled.end(), named) != d.enabled.end();
+      if (enabled && op == want.op) return named;
+      if (exec.finished(named)) {
+        got = fmt::format("{} has finished", want.thread);
+      } else if (op != want.op) {
+        got = fmt::format("{}: {}", want.thread, op);
+      } else {
+        got = fmt::format("{}: {} (blocked)", want.thread, op);
+      }
+    }
+    if (on_divergence_ == OnDivergence::kFail) {
+      throw ReplayDivergence(d.step, fmt::format("{}: {}", want.thread, want.op), got);
+    }
+    diverged_at_ = d.step;
+  }
+  if (fallback_) return fallback_->pick(d);
+  return d.previous_enabled ? d.previous : d.enabled.front();
+}
+
+std::string ReplayStrategy::describe() const {
+  return fmt::format("replay({} steps{})", steps_.size(),
+                     fallback_ ? ", then " + fallback_->describe() : std::string());
+}
+
+ThreadId GuidedStrategy::pick(const Decision& d) {
+  if (d.step < choices_.size()) {
+    const ThreadId want = choices_[d.step];
+    if (std::find(d.enabled.begin(), d.enabled.end(), want) != d.enabled.end()) return want;
+  }
+  return d.previous_enabled ? d.previous : d.enabled.front();
+}
+
+const char* strategy_name(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::kRandom: return "random";
+    case StrategyKind::kPct: return "pct";
+    case StrategyKind::kDfs: return "dfs";
+  }
+  return "?";
+}
+
+}  // namespace racelab::sched

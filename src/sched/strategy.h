@@ -1,0 +1,43 @@
+#pragma once
+// Strategy: who runs next. The whole interface is three calls, as in shuttle: begin an execution,
+// pick a thread among the enabled ones, end the execution. Strategies never see a backend or a
+// subject; they see a Decision. One strategy per file under strategies/.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "sched/execution.h"
+#include "sched/op.h"
+
+namespace racelab::sched {
+
+struct Decision {
+  std::span<const ThreadId> enabled;  // ascending, never empty
+  ThreadId previous = kNoThread;      // the thread that took the last step
+  bool previous_enabled = false;      // choosing another thread now is a preemption
+  std::uint64_t step = 0;
+  const Execution* exec = nullptr;    // names and pending operations, for replay and diagnostics
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Prepares execution number `index` (0-based). Returns false when the strategy has nothing left
+  // to explore (DFS exhausted its bounded space).
+  virtual bool begin_execution(std::uint64_t index) = 0;
+  virtual ThreadId pick(const Decision& d) = 0;
+  virtual void end_execution() {}
+  // True once the strategy has covered its whole space (only DFS can say so).
+  virtual bool exhausted() const { return false; }
+  // For reports: e.g. "pct(depth=3, seed=1)".
+  virtual std::string describe() const = 0;
+};
+
+// Thrown by a strategy that cannot continue an execution (replay divergence, nondeterminism).
+class StrategyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace racelab::sched

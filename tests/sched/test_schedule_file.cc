@@ -1,0 +1,81 @@
+// Schedule files: the format round-trips and every malformed file is one clear InputError.
+#include "catch.h"
+#include "sched/schedule.h"
+#include "util/errors.h"
+
+using namespace racelab;
+using namespace racelab::sched;
+
+namespace {
+
+Schedule sample() {
+  Schedule s;
+  s.racelab_version = "0.1.0";
+  s.subject_name = "lazy-2-drafters";
+  s.subject_hash = "0123456789abcdef";
+  s.subject_path = "scenarios/deadlock/lazy-2-drafters.toml";
+  s.strategy_name = "pct";
+  s.strategy_description = "pct(depth=3, seed=1)";
+  s.seed = 1;
+  s.execution = 17;
+  s.parameters = {{"depth", 3}};
+  s.finding_kind = "deadlock";
+  s.finding_message = "deadlock: ...";
+  s.preemptions = 1;
+  s.steps = {{"main", "start"}, {"drafter 0.0", "lock compile_lock"}};
+  return s;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)parse_schedule(text, "s.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a schedule round-trips through its JSON form", "[schedule]") {
+  Schedule s = sample();
+  std::string text = schedule_to_json(s);
+  Schedule back = parse_schedule(text, "s.json");
+  CHECK(back.subject_name == s.subject_name);
+  CHECK(back.subject_hash == s.subject_hash);
+  CHECK(back.subject_path == s.subject_path);
+  CHECK(back.seed == 1);
+  CHECK(back.execution == 17);
+  CHECK(back.parameters["depth"] == 3);
+  CHECK(back.finding_kind == "deadlock");
+  REQUIRE(back.steps.size() == 2);
+  CHECK(back.steps[1].thread == "drafter 0.0");
+  CHECK(back.steps[1].op == "lock compile_lock");
+  CHECK(schedule_to_json(back) == text);
+  // One step per line.
+  CHECK(text.find("    [\"drafter 0.0\", \"lock compile_lock\"]") != std::string::npos);
+}
+
+TEST_CASE("malformed schedules are refused with the key and the problem", "[schedule]") {
+  std::string good = schedule_to_json(sample());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    return t;
+  };
+  CHECK(error_of("{") .find("s.json: not valid JSON at byte") == 0);
+  CHECK(error_of("[]") == "s.json: (document): expected a JSON object");
+  CHECK(error_of(with("\"version\": 1", "\"version\": 2")) ==
+        "s.json: version: unsupported schedule version 2; this racelab reads version 1");
+  CHECK(error_of(with("\"racelab-schedule\"", "\"other\"")) ==
+        "s.json: format: expected \"racelab-schedule\"");
+  CHECK(error_of(with("\"seed\": 1", "\"seed\": -1")) ==
+        "s.json: strategy.seed: expected a non-negative integer");
+  CHECK(error_of(with("\"hash\"", "\"hashx\"")) == "s.json: subject.hash: missing");
+  CHECK(error_of(with("[\"main\", \"start\"]", "[\"main\"]")) ==
+        "s.json: steps[0]: expected [\"thread\", \"operation\"]");
+  CHECK(error_of(with("\"preemptions\": 1", "\"preemptions\": \"1\"")) ==
+        "s.json: preemptions: expected a non-negative integer");
+}
