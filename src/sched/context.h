@@ -39,6 +39,7 @@ class Context {
   // A FIFO job queue served by one worker thread (the worker calls take/complete).
   int queue(std::string name) { return exec_.make_queue(std::move(name)); }
   int shared_var(std::string name) { return exec_.make_var(std::move(name)); }
+  int atomic_var(std::string name) { return exec_.make_var(std::move(name), true); }
   int label(std::string_view text) { return exec_.label(text); }
   ThreadId spawn(std::string name, Task body, bool daemon = false) {
     return exec_.spawn(std::move(name), std::move(body), daemon);

@@ -57,9 +57,9 @@ int Execution::make_queue(std::string name) {
   return static_cast<int>(queues_.size() - 1);
 }
 
-int Execution::make_var(std::string name) {
-  track_races_ = true;
-  vars_.push_back(Var{std::move(name)});
+int Execution::make_var(std::string name, bool atomic) {
+  if (!atomic) track_races_ = true;
+  vars_.push_back(Var{std::move(name), atomic});
   return static_cast<int>(vars_.size() - 1);
 }
 
@@ -230,9 +230,16 @@ void Execution::apply(ThreadId id) {
       break;
     }
     case OpKind::kRead:
-    case OpKind::kWrite:
-      check_access(id, vars_[op.object], op.kind == OpKind::kWrite);
+    case OpKind::kWrite: {
+      Var& v = vars_[op.object];
+      if (v.atomic) {
+        acquire(t, v.clock);
+        release(t, id, v.clock);
+      } else if (track_races_) {
+        check_access(id, v, op.kind == OpKind::kWrite);
+      }
       break;
+    }
     case OpKind::kPoint:
       break;
   }

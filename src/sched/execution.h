@@ -48,7 +48,9 @@ class Execution {
   int make_mutex(std::string name, bool recursive = false);
   int make_event(std::string name);
   int make_queue(std::string name);
-  int make_var(std::string name);
+  // A shared variable. Plain ones are checked for data races; atomic ones (state the interpreter
+  // lock makes atomic, like a Python dict) order their accesses instead.
+  int make_var(std::string name, bool atomic = false);
   int label(std::string_view text);  // interns a label for points and jobs
   ThreadId spawn(std::string name, Task body, bool daemon = false);
   // The thread serving `queue`, used to explain waits on its jobs in deadlock reports.
@@ -151,6 +153,8 @@ class Execution {
   };
   struct Var {
     std::string name;
+    bool atomic = false;
+    Clock clock;  // atomic: the release clock of the accesses so far
     Access last_write;
     std::vector<Access> reads;  // the last read of each thread since the last write
   };

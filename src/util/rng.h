@@ -39,7 +39,8 @@ class Rng {
   std::uint64_t below(std::uint64_t bound) {
     for (;;) {
       const std::uint64_t x = next();
-      const unsigned __int128 m = static_cast<unsigned __int128>(x) * bound;
+      __extension__ using u128 = unsigned __int128;
+      const u128 m = static_cast<u128>(x) * bound;
       const std::uint64_t low = static_cast<std::uint64_t>(m);
       if (low >= bound || low >= (-bound) % bound) return static_cast<std::uint64_t>(m >> 64);
     }

@@ -1,0 +1,90 @@
+// racelab explore SCENARIO: explore the interleavings of one scenario, write report.json and one
+// shrunk schedule per finding kind, print each finding with the command that replays it.
+// Exit 1 when anything was found, 0 otherwise.
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "command.h"
+#include "model/suite.h"
+#include "report/report.h"
+#include "sched/strategies/strategies.h"
+
+namespace racelab::cli {
+
+namespace {
+
+struct ExploreArgs {
+  std::string scenario;
+  std::optional<std::string> strategy;
+  std::optional<std::uint64_t> seed, iterations;
+  std::optional<int> depth, max_preemptions;
+  double time_limit = 0;
+  std::string out;
+  bool no_shrink = false;
+  std::string backend = "coroutine";
+};
+
+int run_explore(const ExploreArgs& a) {
+  model::Scenario sc = model::load_scenario(a.scenario);
+  sched::ExploreOptions o = model::explore_options(sc);
+  if (a.strategy) o.strategy.kind = sched::parse_strategy(*a.strategy);
+  if (a.seed) o.strategy.seed = *a.seed;
+  if (a.iterations) o.iterations = *a.iterations;
+  if (a.depth) o.strategy.depth = *a.depth;
+  if (a.max_preemptions) o.strategy.max_preemptions = *a.max_preemptions;
+  o.time_limit_s = a.time_limit;
+  o.shrink = !a.no_shrink;
+  o.run.backend = a.backend == "threads" ? sched::Backend::kThreads : sched::Backend::kCoroutine;
+  o.interrupt = &interrupted();
+  o.progress = progress_printer("explore " + sc.name);
+  const std::string out = a.out.empty() ? "racelab-out/" + sc.name : a.out;
+
+  model::ScenarioRun run = model::run_scenario(sc, o);
+  clear_progress();
+  nlohmann::json report = report::write_explore_outputs(run, out);
+
+  for (const auto& f : report["findings"]) {
+    fmt::print("{} (execution {}, {} preemption(s)): {}\n", f["kind"].get<std::string>(),
+               f["execution"].get<std::uint64_t>(), f["preemptions"].get<std::uint64_t>(),
+               f["message"].get<std::string>());
+    fmt::print("  replay: {}\n", f["replay"].get<std::string>());
+  }
+  if (run.result.found.empty()) fmt::print("no findings\n");
+  if (!sc.must.empty() || !sc.must_not.empty()) {
+    fmt::print("expectations {}{}{}\n", run.holds() ? "hold" : "do not hold",
+               run.missing.empty() ? "" : fmt::format("; missing: {}", fmt::join(run.missing, ", ")),
+               run.unexpected.empty() ? "" : fmt::format("; unexpected: {}", fmt::join(run.unexpected, ", ")));
+  }
+  if (run.result.stop == sched::StopReason::kInterrupted) fmt::print("interrupted: results so far written\n");
+  if (run.result.stop == sched::StopReason::kTimeLimit) fmt::print("time limit reached: results so far written\n");
+  fmt::print("report: {}/report.json\n", out);
+  fmt::print("{} executions{} in {:.2f} s ({:.0f} executions/s)\n", run.result.executions,
+             run.result.exhausted() ? " (exhaustive within the bound)" : "", run.result.seconds,
+             run.result.seconds > 0 ? static_cast<double>(run.result.executions) / run.result.seconds : 0.0);
+  return run.result.found.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_explore(CLI::App& app, Runner& run) {
+  auto args = std::make_shared<ExploreArgs>();
+  auto* cmd = app.add_subcommand("explore", "Explore the interleavings of one scenario");
+  cmd->add_option("scenario", args->scenario, "scenario file (TOML)")->required();
+  cmd->add_option("--strategy", args->strategy, "random | pct | dfs (default: the scenario's [explore])");
+  cmd->add_option("--seed", args->seed, "seed of random and pct");
+  cmd->add_option("--iterations", args->iterations, "executions to run (dfs: an upper bound)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--depth", args->depth, "pct depth (bug depth to target)")->check(CLI::Range(1, 64));
+  cmd->add_option("--max-preemptions", args->max_preemptions, "dfs preemption bound")
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--time-limit", args->time_limit, "stop after this many seconds, keeping results")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--out", args->out, "output directory (default: racelab-out/<scenario name>)");
+  cmd->add_flag("--no-shrink", args->no_shrink, "keep schedules as found instead of shrinking them");
+  cmd->add_option("--backend", args->backend, "coroutine (fast) | threads (one OS thread each)")
+      ->check(CLI::IsMember({"coroutine", "threads"}));
+  cmd->callback([&run, args] { run = [args] { return run_explore(*args); }; });
+}
+
+}  // namespace racelab::cli

@@ -1,0 +1,71 @@
+// racelab replay SCHEDULE: re-execute a recorded schedule, checking every step.
+// Exit 1 when the recorded finding reproduces, 0 when the execution completes without it (after a
+// fix), 2 on divergence (unless --on-divergence random) or on a schedule that does not belong to
+// the scenario.
+#include <fmt/format.h>
+
+#include "command.h"
+#include "model/pipeline.h"
+#include "model/suite.h"
+#include "sched/schedule.h"
+#include "util/errors.h"
+
+namespace racelab::cli {
+
+namespace {
+
+struct ReplayArgs {
+  std::string schedule;
+  std::string on_divergence = "fail";
+  std::string scenario;
+  std::uint64_t seed = 1;
+  bool trace = false;
+};
+
+int run_replay(const ReplayArgs& a) {
+  const sched::Schedule s = sched::read_schedule(a.schedule);
+  const model::Scenario sc = model::scenario_for_schedule(s, a.schedule, a.scenario);
+  model::PipelineModel model(sc);
+  const bool lenient = a.on_divergence == "random";
+  sched::ReplayStrategy replay(s.steps,
+                               lenient ? sched::OnDivergence::kRandom : sched::OnDivergence::kFail,
+                               lenient ? sched::make_random(a.seed) : nullptr);
+  std::optional<sched::ExecutionResult> r;
+  try {
+    r = sched::run_execution(model, replay, 0);
+  } catch (const sched::ReplayDivergence& e) {
+    throw InputError(fmt::format("{}: {}", a.schedule, e.what()));
+  }
+  if (a.trace) fmt::print("{}", r->trace_text());
+  if (replay.diverged()) {
+    fmt::print("diverged at step {}; continued under random(seed={})\n", *replay.diverged_at(), a.seed);
+  }
+  const std::string& kind = s.finding_kind;
+  for (const auto& f : r->findings()) {
+    fmt::print("{}: {}\n", f.kind, f.message);
+  }
+  if (!kind.empty() && r->found(kind)) {
+    fmt::print("reproduced {} in {} steps\n", kind, r->exec->steps().size());
+    return 1;
+  }
+  fmt::print("completed without {} ({} steps)\n", kind.empty() ? "findings" : kind,
+             r->exec->steps().size());
+  return r->findings().empty() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_replay(CLI::App& app, Runner& run) {
+  auto args = std::make_shared<ReplayArgs>();
+  auto* cmd = app.add_subcommand("replay", "Re-execute a schedule file, checking every step");
+  cmd->add_option("schedule", args->schedule, "schedule file (JSON)")->required();
+  cmd->add_option("--on-divergence", args->on_divergence,
+                  "fail (exit 2) | random (continue under a seeded random strategy)")
+      ->check(CLI::IsMember({"fail", "random"}));
+  cmd->add_option("--scenario", args->scenario, "the scenario file, when it moved since recording");
+  cmd->add_option("--seed", args->seed, "seed for --on-divergence random");
+  cmd->add_flag("--trace", args->trace, "print every step");
+  cmd->callback([&run, args] { run = [args] { return run_replay(*args); }; });
+}
+
+}  // namespace racelab::cli

@@ -1,0 +1,102 @@
+// racelab suite PATH...: run every scenario under its [explore] and check its [expect].
+// Exit 0 only when every expectation holds.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "command.h"
+#include "model/suite.h"
+#include "racelab/version.h"
+#include "report/report.h"
+#include "util/files.h"
+
+namespace racelab::cli {
+
+namespace {
+
+struct SuiteArgs {
+  std::vector<std::string> paths;
+  std::string junit;
+  std::string out;
+  double time_limit = 0;
+};
+
+int run_suite(const SuiteArgs& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<model::Scenario> suite = model::load_suite(model::collect_scenario_files(a.paths));
+  std::vector<model::ScenarioRun> runs;
+  nlohmann::json summary = nlohmann::json::array();
+  int failed = 0;
+  for (const model::Scenario& sc : suite) {
+    if (interrupted().load()) break;
+    sched::ExploreOptions o = model::explore_options(sc);
+    o.time_limit_s = a.time_limit;
+    o.interrupt = &interrupted();
+    o.progress = progress_printer(sc.name);
+    model::ScenarioRun run = model::run_scenario(sc, o);
+    clear_progress();
+    const std::string dir = a.out.empty() ? "" : (std::filesystem::path(a.out) / sc.name).string();
+    nlohmann::json report = report::write_explore_outputs(run, dir);
+    failed += run.holds() ? 0 : 1;
+    std::string found;
+    for (const auto& f : run.result.found) found += (found.empty() ? "" : ", ") + f.finding.kind;
+    fmt::print("{} {:<34} found [{}]; {} executions{}, {:.2f} s\n", run.holds() ? "PASS" : "FAIL",
+               sc.name, found, run.result.executions,
+               run.result.exhausted() ? " (exhaustive)" : "", run.result.seconds);
+    if (!run.holds()) {
+      if (!run.missing.empty()) fmt::print("     expected but not found: {}\n", fmt::join(run.missing, ", "));
+      for (const auto& k : run.unexpected) {
+        const auto* f = run.result.find(k);
+        fmt::print("     must not occur but found: {}: {}\n", k, f->finding.message);
+        if (!report["findings"].empty() && !dir.empty()) {
+          for (const auto& rf : report["findings"]) {
+            if (rf["kind"] == k) fmt::print("     replay: {}\n", rf["replay"].get<std::string>());
+          }
+        }
+      }
+    }
+    summary.push_back({{"scenario", sc.name},
+                       {"path", sc.path},
+                       {"hold", run.holds()},
+                       {"found", report["findings"].size()},
+                       {"missing", run.missing},
+                       {"unexpected", run.unexpected},
+                       {"executions", run.result.executions},
+                       {"exhausted", run.result.exhausted()},
+                       {"seconds", run.result.seconds},
+                       {"report", dir.empty() ? nlohmann::json(nullptr) : nlohmann::json(dir + "/report.json")}});
+    runs.push_back(std::move(run));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!a.out.empty()) {
+    ensure_directory(a.out);
+    nlohmann::json doc = {{"racelab_version", kVersion},
+                          {"scenarios", summary},
+                          {"passed", static_cast<int>(runs.size()) - failed},
+                          {"failed", failed},
+                          {"interrupted", interrupted().load()},
+                          {"seconds", seconds}};
+    write_file_atomic(std::filesystem::path(a.out) / "summary.json", doc.dump(2) + "\n");
+  }
+  if (!a.junit.empty()) write_file_atomic(a.junit, report::junit_xml(runs, seconds));
+  fmt::print("{} scenarios: {} passed, {} failed{} in {:.2f} s\n", runs.size(),
+             static_cast<int>(runs.size()) - failed, failed,
+             interrupted().load() ? " (interrupted)" : "", seconds);
+  return failed == 0 && !interrupted().load() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_suite(CLI::App& app, Runner& run) {
+  auto args = std::make_shared<SuiteArgs>();
+  auto* cmd = app.add_subcommand("suite", "Run scenarios and check their [expect] tables");
+  cmd->add_option("paths", args->paths, "scenario files or directories (searched for *.toml)")->required();
+  cmd->add_option("--junit", args->junit, "write JUnit XML here");
+  cmd->add_option("--out", args->out, "write DIR/summary.json and DIR/<scenario>/report.json");
+  cmd->add_option("--time-limit", args->time_limit, "per-scenario time limit in seconds")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([&run, args] { run = [args] { return run_suite(*args); }; });
+}
+
+}  // namespace racelab::cli

@@ -1,0 +1,284 @@
+#include "model/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace racelab::model {
+
+using sched::Context;
+using sched::Task;
+
+PipelineModel::PipelineModel(Scenario scenario)
+    : scenario_(std::move(scenario)), profile_(profile_2_11()) {}
+
+std::string PipelineModel::format_size(std::uint64_t bytes) {
+  // c10/cuda/CUDACachingAllocator.cpp format_size: bytes, KiB, MiB, GiB with two decimals.
+  const double b = static_cast<double>(bytes);
+  if (bytes <= 1024) return fmt::format("{} bytes", bytes);
+  if (bytes <= 1048576) return fmt::format("{:.2f} KiB", b / 1024.0);
+  if (bytes <= 1073741824) return fmt::format("{:.2f} MiB", b / 1048576.0);
+  return fmt::format("{:.2f} GiB", b / 1073741824.0);
+}
+
+double PipelineModel::compile_scale() const {
+  // F8: a warmup in another process leaves only the disk caches warm; compiles still happen.
+  return scenario_.warmup == WarmupMode::kSeparateProcess ? profile_.warm_disk_factor : 1.0;
+}
+
+std::uint64_t PipelineModel::dense_scores_bytes(std::int64_t length) const {
+  // F7: the unfused path materialises B x H x Sq x Skv fp32 scores.
+  return static_cast<std::uint64_t>(scenario_.batch) * static_cast<std::uint64_t>(scenario_.heads) *
+         static_cast<std::uint64_t>(length) * static_cast<std::uint64_t>(length) * 4u;
+}
+
+void PipelineModel::setup(Context& ctx) {
+  const Scenario& s = scenario_;
+  wrapper_.assign(static_cast<std::size_t>(s.devices), false);
+  entries_.clear();
+  jobs_.clear();
+  used_bytes_.assign(static_cast<std::size_t>(s.devices), 0);
+  drafters_started_ = false;
+
+  compile_lock_ = ctx.recursive_mutex("compile_lock");                // F1
+  dict_var_ = ctx.atomic_var("_compiled_flex_attention");              // atomic under the GIL (M1)
+  cache_var_ = ctx.atomic_var("code cache");                           // F6: one cache for all wrappers
+  start_gate_ = ctx.event("start_gate");
+  trace_label_ = ctx.label("trace autograd.grad");
+  backward_label_ = ctx.label("backward");
+  shared_warmup_lock_ = -1;
+  private_locks_.clear();
+  if (s.warmup == WarmupMode::kLockFirstStep || s.warmup == WarmupMode::kLockFirstForward) {
+    shared_warmup_lock_ = ctx.mutex("warmup_lock");
+  }
+  worker_queue_.clear();
+  for (int d = 0; d < s.devices; ++d) worker_queue_.push_back(ctx.queue(fmt::format("autograd {}", d)));
+
+  ctx.spawn("main", main_thread(ctx));
+  for (int d = 0; d < s.devices; ++d) {
+    for (int i = 0; i < s.drafters_per_device; ++i) {
+      if (s.warmup == WarmupMode::kPerThreadLock) {
+        private_locks_.push_back(ctx.mutex(fmt::format("warmup_lock {}.{}", d, i)));
+      }
+      ctx.spawn(fmt::format("drafter {}.{}", d, i), drafter(ctx, d, i));
+    }
+  }
+  for (int d = 0; d < s.devices; ++d) {
+    // F3: one autograd engine worker per device, serving its FIFO queue one job at a time.
+    const auto worker = ctx.spawn(fmt::format("autograd {}", d), autograd_worker(ctx, d), true);
+    ctx.serve(worker_queue_[d], worker);
+  }
+}
+
+Task PipelineModel::main_thread(Context& ctx) {
+  const Scenario& s = scenario_;
+  if (s.warmup == WarmupMode::kSequential) {
+    // M3 sequential: device by device, one forward (and backward) at the warmup length, same rules.
+    for (int d = 0; d < s.devices; ++d) {
+      co_await step(ctx, d, s.warmup_length(), -1, false, s.warmup_backward);
+    }
+    ctx.note("warmup done");
+  }
+  drafters_started_ = true;  // read only by compile steps, which all follow the gate (M4)
+  co_await ctx.set(start_gate_);
+}
+
+Task PipelineModel::drafter(Context& ctx, int device, int index) {
+  const Scenario& s = scenario_;
+  co_await ctx.wait(start_gate_);
+  for (int k = 0; k < s.steps; ++k) {
+    int lock = -1;
+    if (k == 0 && shared_warmup_lock_ >= 0) lock = shared_warmup_lock_;
+    if (k == 0 && s.warmup == WarmupMode::kPerThreadLock) {
+      lock = private_locks_[static_cast<std::size_t>(device * s.drafters_per_device + index)];
+    }
+    co_await step(ctx, device, s.length_at(k), lock, s.warmup == WarmupMode::kLockFirstForward,
+                  true);
+  }
+}
+
+Task PipelineModel::step(Context& ctx, int device, std::int64_t length, int warmup_lock,
+                         bool lock_forward_only, bool run_backward) {
+  // M3: a user lock around the first step or the first forward call only.
+  if (warmup_lock >= 0) co_await ctx.lock(warmup_lock);
+  Forward fwd;
+  co_await forward(ctx, device, length, fwd);
+  if (warmup_lock >= 0 && lock_forward_only) co_await ctx.unlock(warmup_lock);
+  if (run_backward) {
+    co_await backward(ctx, device, fwd);
+  } else if (fwd.scores_bytes > 0) {
+    used_bytes_[static_cast<std::size_t>(device)] -= fwd.scores_bytes;
+  }
+  if (warmup_lock >= 0 && !lock_forward_only) co_await ctx.unlock(warmup_lock);
+}
+
+int PipelineModel::find_entry(int device, std::int64_t length) const {
+  // F6: guards are per device index and requires_grad; a dynamic entry serves any length.
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    if (e.device == device && e.requires_grad && (e.length == length || e.length < 0)) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+void PipelineModel::compile_starts(Context& ctx, const std::string& what) {
+  ctx.note("compile " + what);
+  if (drafters_started_) {
+    ctx.report("compile_after_warmup",
+               fmt::format("{} compiles {} after main started the drafters",
+                           ctx.execution().thread_name(ctx.self()), what));
+  }
+}
+
+bool PipelineModel::allocate(Context& ctx, int device, std::uint64_t bytes) {
+  const std::uint64_t capacity =
+      static_cast<std::uint64_t>(std::llround(scenario_.memory_gib * 1073741824.0));
+  std::uint64_t& used = used_bytes_[static_cast<std::size_t>(device)];
+  if (bytes > capacity - std::min(used, capacity)) {
+    // M4: reads as PyTorch's OutOfMemoryError; the drafter thread dies, which ends the run.
+    ctx.report("oom",
+               fmt::format("CUDA out of memory. Tried to allocate {}. GPU {} has a total capacity "
+                           "of {} of which {} is free. ({})",
+                           format_size(bytes), device, format_size(capacity),
+                           format_size(capacity - std::min(used, capacity)),
+                           ctx.execution().thread_name(ctx.self())),
+               true);
+    return false;
+  }
+  used += bytes;
+  return true;
+}
+
+Task PipelineModel::forward(Context& ctx, int device, std::int64_t length, Forward& out) {
+  const Scenario& s = scenario_;
+  if (s.attention == Attention::kSdpaFused) {  // never compiles, no dense scores
+    ctx.advance(profile_.forward);
+    co_return;
+  }
+  if (s.attention == Attention::kSdpaChunked) {  // never compiles; one chunk of scores at a time
+    out.scores_bytes = static_cast<std::uint64_t>(s.batch * s.heads) *
+                       static_cast<std::uint64_t>(std::min(length, s.chunk)) *
+                       static_cast<std::uint64_t>(length) * 4u;
+    if (!allocate(ctx, device, out.scores_bytes)) out.scores_bytes = 0;
+    ctx.advance(profile_.forward * 2);
+    co_return;
+  }
+  if (s.attention == Attention::kFlexEager) {  // F7: the unfused path, dense scores
+    out.scores_bytes = dense_scores_bytes(length);
+    if (!allocate(ctx, device, out.scores_bytes)) out.scores_bytes = 0;
+    ctx.advance(profile_.eager_forward);
+    co_return;
+  }
+  // M2.1: look the wrapper up in _compiled_flex_attention; create and insert it if missing. Each
+  // access is atomic; check-then-insert is not (two threads may both insert, harmlessly).
+  co_await ctx.read(dict_var_);
+  if (!wrapper_[static_cast<std::size_t>(device)]) {
+    co_await ctx.write(dict_var_);
+    wrapper_[static_cast<std::size_t>(device)] = true;
+  }
+  // M2.2 / F5: the guard check takes a snapshot of the cache before any lock.
+  co_await ctx.read(cache_var_);
+  const int hit = find_entry(device, length);
+  if (hit >= 0) {
+    out.entry = hit;
+    ctx.advance(profile_.forward);
+    co_return;
+  }
+  co_await compile_forward(ctx, device, length, out);
+}
+
+Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t length, Forward& out) {
+  const Scenario& s = scenario_;
+  // F1: every frame compile runs under compile_lock. F5: no second look at the cache.
+  co_await ctx.lock(compile_lock_);
+  compile_starts(ctx, fmt::format("forward (cuda:{}, L={})", device, length));
+  // F4: tracing flex_attention builds its joint graph through autograd.grad, which the device's
+  // autograd worker executes while this thread holds compile_lock.
+  const int job = static_cast<int>(co_await ctx.submit(worker_queue_[device], trace_label_));
+  if (jobs_.size() <= static_cast<std::size_t>(job)) jobs_.resize(static_cast<std::size_t>(job) + 1);
+  jobs_[static_cast<std::size_t>(job)] = Job{false, -1};
+  co_await ctx.wait_job(job);
+  ctx.advance(profile_.compile_forward * compile_scale());
+  co_await ctx.write(cache_var_);
+  bool eager = false;
+  if (entries_.size() >= static_cast<std::size_t>(s.recompile_limit)) {
+    // M4 / F6 / F7: the shared budget is spent; Dynamo runs this call eagerly.
+    ctx.report("recompile_limit",
+               fmt::format("{}: recompile_limit ({}) reached on cuda:{} at L={}; "
+                           "flex_attention falls back to the unfused path",
+                           ctx.execution().thread_name(ctx.self()), s.recompile_limit, device,
+                           length));
+    eager = true;
+  } else {
+    // F6: the first length on a device compiles static; a second distinct length recompiles with
+    // a dynamic dimension when automatic_dynamic is on.
+    bool other_length = false;
+    for (const Entry& e : entries_) {
+      if (e.device == device && e.requires_grad && e.length != length) other_length = true;
+    }
+    const std::int64_t shape = other_length && s.automatic_dynamic ? -1 : length;
+    for (const Entry& e : entries_) {
+      if (e.device == device && e.requires_grad && e.length == shape) {
+        ctx.report("duplicate_compile",
+                   fmt::format("forward for (cuda:{}, requires_grad, {}) compiled twice; the "
+                               "second by {} from a stale cache snapshot (F5)",
+                               device, shape < 0 ? std::string("dynamic") : fmt::format("L={}", shape),
+                               ctx.execution().thread_name(ctx.self())));
+        break;
+      }
+    }
+    entries_.push_back(Entry{device, true, shape});
+    out.entry = static_cast<int>(entries_.size() - 1);
+  }
+  co_await ctx.unlock(compile_lock_);
+  if (eager) {
+    out.scores_bytes = dense_scores_bytes(length);
+    if (!allocate(ctx, device, out.scores_bytes)) {
+      out.scores_bytes = 0;
+      co_return;
+    }
+    ctx.advance(profile_.eager_forward);
+  }
+}
+
+Task PipelineModel::backward(Context& ctx, int device, const Forward& fwd) {
+  // F3: backward() hands the graph to the device's autograd worker and blocks until it is done.
+  const int job = static_cast<int>(co_await ctx.submit(worker_queue_[device], backward_label_));
+  if (jobs_.size() <= static_cast<std::size_t>(job)) jobs_.resize(static_cast<std::size_t>(job) + 1);
+  jobs_[static_cast<std::size_t>(job)] = Job{true, fwd.entry};
+  co_await ctx.wait_job(job);
+  if (fwd.scores_bytes > 0) used_bytes_[static_cast<std::size_t>(device)] -= fwd.scores_bytes;
+}
+
+Task PipelineModel::autograd_worker(Context& ctx, int device) {
+  for (;;) {
+    const int job_id = static_cast<int>(co_await ctx.take(worker_queue_[device]));
+    if (job_id < 0) co_return;
+    const Job job = jobs_[static_cast<std::size_t>(job_id)];
+    if (!job.backward) {
+      ctx.advance(profile_.trace_grad);
+    } else {
+      if (job.entry >= 0 && !entries_[static_cast<std::size_t>(job.entry)].backward_compiled) {
+        // F2: the lazy backward compile, on the first backward(), takes compile_lock.
+        co_await ctx.lock(compile_lock_);
+        Entry& e = entries_[static_cast<std::size_t>(job.entry)];
+        compile_starts(ctx, fmt::format("backward (cuda:{}, {})", device,
+                                        e.length < 0 ? std::string("dynamic")
+                                                     : fmt::format("L={}", e.length)));
+        if (++e.backward_compiles > 1) {
+          ctx.report("duplicate_compile",
+                     fmt::format("backward of the (cuda:{}) entry compiled twice", device));
+        }
+        ctx.advance(profile_.compile_backward * compile_scale());
+        e.backward_compiled = true;
+        co_await ctx.unlock(compile_lock_);
+      }
+      ctx.advance(profile_.backward);
+    }
+    co_await ctx.complete(job_id);
+  }
+}
+
+}  // namespace racelab::model

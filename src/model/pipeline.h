@@ -1,0 +1,85 @@
+#pragma once
+// The pipeline model: the single-process drafter pipeline of TORCH-FACTS.md as a subject of the
+// deterministic scheduler. It implements SCENARIOS.md rules M1-M4 for profile "2.11":
+//
+//   M1 threads and resources: main, drafter D.I, one autograd worker per device (F3), the
+//      process-wide re-entrant compile_lock (F1), the user's _compiled_flex_attention dict, the
+//      shared code-object cache with its recompile budget (F6), one allocator per device.
+//   M2 a step: wrapper lookup/insert, forward (stale snapshot, F5; compile under compile_lock with
+//      a trace job on the device worker, F4; recompile budget, M4/F7), backward on the worker,
+//      which compiles the backward lazily under compile_lock (F2).
+//   M3 warmup modes, M4 findings (deadlock, duplicate_compile, compile_after_warmup,
+//      recompile_limit, oom).
+//
+// Every rule in pipeline.cc cites its fact. docs/model.md explains the choices where the rules
+// leave room.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/profile.h"
+#include "model/scenario.h"
+#include "sched/engine.h"
+
+namespace racelab::model {
+
+class PipelineModel : public sched::Subject {
+ public:
+  explicit PipelineModel(Scenario scenario);
+  std::string name() const override { return scenario_.name; }
+  std::string content_hash() const override { return scenario_.hash; }
+  void setup(sched::Context& ctx) override;
+  const Scenario& scenario() const { return scenario_; }
+
+  // PyTorch's size formatting (c10's format_size): "256.00 GiB".
+  static std::string format_size(std::uint64_t bytes);
+
+ private:
+  struct Entry {  // one compiled graph in the shared code-object cache (F6)
+    int device;
+    bool requires_grad;
+    std::int64_t length;  // -1: dynamic
+    bool backward_compiled = false;
+    int backward_compiles = 0;
+  };
+  struct Job {  // what a job on an autograd worker is
+    bool backward = false;  // false: the trace-time autograd.grad of F4
+    int entry = -1;         // backward: the entry whose forward ran, or -1 (eager)
+  };
+  struct Forward {  // the outcome of a forward call
+    int entry = -1;
+    std::uint64_t scores_bytes = 0;  // dense scores held until the backward frees them
+  };
+
+  sched::Task main_thread(sched::Context& ctx);
+  sched::Task drafter(sched::Context& ctx, int device, int index);
+  sched::Task autograd_worker(sched::Context& ctx, int device);
+  sched::Task step(sched::Context& ctx, int device, std::int64_t length, int warmup_lock,
+                   bool lock_forward_only, bool backward);
+  sched::Task forward(sched::Context& ctx, int device, std::int64_t length, Forward& out);
+  sched::Task compile_forward(sched::Context& ctx, int device, std::int64_t length, Forward& out);
+  sched::Task backward(sched::Context& ctx, int device, const Forward& fwd);
+
+  int find_entry(int device, std::int64_t length) const;
+  void compile_starts(sched::Context& ctx, const std::string& what);
+  bool allocate(sched::Context& ctx, int device, std::uint64_t bytes);
+  std::uint64_t dense_scores_bytes(std::int64_t length) const;
+  double compile_scale() const;
+
+  Scenario scenario_;
+  TorchProfile profile_;
+
+  // Per-execution state, reset by setup(). Touched only in the step right after the scheduling
+  // point on the object that guards it (the dict and cache vars, compile_lock, the job hand-off).
+  int compile_lock_ = -1, dict_var_ = -1, cache_var_ = -1, start_gate_ = -1, shared_warmup_lock_ = -1;
+  std::vector<int> worker_queue_;
+  std::vector<int> private_locks_;
+  int trace_label_ = -1, backward_label_ = -1;
+  std::vector<bool> wrapper_;  // _compiled_flex_attention: device -> wrapper exists
+  std::vector<Entry> entries_;
+  std::vector<Job> jobs_;  // indexed by the execution's job id
+  std::vector<std::uint64_t> used_bytes_;
+  bool drafters_started_ = false;
+};
+
+}  // namespace racelab::model

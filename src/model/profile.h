@@ -1,0 +1,27 @@
+#pragma once
+// Torch behaviour profiles: the numbers and switches that differ between PyTorch releases. Only
+// durations (virtual seconds, for timelines and warmup cost) live here besides the switches;
+// verdicts never depend on durations.
+#include <string>
+
+namespace racelab::model {
+
+struct TorchProfile {
+  std::string name;
+  // Virtual durations, seconds. Seen on the H200 (TORCH-FACTS.md): a lazy run with one drafter
+  // takes ~18 s, most of it the forward and backward compiles; a compiled step ~7 ms.
+  double compile_forward = 7.0;
+  double compile_backward = 3.0;
+  double trace_grad = 0.2;        // the autograd.grad the flex HOP runs while tracing (F4)
+  double forward = 0.004;         // a compiled forward
+  double backward = 0.003;        // a backward on the device worker
+  double eager_forward = 0.02;    // the unfused fallback (F7)
+  // separate_process (F8): the disk caches are warm, so in-process compiles are shorter.
+  double warm_disk_factor = 0.25;
+  // F9: CUDAGraph Trees' thread-local tree manager asserts in foreign threads. Off for 2.11.
+  bool cudagraph_tls_assert = false;
+};
+
+inline TorchProfile profile_2_11() { return TorchProfile{"2.11"}; }
+
+}  // namespace racelab::model

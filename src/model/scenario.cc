@@ -1,0 +1,279 @@
+#include "model/scenario.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <set>
+#include <toml++/toml.h>
+
+#include "util/errors.h"
+#include "util/files.h"
+#include "util/hash.h"
+
+namespace racelab::model {
+
+const char* attention_name(Attention a) {
+  switch (a) {
+    case Attention::kFlexCompiled: return "flex_compiled";
+    case Attention::kFlexEager: return "flex_eager";
+    case Attention::kSdpaChunked: return "sdpa_chunked";
+    case Attention::kSdpaFused: return "sdpa_fused";
+  }
+  return "?";
+}
+
+const char* warmup_name(WarmupMode m) {
+  switch (m) {
+    case WarmupMode::kNone: return "none";
+    case WarmupMode::kSequential: return "sequential";
+    case WarmupMode::kLockFirstStep: return "lock_first_step";
+    case WarmupMode::kLockFirstForward: return "lock_first_forward";
+    case WarmupMode::kPerThreadLock: return "per_thread_lock";
+    case WarmupMode::kSeparateProcess: return "separate_process";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& known_finding_kinds() {
+  static const std::vector<std::string> kinds = {
+      "deadlock", "duplicate_compile", "compile_after_warmup", "recompile_limit", "oom",
+      "data_race", "assertion", "livelock", "exception"};
+  return kinds;
+}
+
+namespace {
+
+constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 20;
+
+// Reads one table, remembering which keys were consumed so that leftovers are reported.
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string prefix, const std::string& path)
+      : table_(table), prefix_(std::move(prefix)), path_(path) {}
+
+  [[noreturn]] void fail(std::string_view key, const std::string& problem) const {
+    throw InputError(fmt::format("{}: {}{}: {}", path_, prefix_, key, problem));
+  }
+
+  const toml::node* get(std::string_view key) {
+    seen_.insert(std::string(key));
+    return table_.get(key);
+  }
+
+  std::string type_of(const toml::node& n) const {
+    switch (n.type()) {
+      case toml::node_type::string: return "a string";
+      case toml::node_type::integer: return "an integer";
+      case toml::node_type::floating_point: return "a float";
+      case toml::node_type::boolean: return "a boolean";
+      case toml::node_type::array: return "an array";
+      case toml::node_type::table: return "a table";
+      default: return "a date or time";
+    }
+  }
+
+  void string(std::string_view key, std::string& out) {
+    if (const toml::node* n = get(key)) {
+      if (!n->is_string()) fail(key, "expected a string, got " + type_of(*n));
+      out = n->as_string()->get();
+    }
+  }
+
+  template <typename Int>
+  void integer(std::string_view key, Int& out, std::int64_t lo, std::int64_t hi) {
+    if (const toml::node* n = get(key)) out = static_cast<Int>(checked_int(key, *n, lo, hi));
+  }
+
+  std::int64_t checked_int(std::string_view key, const toml::node& n, std::int64_t lo,
+                           std::int64_t hi) const {
+    if (!n.is_integer()) fail(key, fmt::format("expected an integer in {}..{}, got {}", lo, hi, type_of(n)));
+    const std::int64_t v = n.as_integer()->get();
+    if (v < lo || v > hi) fail(key, fmt::format("expected an integer in {}..{}, got {}", lo, hi, v));
+    return v;
+  }
+
+  void boolean(std::string_view key, bool& out) {
+    if (const toml::node* n = get(key)) {
+      if (!n->is_boolean()) fail(key, "expected true or false, got " + type_of(*n));
+      out = n->as_boolean()->get();
+    }
+  }
+
+  void number(std::string_view key, double& out, double lo, double hi) {
+    if (const toml::node* n = get(key)) {
+      double v = 0;
+      if (n->is_integer()) {
+        v = static_cast<double>(n->as_integer()->get());
+      } else if (n->is_floating_point()) {
+        v = n->as_floating_point()->get();
+      } else {
+        fail(key, "expected a number, got " + type_of(*n));
+      }
+      if (!(v > lo && v <= hi)) fail(key, fmt::format("expected a number in ({}, {}], got {}", lo, hi, v));
+      out = v;
+    }
+  }
+
+  template <typename E>
+  void choice(std::string_view key, E& out, std::initializer_list<std::pair<const char*, E>> options) {
+    std::string text;
+    string(key, text);
+    if (text.empty() && get(key) == nullptr) return;
+    std::string names;
+    for (const auto& [name, value] : options) {
+      if (text == name) {
+        out = value;
+        return;
+      }
+      names += (names.empty() ? "" : " | ") + std::string(name);
+    }
+    fail(key, fmt::format("unknown value \"{}\": expected {}", text, names));
+  }
+
+  void kinds(std::string_view key, std::vector<std::string>& out) {
+    const toml::node* n = get(key);
+    if (n == nullptr) return;
+    if (!n->is_array()) fail(key, "expected an array of finding kinds, got " + type_of(*n));
+    std::string names;
+    for (const auto& k : known_finding_kinds()) names += (names.empty() ? "" : ", ") + k;
+    for (const toml::node& item : *n->as_array()) {
+      if (!item.is_string()) fail(key, "expected an array of strings, got an element that is " + type_of(item));
+      const std::string kind = item.as_string()->get();
+      const auto& known = known_finding_kinds();
+      if (std::find(known.begin(), known.end(), kind) == known.end()) {
+        fail(key, fmt::format("unknown finding kind \"{}\": expected one of {}", kind, names));
+      }
+      if (std::find(out.begin(), out.end(), kind) != out.end()) {
+        fail(key, fmt::format("\"{}\" is listed twice", kind));
+      }
+      out.push_back(kind);
+    }
+  }
+
+  // Every key in the table must have been read.
+  void finish() const {
+    for (const auto& [key, node] : table_) {
+      if (!seen_.count(std::string(key.str()))) fail(key.str(), "unknown key");
+    }
+  }
+
+ private:
+  const toml::table& table_;
+  std::string prefix_;
+  const std::string& path_;
+  std::set<std::string> seen_;
+};
+
+const toml::table* subtable(TableReader& top, std::string_view key) {
+  const toml::node* n = top.get(key);
+  if (n == nullptr) return nullptr;
+  if (!n->is_table()) top.fail(key, "expected a table ([" + std::string(key) + "]), got " + top.type_of(*n));
+  return n->as_table();
+}
+
+}  // namespace
+
+Scenario parse_scenario(std::string_view text, const std::string& path) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    throw InputError(fmt::format("{}: line {}, column {}: {}", path, e.source().begin.line,
+                                 e.source().begin.column, e.description()));
+  }
+  Scenario s;
+  s.path = path;
+  s.content = std::string(text);
+  s.hash = hex64(fnv1a64(text));
+
+  TableReader top(doc, "", path);
+  if (top.get("name") == nullptr) top.fail("name", "missing (required)");
+  top.string("name", s.name);
+  static const std::regex name_re("[a-z0-9-]+");
+  if (!std::regex_match(s.name, name_re)) {
+    top.fail("name", fmt::format("\"{}\" must match [a-z0-9-]+", s.name));
+  }
+  top.string("description", s.description);
+
+  if (const toml::table* t = subtable(top, "pipeline")) {
+    TableReader r(*t, "pipeline.", path);
+    r.integer("devices", s.devices, 1, 64);
+    r.integer("drafters_per_device", s.drafters_per_device, 1, 64);
+    r.integer("steps", s.steps, 1, 100000);
+    r.choice("attention", s.attention,
+             {{"flex_compiled", Attention::kFlexCompiled}, {"flex_eager", Attention::kFlexEager},
+              {"sdpa_chunked", Attention::kSdpaChunked}, {"sdpa_fused", Attention::kSdpaFused}});
+    if (const toml::node* n = r.get("seq_len")) {
+      s.seq_len.clear();
+      if (n->is_array()) {
+        const toml::array& a = *n->as_array();
+        if (a.empty()) r.fail("seq_len", "expected an integer or a non-empty array of integers, got an empty array");
+        for (const toml::node& item : a) s.seq_len.push_back(r.checked_int("seq_len", item, 1, kMaxSeqLen));
+      } else {
+        s.seq_len.push_back(r.checked_int("seq_len", *n, 1, kMaxSeqLen));
+      }
+    }
+    r.integer("batch", s.batch, 1, kMaxDim);
+    r.integer("heads", s.heads, 1, kMaxDim);
+    r.integer("head_dim", s.head_dim, 1, kMaxDim);
+    r.integer("chunk", s.chunk, 1, kMaxSeqLen);
+    r.finish();
+  }
+  if (const toml::table* t = subtable(top, "warmup")) {
+    TableReader r(*t, "warmup.", path);
+    r.choice("mode", s.warmup,
+             {{"none", WarmupMode::kNone},
+              {"sequential", WarmupMode::kSequential},
+              {"lock_first_step", WarmupMode::kLockFirstStep},
+              {"lock_first_forward", WarmupMode::kLockFirstForward},
+              {"per_thread_lock", WarmupMode::kPerThreadLock},
+              {"separate_process", WarmupMode::kSeparateProcess}});
+    r.boolean("backward", s.warmup_backward);
+    r.integer("seq_len", s.warmup_seq_len, 1, kMaxSeqLen);
+    r.finish();
+  }
+  if (const toml::table* t = subtable(top, "torch")) {
+    TableReader r(*t, "torch.", path);
+    r.string("profile", s.profile);
+    if (s.profile != "2.11") r.fail("profile", fmt::format("unknown profile \"{}\": expected \"2.11\"", s.profile));
+    r.integer("recompile_limit", s.recompile_limit, 1, 256);
+    r.boolean("automatic_dynamic", s.automatic_dynamic);
+    r.finish();
+  }
+  if (const toml::table* t = subtable(top, "gpu")) {
+    TableReader r(*t, "gpu.", path);
+    r.number("memory_gib", s.memory_gib, 0, 1 << 20);
+    r.finish();
+  }
+  if (const toml::table* t = subtable(top, "explore")) {
+    TableReader r(*t, "explore.", path);
+    r.choice("strategy", s.explore.kind,
+             {{"random", sched::StrategyKind::kRandom}, {"pct", sched::StrategyKind::kPct},
+              {"dfs", sched::StrategyKind::kDfs}});
+    r.integer("iterations", s.iterations, 1, std::int64_t{1} << 40);
+    r.integer("depth", s.explore.depth, 1, 64);
+    r.integer("max_preemptions", s.explore.max_preemptions, 0, 64);
+    r.integer("seed", s.explore.seed, 0, std::numeric_limits<std::int64_t>::max());
+    r.finish();
+  }
+  if (const toml::table* t = subtable(top, "expect")) {
+    TableReader r(*t, "expect.", path);
+    r.kinds("must", s.must);
+    r.kinds("must_not", s.must_not);
+    for (const auto& k : s.must) {
+      if (std::find(s.must_not.begin(), s.must_not.end(), k) != s.must_not.end()) {
+        r.fail("must_not", fmt::format("\"{}\" is also in expect.must", k));
+      }
+    }
+    r.finish();
+  }
+  top.finish();
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) { return parse_scenario(read_file(path), path); }
+
+}  // namespace racelab::model

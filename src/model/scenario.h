@@ -1,0 +1,77 @@
+#pragma once
+// Scenario format v1 (docs/scenarios.md, ../shared/design/SCENARIOS.md): one TOML file describing a
+// drafter pipeline, its warmup, the torch behaviour profile, how to explore it and what to expect.
+// Parsing is strict: unknown keys, wrong types and out-of-range values are InputErrors of the form
+// "<file>: <key>: <problem>", so a typo never silently becomes a default.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sched/strategies/strategies.h"
+
+namespace racelab::model {
+
+enum class Attention { kFlexCompiled, kFlexEager, kSdpaChunked, kSdpaFused };
+enum class WarmupMode {
+  kNone,
+  kSequential,
+  kLockFirstStep,
+  kLockFirstForward,
+  kPerThreadLock,
+  kSeparateProcess
+};
+
+const char* attention_name(Attention a);
+const char* warmup_name(WarmupMode m);
+
+// The finding kinds a scenario may name in [expect]: the model's (M4) and the scheduler's.
+const std::vector<std::string>& known_finding_kinds();
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string path;     // where it was read from
+  std::string content;  // the file as read; its hash identifies the scenario in schedules
+  std::string hash;
+
+  // [pipeline]
+  int devices = 1;
+  int drafters_per_device = 2;
+  int steps = 2;
+  Attention attention = Attention::kFlexCompiled;
+  std::vector<std::int64_t> seq_len{1024};  // step k uses seq_len[k % size]
+  std::int64_t batch = 1;
+  std::int64_t heads = 8;
+  std::int64_t head_dim = 64;
+  std::int64_t chunk = 512;
+
+  // [warmup]
+  WarmupMode warmup = WarmupMode::kNone;
+  bool warmup_backward = true;
+  std::int64_t warmup_seq_len = 0;  // 0: the first training length
+
+  // [torch]
+  std::string profile = "2.11";
+  int recompile_limit = 8;
+  bool automatic_dynamic = true;
+
+  // [gpu]
+  double memory_gib = 141;
+
+  // [explore]
+  sched::StrategyParams explore;
+  std::uint64_t iterations = 1000;
+
+  // [expect]
+  std::vector<std::string> must;
+  std::vector<std::string> must_not;
+
+  std::int64_t length_at(int step) const { return seq_len[static_cast<std::size_t>(step) % seq_len.size()]; }
+  std::int64_t warmup_length() const { return warmup_seq_len > 0 ? warmup_seq_len : seq_len.front(); }
+};
+
+Scenario parse_scenario(std::string_view text, const std::string& path);
+Scenario load_scenario(const std::string& path);
+
+}  // namespace racelab::model

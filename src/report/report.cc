@@ -1,0 +1,116 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "racelab/version.h"
+#include "util/files.h"
+
+namespace racelab::report {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::FoundKind& found) {
+  sched::Schedule s;
+  s.racelab_version = kVersion;
+  s.subject_name = run.scenario.name;
+  s.subject_hash = run.scenario.hash;
+  s.subject_path = run.scenario.path;
+  s.strategy_name = sched::strategy_name(run.options.strategy.kind);
+  s.strategy_description = run.result.strategy;
+  s.seed = run.options.strategy.seed;
+  s.execution = found.execution;
+  s.parameters = {{"depth", run.options.strategy.depth},
+                  {"max_preemptions", run.options.strategy.max_preemptions},
+                  {"iterations", run.options.iterations},
+                  {"shrunk", run.options.shrink}};
+  s.finding_kind = found.finding.kind;
+  s.finding_message = found.finding.message;
+  s.preemptions = found.preemptions;
+  s.steps = sched::replay_steps(*found.result.exec);
+  return s;
+}
+
+std::string replay_command(const std::string& schedule_path) {
+  return "racelab replay " + schedule_path;
+}
+
+json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir) {
+  const model::Scenario& sc = run.scenario;
+  json findings = json::array();
+  for (const sched::FoundKind& f : run.result.found) {
+    json item = {{"kind", f.finding.kind},
+                 {"execution", f.execution},
+                 {"message", f.finding.message},
+                 {"preemptions", f.preemptions},
+                 {"preemptions_before_shrink", f.original_preemptions},
+                 {"steps", f.result.exec->steps().size()},
+                 {"virtual_time_s", f.result.exec->makespan()},
+                 {"details", f.finding.details},
+                 {"cycle", f.finding.cycle}};
+    if (!dir.empty()) {
+      const fs::path sched_dir = fs::path(dir) / "schedules";
+      ensure_directory(sched_dir);
+      const std::string path = (sched_dir / (sc.name + "." + f.finding.kind + ".json")).string();
+      write_file_atomic(path, sched::schedule_to_json(finding_schedule(run, f)));
+      item["schedule"] = path;
+      item["replay"] = replay_command(path);
+    } else {
+      item["schedule"] = nullptr;
+      item["replay"] = nullptr;
+    }
+    findings.push_back(std::move(item));
+  }
+  json report = {
+      {"racelab_version", kVersion},
+      {"scenario", sc.name},
+      {"scenario_path", sc.path},
+      {"scenario_hash", sc.hash},
+      {"strategy", sched::strategy_name(run.options.strategy.kind)},
+      {"strategy_description", run.result.strategy},
+      {"seed", run.options.strategy.seed},
+      {"iterations", run.options.iterations},
+      {"executions", run.result.executions},
+      {"steps", run.result.steps},
+      {"seconds", run.result.seconds},
+      {"stopped_by", sched::stop_reason_name(run.result.stop)},
+      {"exhausted", run.result.exhausted()},
+      {"findings", findings},
+      {"expectations",
+       {{"must", sc.must},
+        {"must_not", sc.must_not},
+        {"hold", run.holds()},
+        {"missing", run.missing},
+        {"unexpected", run.unexpected}}},
+      {"virtual_time", {{"warmup_s", run.warmup_seconds}, {"makespan_s", run.makespan_seconds}}}};
+  if (!dir.empty()) {
+    ensure_directory(dir);
+    write_file_atomic(fs::path(dir) / "report.json", report.dump(2) + "\n");
+  }
+  return report;
+}
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += ' ';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace racelab::report
