@@ -42,7 +42,7 @@ int run_replay(const ReplayArgs& a) {
   }
   const std::string& kind = s.finding_kind;
   for (const auto& f : r->findings()) {
-    fmt::print("{}: {}\n", f.kind, f.message);
+    fmt::print("{}\n", f.message.rfind(f.kind + ":", 0) == 0 ? f.message : f.kind + ": " + f.message);
   }
   if (!kind.empty() && r->found(kind)) {
     fmt::print("reproduced {} in {} steps\n", kind, r->exec->steps().size());

@@ -328,8 +328,8 @@ bool Execution::has_finding(std::string_view kind) const {
 
 std::string Execution::job_text(int job) const {
   const Job& j = jobs_[job];
-  return fmt::format("job {} ({}) on {}", job, j.label >= 0 ? labels_[j.label] : "job",
-                     queues_[j.queue].name);
+  return fmt::format("job {} ({} from {}) on {}", job, j.label >= 0 ? labels_[j.label] : "job",
+                     threads_[j.submitter].name, queues_[j.queue].name);
 }
 
 std::string Execution::describe(const Op& op) const {
@@ -383,6 +383,15 @@ std::string Execution::wait_text(ThreadId id) const {
     if (m.owner == id) held += (held.empty() ? " holds " : ", ") + m.name;
   }
   if (!held.empty()) held += " and";
+  // A worker's current job explains why it is where it is.
+  for (std::size_t j = jobs_.size(); j-- > 0;) {
+    if (jobs_[j].taken_by == id && !jobs_[j].done) {
+      held = fmt::format(" runs job {} ({} from {}){}{}", j,
+                         jobs_[j].label >= 0 ? labels_[jobs_[j].label] : "job",
+                         threads_[jobs_[j].submitter].name, held.empty() ? " and" : ",", held);
+      break;
+    }
+  }
   switch (op.kind) {
     case OpKind::kLock: {
       const Mutex& m = mutexes_[op.object];

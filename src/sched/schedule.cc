@@ -17,17 +17,23 @@ std::vector<ReplayStep> replay_steps(const Execution& exec) {
 }
 
 std::string schedule_to_json(const Schedule& s) {
-  json head = json::object();
+  nlohmann::ordered_json head = nlohmann::ordered_json::object();
   head["format"] = kScheduleFormat;
   head["version"] = kScheduleVersion;
   head["racelab_version"] = s.racelab_version;
-  head["subject"] = {{"name", s.subject_name}, {"hash", s.subject_hash}, {"path", s.subject_path}};
-  head["strategy"] = {{"name", s.strategy_name},
-                      {"description", s.strategy_description},
-                      {"seed", s.seed},
-                      {"execution", s.execution},
-                      {"parameters", s.parameters}};
-  head["finding"] = {{"kind", s.finding_kind}, {"message", s.finding_message}};
+  head["subject"] = nlohmann::ordered_json::object();
+  head["subject"]["name"] = s.subject_name;
+  head["subject"]["hash"] = s.subject_hash;
+  head["subject"]["path"] = s.subject_path;
+  head["strategy"] = nlohmann::ordered_json::object();
+  head["strategy"]["name"] = s.strategy_name;
+  head["strategy"]["description"] = s.strategy_description;
+  head["strategy"]["seed"] = s.seed;
+  head["strategy"]["execution"] = s.execution;
+  head["strategy"]["parameters"] = s.parameters;
+  head["finding"] = nlohmann::ordered_json::object();
+  head["finding"]["kind"] = s.finding_kind;
+  head["finding"]["message"] = s.finding_message;
   head["preemptions"] = s.preemptions;
   // One step per line keeps schedules readable and diffable.
   std::string text = head.dump(2);

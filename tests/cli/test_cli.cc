@@ -1,0 +1,160 @@
+// The racelab command as users and CI call it: exit codes, outputs on disk, one-line errors.
+#include "catch.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr
+};
+
+Result racelab(const std::string& args) {
+  const char* bin = std::getenv("RACELAB_BIN");
+  const char* src = std::getenv("RACELAB_SOURCE_DIR");
+  REQUIRE(bin != nullptr);
+  REQUIRE(src != nullptr);
+  const std::string cmd = std::string("cd ") + src + " && " + bin + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("racelab-cli-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("--version, --help and usage errors", "[cli]") {
+  auto v = racelab("--version");
+  CHECK(v.code == 0);
+  CHECK(v.out.rfind("racelab 0.", 0) == 0);
+  CHECK(racelab("--help").code == 0);
+  auto none = racelab("");
+  CHECK(none.code == 2);
+  auto bad = racelab("frobnicate");
+  CHECK(bad.code == 2);
+  CHECK(lines(bad.out) == 1);
+  auto badflag = racelab("explore scenarios/deadlock/lazy-2-drafters.toml --strategy bfs");
+  CHECK(badflag.code == 2);
+  CHECK(lines(badflag.out) == 1);
+}
+
+TEST_CASE("doctor reports every capability and exits 0", "[cli]") {
+  auto d = racelab("doctor");
+  CHECK(d.code == 0);
+  for (const char* item : {"cpus", "compiler", "tsan", "rr", "cuda", "libtorch", "python"}) {
+    CHECK(d.out.find(std::string("\n") + item + " ") != std::string::npos);
+  }
+}
+
+TEST_CASE("explore writes the report and a schedule per finding; replay reproduces it", "[cli]") {
+  const fs::path out = scratch("explore");
+  auto e = racelab("explore scenarios/deadlock/lazy-2-drafters.toml --out " + out.string());
+  CHECK(e.code == 1);
+  CHECK(e.out.find("replay: racelab replay ") != std::string::npos);
+  CHECK(e.out.find("executions/s)") != std::string::npos);
+  REQUIRE(fs::exists(out / "report.json"));
+  const fs::path schedule = out / "schedules" / "lazy-2-drafters.deadlock.json";
+  REQUIRE(fs::exists(schedule));
+  auto r = racelab("replay " + schedule.string());
+  CHECK(r.code == 1);
+  CHECK(r.out.find("reproduced deadlock") != std::string::npos);
+  // Shrinking keeps the finding.
+  auto s = racelab("shrink " + schedule.string() + " -o " + (out / "small.json").string());
+  CHECK(s.code == 0);
+  CHECK(racelab("replay " + (out / "small.json").string()).code == 1);
+  // The same schedule against a fixed scenario diverges (exit 2), or completes under random.
+  const fs::path fixed = out / "fixed.toml";
+  std::ifstream in(std::string(std::getenv("RACELAB_SOURCE_DIR")) +
+                   "/scenarios/warmup/sequential-forward-backward.toml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::ofstream(fixed) << ss.str();
+  auto refused = racelab("replay " + schedule.string() + " --scenario " + fixed.string());
+  CHECK(refused.code == 2);
+  CHECK(refused.out.find("the scenario changed since recording") != std::string::npos);
+  CHECK(lines(refused.out) == 1);
+  fs::remove_all(out);
+}
+
+TEST_CASE("a clean scenario explores to exit 0", "[cli]") {
+  const fs::path out = scratch("clean");
+  auto e = racelab("explore scenarios/sdpa/sdpa-fused.toml --out " + out.string());
+  CHECK(e.code == 0);
+  CHECK(e.out.find("no findings") != std::string::npos);
+  CHECK(e.out.find("exhaustive within the bound") != std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST_CASE("suite writes JUnit and summary; exit 1 when an expectation fails", "[cli]") {
+  const fs::path out = scratch("suite");
+  std::ofstream(out / "wrong.toml") << "name = \"wrong\"\n[explore]\niterations = 50\n"
+                                        "[expect]\nmust_not = [\"deadlock\"]\n";
+  std::ofstream(out / "right.toml") << "name = \"right\"\n[explore]\niterations = 50\n"
+                                        "[expect]\nmust = [\"deadlock\"]\n";
+  auto s = racelab("suite " + out.string() + " --junit " + (out / "junit.xml").string() +
+                   " --out " + (out / "res").string());
+  CHECK(s.code == 1);
+  CHECK(s.out.find("FAIL wrong") != std::string::npos);
+  CHECK(s.out.find("PASS right") != std::string::npos);
+  CHECK(fs::exists(out / "res" / "summary.json"));
+  CHECK(fs::exists(out / "res" / "wrong" / "report.json"));
+  std::ifstream j(out / "junit.xml");
+  std::stringstream ss;
+  ss << j.rdbuf();
+  const std::string xml = ss.str();
+  CHECK(xml.find("<testsuites") != std::string::npos);
+  CHECK(xml.find("failures=\"1\"") != std::string::npos);
+  CHECK(xml.find("<failure message=\"found but must not occur: deadlock\"") != std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST_CASE("bad input: exit 2, one line, no output written", "[cli]") {
+  const fs::path out = scratch("bad");
+  std::ofstream(out / "bad.toml") << "name = \"x\"\n[pipeline]\ndevices = 0\n";
+  auto b = racelab("explore " + (out / "bad.toml").string() + " --out " + (out / "o").string());
+  CHECK(b.code == 2);
+  CHECK(lines(b.out) == 1);
+  CHECK(b.out.find("pipeline.devices: expected an integer in 1..64, got 0") != std::string::npos);
+  CHECK(!fs::exists(out / "o"));
+  auto missing = racelab("explore " + (out / "none.toml").string());
+  CHECK(missing.code == 2);
+  CHECK(lines(missing.out) == 1);
+  std::ofstream(out / "s.json") << "{\"format\": \"racelab-schedule\", \"version\": 9}";
+  auto sched = racelab("replay " + (out / "s.json").string());
+  CHECK(sched.code == 2);
+  CHECK(sched.out.find("unsupported schedule version 9") != std::string::npos);
+  auto empty = racelab("suite " + (out / "o").string());
+  CHECK(empty.code == 2);
+  fs::create_directories(out / "empty");
+  auto nodir = racelab("suite " + (out / "empty").string());
+  CHECK(nodir.code == 2);
+  CHECK(nodir.out.find("no scenarios") != std::string::npos);
+  fs::remove_all(out);
+}
