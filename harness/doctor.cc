@@ -1,9 +1,10 @@
 // racelab doctor: what this machine offers and why not where it does not. Always exits 0.
+#include "util/doctor.h"
+
 #include <fmt/format.h>
 
 #include "command.h"
 #include "racelab/version.h"
-#include "util/doctor.h"
 
 namespace racelab::cli {
 

@@ -52,16 +52,22 @@ int run_explore(const ExploreArgs& a) {
   }
   if (run.result.found.empty()) fmt::print("no findings\n");
   if (!sc.must.empty() || !sc.must_not.empty()) {
-    fmt::print("expectations {}{}{}\n", run.holds() ? "hold" : "do not hold",
-               run.missing.empty() ? "" : fmt::format("; missing: {}", fmt::join(run.missing, ", ")),
-               run.unexpected.empty() ? "" : fmt::format("; unexpected: {}", fmt::join(run.unexpected, ", ")));
+    fmt::print(
+        "expectations {}{}{}\n", run.holds() ? "hold" : "do not hold",
+        run.missing.empty() ? "" : fmt::format("; missing: {}", fmt::join(run.missing, ", ")),
+        run.unexpected.empty() ? ""
+                               : fmt::format("; unexpected: {}", fmt::join(run.unexpected, ", ")));
   }
-  if (run.result.stop == sched::StopReason::kInterrupted) fmt::print("interrupted: results so far written\n");
-  if (run.result.stop == sched::StopReason::kTimeLimit) fmt::print("time limit reached: results so far written\n");
+  if (run.result.stop == sched::StopReason::kInterrupted)
+    fmt::print("interrupted: results so far written\n");
+  if (run.result.stop == sched::StopReason::kTimeLimit)
+    fmt::print("time limit reached: results so far written\n");
   fmt::print("report: {}/report.json\n", out);
   fmt::print("{} executions{} in {:.2f} s ({:.0f} executions/s)\n", run.result.executions,
              run.result.exhausted() ? " (exhaustive within the bound)" : "", run.result.seconds,
-             run.result.seconds > 0 ? static_cast<double>(run.result.executions) / run.result.seconds : 0.0);
+             run.result.seconds > 0
+                 ? static_cast<double>(run.result.executions) / run.result.seconds
+                 : 0.0);
   return run.result.found.empty() ? 0 : 1;
 }
 
@@ -71,17 +77,20 @@ void add_explore(CLI::App& app, Runner& run) {
   auto args = std::make_shared<ExploreArgs>();
   auto* cmd = app.add_subcommand("explore", "Explore the interleavings of one scenario");
   cmd->add_option("scenario", args->scenario, "scenario file (TOML)")->required();
-  cmd->add_option("--strategy", args->strategy, "random | pct | dfs (default: the scenario's [explore])");
+  cmd->add_option("--strategy", args->strategy,
+                  "random | pct | dfs (default: the scenario's [explore])");
   cmd->add_option("--seed", args->seed, "seed of random and pct");
   cmd->add_option("--iterations", args->iterations, "executions to run (dfs: an upper bound)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--depth", args->depth, "pct depth (bug depth to target)")->check(CLI::Range(1, 64));
+  cmd->add_option("--depth", args->depth, "pct depth (bug depth to target)")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--max-preemptions", args->max_preemptions, "dfs preemption bound")
       ->check(CLI::Range(0, 64));
   cmd->add_option("--time-limit", args->time_limit, "stop after this many seconds, keeping results")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", args->out, "output directory (default: racelab-out/<scenario name>)");
-  cmd->add_flag("--no-shrink", args->no_shrink, "keep schedules as found instead of shrinking them");
+  cmd->add_flag("--no-shrink", args->no_shrink,
+                "keep schedules as found instead of shrinking them");
   cmd->add_option("--backend", args->backend, "coroutine (fast) | threads (one OS thread each)")
       ->check(CLI::IsMember({"coroutine", "threads"}));
   cmd->callback([&run, args] { run = [args] { return run_explore(*args); }; });

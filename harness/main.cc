@@ -1,8 +1,8 @@
-// racelab: deterministic simulation and race reproduction for multi-threaded GPU training pipelines.
-// Exit codes (docs/cli.md): 0 ran and matched expectations, 1 found a failure, 2 bad input or
-// usage, 3 internal error.
-#include <spdlog/spdlog.h>
+// racelab: deterministic simulation and race reproduction for multi-threaded GPU training
+// pipelines. Exit codes (docs/cli.md): 0 ran and matched expectations, 1 found a failure, 2 bad
+// input or usage, 3 internal error.
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <csignal>
 #include <cstdio>
@@ -19,9 +19,10 @@ void on_sigint(int) { racelab::cli::interrupted().store(true); }
 
 int main(int argc, char** argv) {
   using namespace racelab;
-  CLI::App app{"racelab: find, replay and prove the absence of interleavings that hang "
-               "multi-threaded GPU training pipelines",
-               "racelab"};
+  CLI::App app{
+      "racelab: find, replay and prove the absence of interleavings that hang "
+      "multi-threaded GPU training pipelines",
+      "racelab"};
   app.set_version_flag("--version", std::string("racelab ") + kVersion);
   app.require_subcommand(1);
   int verbose = 0;
@@ -51,10 +52,10 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("racelab");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("racelab: %^%l%$: %v");
-  spdlog::set_level(quiet ? spdlog::level::warn
-                          : verbose >= 2 ? spdlog::level::debug
-                          : verbose == 1 ? spdlog::level::info
-                                         : spdlog::level::warn);
+  spdlog::set_level(quiet          ? spdlog::level::warn
+                    : verbose >= 2 ? spdlog::level::debug
+                    : verbose == 1 ? spdlog::level::info
+                                   : spdlog::level::warn);
   std::signal(SIGINT, on_sigint);
   try {
     return run();

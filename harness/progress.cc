@@ -20,8 +20,11 @@ std::function<void(const sched::ExploreProgress&)> progress_printer(const std::s
   if (::isatty(STDERR_FILENO) == 0) return nullptr;
   return [what](const sched::ExploreProgress& p) {
     const double rate = p.seconds > 0 ? static_cast<double>(p.executions) / p.seconds : 0.0;
-    const double left = rate > 0 ? static_cast<double>(p.iterations - std::min(p.iterations, p.executions)) / rate : 0.0;
-    std::fprintf(stderr, "\r\033[K%s: %llu/%llu executions, %.0f/s, %zu finding kind(s), ~%.0f s left",
+    const double left =
+        rate > 0 ? static_cast<double>(p.iterations - std::min(p.iterations, p.executions)) / rate
+                 : 0.0;
+    std::fprintf(stderr,
+                 "\r\033[K%s: %llu/%llu executions, %.0f/s, %zu finding kind(s), ~%.0f s left",
                  what.c_str(), static_cast<unsigned long long>(p.executions),
                  static_cast<unsigned long long>(p.iterations), rate, p.kinds_found, left);
     g_drawn = true;

@@ -38,11 +38,13 @@ int run_replay(const ReplayArgs& a) {
   }
   if (a.trace) fmt::print("{}", r->trace_text());
   if (replay.diverged()) {
-    fmt::print("diverged at step {}; continued under random(seed={})\n", *replay.diverged_at(), a.seed);
+    fmt::print("diverged at step {}; continued under random(seed={})\n", *replay.diverged_at(),
+               a.seed);
   }
   const std::string& kind = s.finding_kind;
   for (const auto& f : r->findings()) {
-    fmt::print("{}\n", f.message.rfind(f.kind + ":", 0) == 0 ? f.message : f.kind + ": " + f.message);
+    fmt::print("{}\n",
+               f.message.rfind(f.kind + ":", 0) == 0 ? f.message : f.kind + ": " + f.message);
   }
   if (!kind.empty() && r->found(kind)) {
     fmt::print("reproduced {} in {} steps\n", kind, r->exec->steps().size());

@@ -1,11 +1,12 @@
 // racelab shrink SCHEDULE -o OUT: fewer preemptions, same finding.
+#include "sched/shrink.h"
+
 #include <fmt/format.h>
 
 #include "command.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
 #include "sched/schedule.h"
-#include "sched/shrink.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -21,7 +22,8 @@ struct ShrinkArgs {
 
 int run_shrink(const ShrinkArgs& a) {
   sched::Schedule s = sched::read_schedule(a.schedule);
-  if (s.finding_kind.empty()) throw InputError(a.schedule + ": finding.kind: empty; nothing to keep while shrinking");
+  if (s.finding_kind.empty())
+    throw InputError(a.schedule + ": finding.kind: empty; nothing to keep while shrinking");
   const model::Scenario sc = model::scenario_for_schedule(s, a.schedule, a.scenario);
   model::PipelineModel model(sc);
   sched::ReplayStrategy replay(s.steps, sched::OnDivergence::kFail);
@@ -32,7 +34,8 @@ int run_shrink(const ShrinkArgs& a) {
     throw InputError(fmt::format("{}: {}", a.schedule, e.what()));
   }
   if (!r->found(s.finding_kind)) {
-    throw InputError(fmt::format("{}: does not reproduce {}; nothing to shrink", a.schedule, s.finding_kind));
+    throw InputError(
+        fmt::format("{}: does not reproduce {}; nothing to shrink", a.schedule, s.finding_kind));
   }
   sched::ShrinkResult out = sched::shrink(model, r->choices(), s.finding_kind);
   s.steps = sched::replay_steps(*out.result.exec);
@@ -52,7 +55,8 @@ int run_shrink(const ShrinkArgs& a) {
 
 void add_shrink(CLI::App& app, Runner& run) {
   auto args = std::make_shared<ShrinkArgs>();
-  auto* cmd = app.add_subcommand("shrink", "Reduce the preemptions of a schedule, keeping its finding");
+  auto* cmd =
+      app.add_subcommand("shrink", "Reduce the preemptions of a schedule, keeping its finding");
   cmd->add_option("schedule", args->schedule, "schedule file (JSON)")->required();
   cmd->add_option("-o,--out", args->out, "where to write the shrunk schedule")->required();
   cmd->add_option("--scenario", args->scenario, "the scenario file, when it moved since recording");

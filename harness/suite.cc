@@ -1,12 +1,13 @@
 // racelab suite PATH...: run every scenario under its [explore] and check its [expect].
 // Exit 0 only when every expectation holds.
+#include "model/suite.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
 #include <filesystem>
 
 #include "command.h"
-#include "model/suite.h"
 #include "racelab/version.h"
 #include "report/report.h"
 #include "util/files.h"
@@ -24,7 +25,8 @@ struct SuiteArgs {
 
 int run_suite(const SuiteArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<model::Scenario> suite = model::load_suite(model::collect_scenario_files(a.paths));
+  const std::vector<model::Scenario> suite =
+      model::load_suite(model::collect_scenario_files(a.paths));
   std::vector<model::ScenarioRun> runs;
   nlohmann::json summary = nlohmann::json::array();
   int failed = 0;
@@ -42,10 +44,11 @@ int run_suite(const SuiteArgs& a) {
     std::string found;
     for (const auto& f : run.result.found) found += (found.empty() ? "" : ", ") + f.finding.kind;
     fmt::print("{} {:<34} found [{}]; {} executions{}, {:.2f} s\n", run.holds() ? "PASS" : "FAIL",
-               sc.name, found, run.result.executions,
-               run.result.exhausted() ? " (exhaustive)" : "", run.result.seconds);
+               sc.name, found, run.result.executions, run.result.exhausted() ? " (exhaustive)" : "",
+               run.result.seconds);
     if (!run.holds()) {
-      if (!run.missing.empty()) fmt::print("     expected but not found: {}\n", fmt::join(run.missing, ", "));
+      if (!run.missing.empty())
+        fmt::print("     expected but not found: {}\n", fmt::join(run.missing, ", "));
       for (const auto& k : run.unexpected) {
         const auto* f = run.result.find(k);
         fmt::print("     must not occur but found: {}: {}\n", k, f->finding.message);
@@ -56,19 +59,21 @@ int run_suite(const SuiteArgs& a) {
         }
       }
     }
-    summary.push_back({{"scenario", sc.name},
-                       {"path", sc.path},
-                       {"hold", run.holds()},
-                       {"found", report["findings"].size()},
-                       {"missing", run.missing},
-                       {"unexpected", run.unexpected},
-                       {"executions", run.result.executions},
-                       {"exhausted", run.result.exhausted()},
-                       {"seconds", run.result.seconds},
-                       {"report", dir.empty() ? nlohmann::json(nullptr) : nlohmann::json(dir + "/report.json")}});
+    summary.push_back(
+        {{"scenario", sc.name},
+         {"path", sc.path},
+         {"hold", run.holds()},
+         {"found", report["findings"].size()},
+         {"missing", run.missing},
+         {"unexpected", run.unexpected},
+         {"executions", run.result.executions},
+         {"exhausted", run.result.exhausted()},
+         {"seconds", run.result.seconds},
+         {"report", dir.empty() ? nlohmann::json(nullptr) : nlohmann::json(dir + "/report.json")}});
     runs.push_back(std::move(run));
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!a.out.empty()) {
     ensure_directory(a.out);
     nlohmann::json doc = {{"racelab_version", kVersion},
@@ -91,7 +96,8 @@ int run_suite(const SuiteArgs& a) {
 void add_suite(CLI::App& app, Runner& run) {
   auto args = std::make_shared<SuiteArgs>();
   auto* cmd = app.add_subcommand("suite", "Run scenarios and check their [expect] tables");
-  cmd->add_option("paths", args->paths, "scenario files or directories (searched for *.toml)")->required();
+  cmd->add_option("paths", args->paths, "scenario files or directories (searched for *.toml)")
+      ->required();
   cmd->add_option("--junit", args->junit, "write JUnit XML here");
   cmd->add_option("--out", args->out, "write DIR/summary.json and DIR/<scenario>/report.json");
   cmd->add_option("--time-limit", args->time_limit, "per-scenario time limit in seconds")

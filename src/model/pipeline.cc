@@ -40,9 +40,9 @@ void PipelineModel::setup(Context& ctx) {
   used_bytes_.assign(static_cast<std::size_t>(s.devices), 0);
   drafters_started_ = false;
 
-  compile_lock_ = ctx.recursive_mutex("compile_lock");                // F1
-  dict_var_ = ctx.atomic_var("_compiled_flex_attention");              // atomic under the GIL (M1)
-  cache_var_ = ctx.atomic_var("code cache");                           // F6: one cache for all wrappers
+  compile_lock_ = ctx.recursive_mutex("compile_lock");     // F1
+  dict_var_ = ctx.atomic_var("_compiled_flex_attention");  // atomic under the GIL (M1)
+  cache_var_ = ctx.atomic_var("code cache");               // F6: one cache for all wrappers
   start_gate_ = ctx.event("start_gate");
   trace_label_ = ctx.label("trace autograd.grad");
   backward_label_ = ctx.label("backward");
@@ -52,7 +52,8 @@ void PipelineModel::setup(Context& ctx) {
     shared_warmup_lock_ = ctx.mutex("warmup_lock");
   }
   worker_queue_.clear();
-  for (int d = 0; d < s.devices; ++d) worker_queue_.push_back(ctx.queue(fmt::format("autograd {}", d)));
+  for (int d = 0; d < s.devices; ++d)
+    worker_queue_.push_back(ctx.queue(fmt::format("autograd {}", d)));
 
   ctx.spawn("main", main_thread(ctx));
   for (int d = 0; d < s.devices; ++d) {
@@ -126,9 +127,8 @@ int PipelineModel::find_entry(int device, std::int64_t length) const {
 void PipelineModel::compile_starts(Context& ctx, const std::string& what) {
   ctx.note("compile " + what);
   if (drafters_started_) {
-    ctx.report("compile_after_warmup",
-               fmt::format("{} compiles {} after main started the drafters",
-                           ctx.execution().thread_name(ctx.self()), what));
+    ctx.report("compile_after_warmup", fmt::format("{} compiles {} after main started the drafters",
+                                                   ctx.execution().thread_name(ctx.self()), what));
   }
 }
 
@@ -197,7 +197,8 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
   // F4: tracing flex_attention builds its joint graph through autograd.grad, which the device's
   // autograd worker executes while this thread holds compile_lock.
   const int job = static_cast<int>(co_await ctx.submit(worker_queue_[device], trace_label_));
-  if (jobs_.size() <= static_cast<std::size_t>(job)) jobs_.resize(static_cast<std::size_t>(job) + 1);
+  if (jobs_.size() <= static_cast<std::size_t>(job))
+    jobs_.resize(static_cast<std::size_t>(job) + 1);
   jobs_[static_cast<std::size_t>(job)] = Job{false, -1};
   co_await ctx.wait_job(job);
   ctx.advance(profile_.compile_forward * compile_scale());
@@ -205,11 +206,11 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
   bool eager = false;
   if (entries_.size() >= static_cast<std::size_t>(s.recompile_limit)) {
     // M4 / F6 / F7: the shared budget is spent; Dynamo runs this call eagerly.
-    ctx.report("recompile_limit",
-               fmt::format("{}: recompile_limit ({}) reached on cuda:{} at L={}; "
-                           "flex_attention falls back to the unfused path",
-                           ctx.execution().thread_name(ctx.self()), s.recompile_limit, device,
-                           length));
+    ctx.report(
+        "recompile_limit",
+        fmt::format("{}: recompile_limit ({}) reached on cuda:{} at L={}; "
+                    "flex_attention falls back to the unfused path",
+                    ctx.execution().thread_name(ctx.self()), s.recompile_limit, device, length));
     eager = true;
   } else {
     // F6: the first length on a device compiles static; a second distinct length recompiles with
@@ -221,11 +222,12 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
     const std::int64_t shape = other_length && s.automatic_dynamic ? -1 : length;
     for (const Entry& e : entries_) {
       if (e.device == device && e.requires_grad && e.length == shape) {
-        ctx.report("duplicate_compile",
-                   fmt::format("forward for (cuda:{}, requires_grad, {}) compiled twice; the "
-                               "second by {} from a stale cache snapshot (F5)",
-                               device, shape < 0 ? std::string("dynamic") : fmt::format("L={}", shape),
-                               ctx.execution().thread_name(ctx.self())));
+        ctx.report(
+            "duplicate_compile",
+            fmt::format("forward for (cuda:{}, requires_grad, {}) compiled twice; the "
+                        "second by {} from a stale cache snapshot (F5)",
+                        device, shape < 0 ? std::string("dynamic") : fmt::format("L={}", shape),
+                        ctx.execution().thread_name(ctx.self())));
         break;
       }
     }
@@ -246,7 +248,8 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
 Task PipelineModel::backward(Context& ctx, int device, const Forward& fwd) {
   // F3: backward() hands the graph to the device's autograd worker and blocks until it is done.
   const int job = static_cast<int>(co_await ctx.submit(worker_queue_[device], backward_label_));
-  if (jobs_.size() <= static_cast<std::size_t>(job)) jobs_.resize(static_cast<std::size_t>(job) + 1);
+  if (jobs_.size() <= static_cast<std::size_t>(job))
+    jobs_.resize(static_cast<std::size_t>(job) + 1);
   jobs_[static_cast<std::size_t>(job)] = Job{true, fwd.entry};
   co_await ctx.wait_job(job);
   if (fwd.scores_bytes > 0) used_bytes_[static_cast<std::size_t>(device)] -= fwd.scores_bytes;

@@ -42,7 +42,7 @@ class PipelineModel : public sched::Subject {
     bool backward_compiled = false;
     int backward_compiles = 0;
   };
-  struct Job {  // what a job on an autograd worker is
+  struct Job {              // what a job on an autograd worker is
     bool backward = false;  // false: the trace-time autograd.grad of F4
     int entry = -1;         // backward: the entry whose forward ran, or -1 (eager)
   };
@@ -71,7 +71,8 @@ class PipelineModel : public sched::Subject {
 
   // Per-execution state, reset by setup(). Touched only in the step right after the scheduling
   // point on the object that guards it (the dict and cache vars, compile_lock, the job hand-off).
-  int compile_lock_ = -1, dict_var_ = -1, cache_var_ = -1, start_gate_ = -1, shared_warmup_lock_ = -1;
+  int compile_lock_ = -1, dict_var_ = -1, cache_var_ = -1, start_gate_ = -1,
+      shared_warmup_lock_ = -1;
   std::vector<int> worker_queue_;
   std::vector<int> private_locks_;
   int trace_label_ = -1, backward_label_ = -1;

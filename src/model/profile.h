@@ -12,10 +12,10 @@ struct TorchProfile {
   // takes ~18 s, most of it the forward and backward compiles; a compiled step ~7 ms.
   double compile_forward = 7.0;
   double compile_backward = 3.0;
-  double trace_grad = 0.2;        // the autograd.grad the flex HOP runs while tracing (F4)
-  double forward = 0.004;         // a compiled forward
-  double backward = 0.003;        // a backward on the device worker
-  double eager_forward = 0.02;    // the unfused fallback (F7)
+  double trace_grad = 0.2;      // the autograd.grad the flex HOP runs while tracing (F4)
+  double forward = 0.004;       // a compiled forward
+  double backward = 0.003;      // a backward on the device worker
+  double eager_forward = 0.02;  // the unfused fallback (F7)
   // separate_process (F8): the disk caches are warm, so in-process compiles are shorter.
   double warm_disk_factor = 0.25;
   // F9: CUDAGraph Trees' thread-local tree manager asserts in foreign threads. Off for 2.11.

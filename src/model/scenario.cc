@@ -1,12 +1,12 @@
 #include "model/scenario.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <regex>
 #include <set>
-#include <toml++/toml.h>
 
 #include "util/errors.h"
 #include "util/files.h"
@@ -16,30 +16,46 @@ namespace racelab::model {
 
 const char* attention_name(Attention a) {
   switch (a) {
-    case Attention::kFlexCompiled: return "flex_compiled";
-    case Attention::kFlexEager: return "flex_eager";
-    case Attention::kSdpaChunked: return "sdpa_chunked";
-    case Attention::kSdpaFused: return "sdpa_fused";
+    case Attention::kFlexCompiled:
+      return "flex_compiled";
+    case Attention::kFlexEager:
+      return "flex_eager";
+    case Attention::kSdpaChunked:
+      return "sdpa_chunked";
+    case Attention::kSdpaFused:
+      return "sdpa_fused";
   }
   return "?";
 }
 
 const char* warmup_name(WarmupMode m) {
   switch (m) {
-    case WarmupMode::kNone: return "none";
-    case WarmupMode::kSequential: return "sequential";
-    case WarmupMode::kLockFirstStep: return "lock_first_step";
-    case WarmupMode::kLockFirstForward: return "lock_first_forward";
-    case WarmupMode::kPerThreadLock: return "per_thread_lock";
-    case WarmupMode::kSeparateProcess: return "separate_process";
+    case WarmupMode::kNone:
+      return "none";
+    case WarmupMode::kSequential:
+      return "sequential";
+    case WarmupMode::kLockFirstStep:
+      return "lock_first_step";
+    case WarmupMode::kLockFirstForward:
+      return "lock_first_forward";
+    case WarmupMode::kPerThreadLock:
+      return "per_thread_lock";
+    case WarmupMode::kSeparateProcess:
+      return "separate_process";
   }
   return "?";
 }
 
 const std::vector<std::string>& known_finding_kinds() {
-  static const std::vector<std::string> kinds = {
-      "deadlock", "duplicate_compile", "compile_after_warmup", "recompile_limit", "oom",
-      "data_race", "assertion", "livelock", "exception"};
+  static const std::vector<std::string> kinds = {"deadlock",
+                                                 "duplicate_compile",
+                                                 "compile_after_warmup",
+                                                 "recompile_limit",
+                                                 "oom",
+                                                 "data_race",
+                                                 "assertion",
+                                                 "livelock",
+                                                 "exception"};
   return kinds;
 }
 
@@ -65,13 +81,20 @@ class TableReader {
 
   std::string type_of(const toml::node& n) const {
     switch (n.type()) {
-      case toml::node_type::string: return "a string";
-      case toml::node_type::integer: return "an integer";
-      case toml::node_type::floating_point: return "a float";
-      case toml::node_type::boolean: return "a boolean";
-      case toml::node_type::array: return "an array";
-      case toml::node_type::table: return "a table";
-      default: return "a date or time";
+      case toml::node_type::string:
+        return "a string";
+      case toml::node_type::integer:
+        return "an integer";
+      case toml::node_type::floating_point:
+        return "a float";
+      case toml::node_type::boolean:
+        return "a boolean";
+      case toml::node_type::array:
+        return "an array";
+      case toml::node_type::table:
+        return "a table";
+      default:
+        return "a date or time";
     }
   }
 
@@ -89,9 +112,11 @@ class TableReader {
 
   std::int64_t checked_int(std::string_view key, const toml::node& n, std::int64_t lo,
                            std::int64_t hi) const {
-    if (!n.is_integer()) fail(key, fmt::format("expected an integer in {}..{}, got {}", lo, hi, type_of(n)));
+    if (!n.is_integer())
+      fail(key, fmt::format("expected an integer in {}..{}, got {}", lo, hi, type_of(n)));
     const std::int64_t v = n.as_integer()->get();
-    if (v < lo || v > hi) fail(key, fmt::format("expected an integer in {}..{}, got {}", lo, hi, v));
+    if (v < lo || v > hi)
+      fail(key, fmt::format("expected an integer in {}..{}, got {}", lo, hi, v));
     return v;
   }
 
@@ -112,13 +137,15 @@ class TableReader {
       } else {
         fail(key, "expected a number, got " + type_of(*n));
       }
-      if (!(v > lo && v <= hi)) fail(key, fmt::format("expected a number in ({}, {}], got {}", lo, hi, v));
+      if (!(v > lo && v <= hi))
+        fail(key, fmt::format("expected a number in ({}, {}], got {}", lo, hi, v));
       out = v;
     }
   }
 
   template <typename E>
-  void choice(std::string_view key, E& out, std::initializer_list<std::pair<const char*, E>> options) {
+  void choice(std::string_view key, E& out,
+              std::initializer_list<std::pair<const char*, E>> options) {
     std::string text;
     string(key, text);
     if (text.empty() && get(key) == nullptr) return;
@@ -140,7 +167,8 @@ class TableReader {
     std::string names;
     for (const auto& k : known_finding_kinds()) names += (names.empty() ? "" : ", ") + k;
     for (const toml::node& item : *n->as_array()) {
-      if (!item.is_string()) fail(key, "expected an array of strings, got an element that is " + type_of(item));
+      if (!item.is_string())
+        fail(key, "expected an array of strings, got an element that is " + type_of(item));
       const std::string kind = item.as_string()->get();
       const auto& known = known_finding_kinds();
       if (std::find(known.begin(), known.end(), kind) == known.end()) {
@@ -170,7 +198,8 @@ class TableReader {
 const toml::table* subtable(TableReader& top, std::string_view key) {
   const toml::node* n = top.get(key);
   if (n == nullptr) return nullptr;
-  if (!n->is_table()) top.fail(key, "expected a table ([" + std::string(key) + "]), got " + top.type_of(*n));
+  if (!n->is_table())
+    top.fail(key, "expected a table ([" + std::string(key) + "]), got " + top.type_of(*n));
   return n->as_table();
 }
 
@@ -204,14 +233,19 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
     r.integer("drafters_per_device", s.drafters_per_device, 1, 64);
     r.integer("steps", s.steps, 1, 100000);
     r.choice("attention", s.attention,
-             {{"flex_compiled", Attention::kFlexCompiled}, {"flex_eager", Attention::kFlexEager},
-              {"sdpa_chunked", Attention::kSdpaChunked}, {"sdpa_fused", Attention::kSdpaFused}});
+             {{"flex_compiled", Attention::kFlexCompiled},
+              {"flex_eager", Attention::kFlexEager},
+              {"sdpa_chunked", Attention::kSdpaChunked},
+              {"sdpa_fused", Attention::kSdpaFused}});
     if (const toml::node* n = r.get("seq_len")) {
       s.seq_len.clear();
       if (n->is_array()) {
         const toml::array& a = *n->as_array();
-        if (a.empty()) r.fail("seq_len", "expected an integer or a non-empty array of integers, got an empty array");
-        for (const toml::node& item : a) s.seq_len.push_back(r.checked_int("seq_len", item, 1, kMaxSeqLen));
+        if (a.empty())
+          r.fail("seq_len",
+                 "expected an integer or a non-empty array of integers, got an empty array");
+        for (const toml::node& item : a)
+          s.seq_len.push_back(r.checked_int("seq_len", item, 1, kMaxSeqLen));
       } else {
         s.seq_len.push_back(r.checked_int("seq_len", *n, 1, kMaxSeqLen));
       }
@@ -238,7 +272,8 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
   if (const toml::table* t = subtable(top, "torch")) {
     TableReader r(*t, "torch.", path);
     r.string("profile", s.profile);
-    if (s.profile != "2.11") r.fail("profile", fmt::format("unknown profile \"{}\": expected \"2.11\"", s.profile));
+    if (s.profile != "2.11")
+      r.fail("profile", fmt::format("unknown profile \"{}\": expected \"2.11\"", s.profile));
     r.integer("recompile_limit", s.recompile_limit, 1, 256);
     r.boolean("automatic_dynamic", s.automatic_dynamic);
     r.finish();
@@ -251,7 +286,8 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
   if (const toml::table* t = subtable(top, "explore")) {
     TableReader r(*t, "explore.", path);
     r.choice("strategy", s.explore.kind,
-             {{"random", sched::StrategyKind::kRandom}, {"pct", sched::StrategyKind::kPct},
+             {{"random", sched::StrategyKind::kRandom},
+              {"pct", sched::StrategyKind::kPct},
               {"dfs", sched::StrategyKind::kDfs}});
     r.integer("iterations", s.iterations, 1, std::int64_t{1} << 40);
     r.integer("depth", s.explore.depth, 1, 64);

@@ -67,8 +67,12 @@ struct Scenario {
   std::vector<std::string> must;
   std::vector<std::string> must_not;
 
-  std::int64_t length_at(int step) const { return seq_len[static_cast<std::size_t>(step) % seq_len.size()]; }
-  std::int64_t warmup_length() const { return warmup_seq_len > 0 ? warmup_seq_len : seq_len.front(); }
+  std::int64_t length_at(int step) const {
+    return seq_len[static_cast<std::size_t>(step) % seq_len.size()];
+  }
+  std::int64_t warmup_length() const {
+    return warmup_seq_len > 0 ? warmup_seq_len : seq_len.front();
+  }
 };
 
 Scenario parse_scenario(std::string_view text, const std::string& path);

@@ -75,7 +75,8 @@ std::vector<Scenario> load_suite(const std::vector<std::string>& files) {
     Scenario s = load_scenario(f);
     auto [it, fresh] = names.emplace(s.name, f);
     if (!fresh) {
-      throw InputError(fmt::format("{}: name: \"{}\" is already the name of {}", f, s.name, it->second));
+      throw InputError(
+          fmt::format("{}: name: \"{}\" is already the name of {}", f, s.name, it->second));
     }
     out.push_back(std::move(s));
   }
@@ -96,9 +97,10 @@ Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::strin
   }
   std::error_code ec;
   if (!fs::exists(path, ec)) {
-    throw InputError(fmt::format("{}: recorded against {}, which does not exist here; pass "
-                                 "--scenario FILE",
-                                 schedule_path, path));
+    throw InputError(
+        fmt::format("{}: recorded against {}, which does not exist here; pass "
+                    "--scenario FILE",
+                    schedule_path, path));
   }
   Scenario s = load_scenario(path);
   if (s.hash != schedule.subject_hash) {

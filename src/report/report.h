@@ -1,10 +1,9 @@
 #pragma once
 // Machine-readable outputs of explore and suite: report.json, one schedule file per finding kind,
 // summary.json and JUnit XML. docs/reports.md documents every field.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "model/suite.h"
 #include "sched/schedule.h"

@@ -72,7 +72,8 @@ class Context {
   }
   // An assertion of the subject: a failure is a finding of kind "assertion" and ends the run.
   void check(bool ok, std::string_view what) {
-    if (!ok) exec_.report(kinds::kAssertion, std::string("assertion failed: ") + std::string(what), true);
+    if (!ok)
+      exec_.report(kinds::kAssertion, std::string("assertion failed: ") + std::string(what), true);
   }
   Execution& execution() { return exec_; }
 

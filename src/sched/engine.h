@@ -43,7 +43,8 @@ struct RunOptions {
 struct ExecutionResult {
   std::unique_ptr<Execution> exec;  // final state: steps, findings, notes, names
   std::uint64_t preemptions = 0;
-  std::vector<std::uint64_t> preemption_steps;  // the steps that switched away from a runnable thread
+  std::vector<std::uint64_t>
+      preemption_steps;    // the steps that switched away from a runnable thread
   bool completed = false;  // every non-daemon thread finished
 
   const std::vector<Finding>& findings() const { return exec->findings(); }

@@ -9,19 +9,32 @@ namespace racelab::sched {
 
 const char* op_kind_name(OpKind kind) {
   switch (kind) {
-    case OpKind::kStart: return "start";
-    case OpKind::kLock: return "lock";
-    case OpKind::kUnlock: return "unlock";
-    case OpKind::kEventSet: return "set";
-    case OpKind::kEventWait: return "wait";
-    case OpKind::kSubmit: return "submit";
-    case OpKind::kTake: return "take";
-    case OpKind::kComplete: return "complete";
-    case OpKind::kWaitJob: return "wait";
-    case OpKind::kClose: return "close";
-    case OpKind::kRead: return "read";
-    case OpKind::kWrite: return "write";
-    case OpKind::kPoint: return "point";
+    case OpKind::kStart:
+      return "start";
+    case OpKind::kLock:
+      return "lock";
+    case OpKind::kUnlock:
+      return "unlock";
+    case OpKind::kEventSet:
+      return "set";
+    case OpKind::kEventWait:
+      return "wait";
+    case OpKind::kSubmit:
+      return "submit";
+    case OpKind::kTake:
+      return "take";
+    case OpKind::kComplete:
+      return "complete";
+    case OpKind::kWaitJob:
+      return "wait";
+    case OpKind::kClose:
+      return "close";
+    case OpKind::kRead:
+      return "read";
+    case OpKind::kWrite:
+      return "write";
+    case OpKind::kPoint:
+      return "point";
   }
   return "?";
 }
@@ -97,13 +110,16 @@ bool Execution::is_enabled(ThreadId id) const {
       const Mutex& m = mutexes_[op.object];
       return m.owner == kNoThread || (m.recursive && m.owner == id);
     }
-    case OpKind::kEventWait: return events_[op.object].set;
+    case OpKind::kEventWait:
+      return events_[op.object].set;
     case OpKind::kTake: {
       const Queue& q = queues_[op.object];
       return !q.waiting.empty() || q.closed;
     }
-    case OpKind::kWaitJob: return jobs_[op.object].done;
-    default: return true;
+    case OpKind::kWaitJob:
+      return jobs_[op.object].done;
+    default:
+      return true;
   }
 }
 
@@ -334,21 +350,33 @@ std::string Execution::job_text(int job) const {
 
 std::string Execution::describe(const Op& op) const {
   switch (op.kind) {
-    case OpKind::kStart: return "start";
-    case OpKind::kLock: return "lock " + mutexes_[op.object].name;
-    case OpKind::kUnlock: return "unlock " + mutexes_[op.object].name;
-    case OpKind::kEventSet: return "set " + events_[op.object].name;
-    case OpKind::kEventWait: return "wait " + events_[op.object].name;
+    case OpKind::kStart:
+      return "start";
+    case OpKind::kLock:
+      return "lock " + mutexes_[op.object].name;
+    case OpKind::kUnlock:
+      return "unlock " + mutexes_[op.object].name;
+    case OpKind::kEventSet:
+      return "set " + events_[op.object].name;
+    case OpKind::kEventWait:
+      return "wait " + events_[op.object].name;
     case OpKind::kSubmit:
       return fmt::format("submit {} to {}", op.arg >= 0 ? labels_[op.arg] : "job",
                          queues_[op.object].name);
-    case OpKind::kTake: return "take from " + queues_[op.object].name;
-    case OpKind::kComplete: return "complete " + job_text(op.object);
-    case OpKind::kWaitJob: return "wait " + job_text(op.object);
-    case OpKind::kClose: return "close " + queues_[op.object].name;
-    case OpKind::kRead: return "read " + vars_[op.object].name;
-    case OpKind::kWrite: return "write " + vars_[op.object].name;
-    case OpKind::kPoint: return labels_[op.arg];
+    case OpKind::kTake:
+      return "take from " + queues_[op.object].name;
+    case OpKind::kComplete:
+      return "complete " + job_text(op.object);
+    case OpKind::kWaitJob:
+      return "wait " + job_text(op.object);
+    case OpKind::kClose:
+      return "close " + queues_[op.object].name;
+    case OpKind::kRead:
+      return "read " + vars_[op.object].name;
+    case OpKind::kWrite:
+      return "write " + vars_[op.object].name;
+    case OpKind::kPoint:
+      return labels_[op.arg];
   }
   return "?";
 }
@@ -366,12 +394,14 @@ double Execution::makespan() const {
 ThreadId Execution::waits_for(ThreadId id) const {
   const Op& op = threads_[id].pending;
   switch (op.kind) {
-    case OpKind::kLock: return mutexes_[op.object].owner;
+    case OpKind::kLock:
+      return mutexes_[op.object].owner;
     case OpKind::kWaitJob: {
       const Job& j = jobs_[op.object];
       return j.taken_by != kNoThread ? j.taken_by : queues_[j.queue].worker;
     }
-    default: return kNoThread;
+    default:
+      return kNoThread;
   }
 }
 

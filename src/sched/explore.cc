@@ -8,10 +8,14 @@ namespace racelab::sched {
 
 const char* stop_reason_name(StopReason r) {
   switch (r) {
-    case StopReason::kBudget: return "budget";
-    case StopReason::kExhausted: return "exhausted";
-    case StopReason::kTimeLimit: return "time_limit";
-    case StopReason::kInterrupted: return "interrupted";
+    case StopReason::kBudget:
+      return "budget";
+    case StopReason::kExhausted:
+      return "exhausted";
+    case StopReason::kTimeLimit:
+      return "time_limit";
+    case StopReason::kInterrupted:
+      return "interrupted";
   }
   return "?";
 }
@@ -88,7 +92,8 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
     }
   }
   out.seconds = elapsed();
-  if (options.progress) options.progress({out.executions, options.iterations, out.found.size(), out.seconds});
+  if (options.progress)
+    options.progress({out.executions, options.iterations, out.found.size(), out.seconds});
   return out;
 }
 

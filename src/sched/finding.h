@@ -1,7 +1,7 @@
 #pragma once
 // A finding: something an execution did that the user must hear about. Kinds are open strings so
-// that subjects add their own (the pipeline model adds duplicate_compile, oom, ...); the scheduler's
-// own checkers produce the kinds listed in kCoreKinds.
+// that subjects add their own (the pipeline model adds duplicate_compile, oom, ...); the
+// scheduler's own checkers produce the kinds listed in kCoreKinds.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,8 +18,8 @@ inline constexpr const char* kException = "exception";
 
 struct Finding {
   std::string kind;
-  std::string message;  // one line
-  std::int64_t step = -1;  // the step at which it was detected
+  std::string message;               // one line
+  std::int64_t step = -1;            // the step at which it was detected
   std::vector<std::string> details;  // e.g. every blocked thread and what it waits for
   std::vector<std::string> cycle;    // deadlock: the threads of the wait-for cycle, in order
 };

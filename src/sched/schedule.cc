@@ -12,7 +12,8 @@ using nlohmann::json;
 std::vector<ReplayStep> replay_steps(const Execution& exec) {
   std::vector<ReplayStep> out;
   out.reserve(exec.steps().size());
-  for (const Step& s : exec.steps()) out.push_back({exec.thread_name(s.thread), exec.describe(s.op)});
+  for (const Step& s : exec.steps())
+    out.push_back({exec.thread_name(s.thread), exec.describe(s.op)});
   return out;
 }
 
@@ -93,8 +94,9 @@ Schedule parse_schedule(std::string_view text, const std::string& origin) {
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", origin, e.byte,
-                                 std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+    throw InputError(
+        fmt::format("{}: not valid JSON at byte {}: {}", origin, e.byte,
+                    std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
   }
   if (!doc.is_object()) r.fail("(document)", "expected a JSON object");
   if (r.str(doc, "", "format") != kScheduleFormat) {

@@ -9,11 +9,10 @@
 // docs/schedules.md is the reference. Readers reject any other format or version with a clear
 // message; bump kScheduleVersion whenever the meaning of a field or of an operation's text changes.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sched/engine.h"
 #include "sched/strategies/strategies.h"

@@ -17,7 +17,7 @@ struct Decision {
   ThreadId previous = kNoThread;      // the thread that took the last step
   bool previous_enabled = false;      // choosing another thread now is a preemption
   std::uint64_t step = 0;
-  const Execution* exec = nullptr;    // names and pending operations, for replay and diagnostics
+  const Execution* exec = nullptr;  // names and pending operations, for replay and diagnostics
 };
 
 class Strategy {

@@ -4,12 +4,12 @@
 //
 // A Task starts suspended. `co_await task` runs it to completion as a nested call, using symmetric
 // transfer so that deep call chains do not grow the machine stack. The outermost Task of a thread
-// (its root) is started by the execution backend; when the root finishes it tells the Execution, and
-// destroying a root destroys the whole suspended call chain below it (each parent frame owns the
-// Task object of the child it awaits).
+// (its root) is started by the execution backend; when the root finishes it tells the Execution,
+// and destroying a root destroys the whole suspended call chain below it (each parent frame owns
+// the Task object of the child it awaits).
 //
-// The same Task code runs on both backends: on the coroutine backend a scheduling point suspends the
-// coroutine; on the OS-thread backend the scheduling point blocks the OS thread inside
+// The same Task code runs on both backends: on the coroutine backend a scheduling point suspends
+// the coroutine; on the OS-thread backend the scheduling point blocks the OS thread inside
 // await_ready and the coroutine never suspends (see context.h).
 #include <coroutine>
 #include <exception>

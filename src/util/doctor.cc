@@ -36,8 +36,9 @@ std::string cpu_model() {
 }
 
 std::string temp_dir() {
-  std::string dir = (std::filesystem::temp_directory_path() /
-                     fmt::format("racelab-doctor-{}", ::getpid())).string();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / fmt::format("racelab-doctor-{}", ::getpid()))
+          .string();
   std::filesystem::create_directories(dir);
   return dir;
 }
@@ -96,17 +97,18 @@ DoctorItem check_rr() {
     item.value = fmt::format("{}: works (trial `rr record true` succeeded; perf_event_paranoid={})",
                              ver, paranoid);
   } else {
-    item.value = fmt::format("{} is installed but cannot record here: {} (perf_event_paranoid={}); "
-                             "use racelab's schedule replay instead",
-                             ver, rr_reason(trial.text), paranoid);
+    item.value = fmt::format(
+        "{} is installed but cannot record here: {} (perf_event_paranoid={}); "
+        "use racelab's schedule replay instead",
+        ver, rr_reason(trial.text), paranoid);
   }
   return item;
 }
 
 std::vector<DoctorItem> run_doctor() {
   std::vector<DoctorItem> items;
-  items.push_back({"cpus", true,
-                   fmt::format("{} ({})", std::thread::hardware_concurrency(), cpu_model())});
+  items.push_back(
+      {"cpus", true, fmt::format("{} ({})", std::thread::hardware_concurrency(), cpu_model())});
 #if defined(__clang__)
   const std::string built = fmt::format("clang {}", __clang_version__);
 #elif defined(__GNUC__)
@@ -120,10 +122,12 @@ std::vector<DoctorItem> run_doctor() {
                                cxx.status == 0 ? trim(first_line(cxx.text)) : "not found")});
   {
     const std::string dir = temp_dir();
-    CommandOutput tsan = run_command(fmt::format(
-        "printf \"#include <thread>\\nint x; int main(){{std::thread t([]{{x=1;}}); t.join(); return x-1;}}\\n\" "
-        "> {0}/t.cc && c++ -fsanitize=thread -std=c++20 {0}/t.cc -o {0}/t && {0}/t",
-        dir), 60);
+    CommandOutput tsan = run_command(
+        fmt::format("printf \"#include <thread>\\nint x; int main(){{std::thread t([]{{x=1;}}); "
+                    "t.join(); return x-1;}}\\n\" "
+                    "> {0}/t.cc && c++ -fsanitize=thread -std=c++20 {0}/t.cc -o {0}/t && {0}/t",
+                    dir),
+        60);
     std::filesystem::remove_all(dir);
     items.push_back({"tsan", tsan.status == 0,
                      tsan.status == 0 ? "available (compiled and ran a -fsanitize=thread program)"
@@ -133,7 +137,8 @@ std::vector<DoctorItem> run_doctor() {
   {
     CommandOutput smi = run_command("nvidia-smi -L");
     const bool ok = smi.status == 0 && smi.text.find("GPU") != std::string::npos;
-    std::string value = ok ? trim(smi.text) : "none (nvidia-smi not found or lists no GPU); gpu tests are skipped";
+    std::string value =
+        ok ? trim(smi.text) : "none (nvidia-smi not found or lists no GPU); gpu tests are skipped";
     for (auto& c : value) {
       if (c == '\n') c = ';';
     }
@@ -148,14 +153,15 @@ std::vector<DoctorItem> run_doctor() {
                std::filesystem::exists("/usr/lib/x86_64-linux-gnu/libtorch.so")) {
       items.push_back({"libtorch", true, "Debian libtorch (CPU build)"});
     } else {
-      items.push_back({"libtorch", false,
-                       "not found (no `import torch`, no Debian libtorch-dev); live subjects unavailable"});
+      items.push_back(
+          {"libtorch", false,
+           "not found (no `import torch`, no Debian libtorch-dev); live subjects unavailable"});
     }
   }
   {
     CommandOutput py = run_command("python3 --version");
-    items.push_back({"python", py.status == 0,
-                     py.status == 0 ? trim(py.text) : "python3 not found"});
+    items.push_back(
+        {"python", py.status == 0, py.status == 0 ? trim(py.text) : "python3 not found"});
   }
   return items;
 }

@@ -7,13 +7,13 @@
 namespace racelab {
 
 struct DoctorItem {
-  std::string name;    // "cpus", "compiler", "tsan", "rr", ...
-  bool ok = false;     // available for racelab to use
-  std::string value;   // what was found, or why it is not usable
+  std::string name;   // "cpus", "compiler", "tsan", "rr", ...
+  bool ok = false;    // available for racelab to use
+  std::string value;  // what was found, or why it is not usable
 };
 
 struct CommandOutput {
-  int status = -1;  // exit status; -1 when the command could not run
+  int status = -1;   // exit status; -1 when the command could not run
   std::string text;  // stdout and stderr together
 };
 

@@ -1,6 +1,4 @@
 // The racelab command as users and CI call it: exit codes, outputs on disk, one-line errors.
-#include "catch.h"
-
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -9,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "catch.h"
 
 namespace fs = std::filesystem;
 
@@ -115,9 +115,9 @@ TEST_CASE("a clean scenario explores to exit 0", "[cli]") {
 TEST_CASE("suite writes JUnit and summary; exit 1 when an expectation fails", "[cli]") {
   const fs::path out = scratch("suite");
   std::ofstream(out / "wrong.toml") << "name = \"wrong\"\n[explore]\niterations = 50\n"
-                                        "[expect]\nmust_not = [\"deadlock\"]\n";
+                                       "[expect]\nmust_not = [\"deadlock\"]\n";
   std::ofstream(out / "right.toml") << "name = \"right\"\n[explore]\niterations = 50\n"
-                                        "[expect]\nmust = [\"deadlock\"]\n";
+                                       "[expect]\nmust = [\"deadlock\"]\n";
   auto s = racelab("suite " + out.string() + " --junit " + (out / "junit.xml").string() +
                    " --out " + (out / "res").string());
   CHECK(s.code == 1);

@@ -1,11 +1,11 @@
 // The pipeline model against the H200 observations of TORCH-FACTS.md, and its rules M2-M4.
+#include <cstdlib>
+
 #include "catch.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
-
-#include <cstdlib>
 
 using namespace racelab;
 using namespace racelab::model;
@@ -90,9 +90,10 @@ TEST_CASE("the recompile budget is shared by every device and spent by warmup (F
 }
 
 TEST_CASE("flex_eager allocates B x H x L x L fp32 scores and never compiles", "[pipeline]") {
-  auto r = run_text("name = \"x\"\n[pipeline]\nattention = \"flex_eager\"\nseq_len = 65536\n"
-                    "heads = 16\n[gpu]\nmemory_gib = 141\n",
-                    sched::StrategyKind::kRandom, 5);
+  auto r = run_text(
+      "name = \"x\"\n[pipeline]\nattention = \"flex_eager\"\nseq_len = 65536\n"
+      "heads = 16\n[gpu]\nmemory_gib = 141\n",
+      sched::StrategyKind::kRandom, 5);
   const auto* oom = r.result.find("oom");
   REQUIRE(oom != nullptr);
   CHECK(oom->finding.message.find("Tried to allocate 256.00 GiB") != std::string::npos);
@@ -105,7 +106,8 @@ TEST_CASE("automatic_dynamic off: every new length is a fixed recompile", "[pipe
       "seq_len = [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]\n";
   auto dynamic = run_text(text, sched::StrategyKind::kRandom, 3);
   CHECK(dynamic.result.find("recompile_limit") == nullptr);  // one static, then one dynamic entry
-  auto fixed = run_text(text + "[torch]\nautomatic_dynamic = false\n", sched::StrategyKind::kRandom, 3);
+  auto fixed =
+      run_text(text + "[torch]\nautomatic_dynamic = false\n", sched::StrategyKind::kRandom, 3);
   CHECK(fixed.result.find("recompile_limit") != nullptr);  // nine lengths, eight entries
 }
 
@@ -118,12 +120,16 @@ TEST_CASE("format_size matches PyTorch's units and decimals", "[pipeline]") {
 
 TEST_CASE("warmup costs virtual time; verdicts do not depend on it", "[pipeline]") {
   auto lazy = run_text("name = \"x\"\n", sched::StrategyKind::kPct, 10);
-  auto warm = run_text("name = \"x\"\n[warmup]\nmode = \"sequential\"\n", sched::StrategyKind::kPct, 10);
+  auto warm =
+      run_text("name = \"x\"\n[warmup]\nmode = \"sequential\"\n", sched::StrategyKind::kPct, 10);
   CHECK(lazy.warmup_seconds == 0);
   CHECK(warm.warmup_seconds >= 10.0);  // a forward (~7 s) and a backward (~3 s) compile
-  auto sep = run_text("name = \"x\"\n[pipeline]\ndrafters_per_device = 1\n"
-                      "[warmup]\nmode = \"separate_process\"\n", sched::StrategyKind::kPct, 10);
-  auto none = run_text("name = \"x\"\n[pipeline]\ndrafters_per_device = 1\n", sched::StrategyKind::kPct, 10);
+  auto sep = run_text(
+      "name = \"x\"\n[pipeline]\ndrafters_per_device = 1\n"
+      "[warmup]\nmode = \"separate_process\"\n",
+      sched::StrategyKind::kPct, 10);
+  auto none = run_text("name = \"x\"\n[pipeline]\ndrafters_per_device = 1\n",
+                       sched::StrategyKind::kPct, 10);
   CHECK(sep.makespan_seconds < none.makespan_seconds);  // F8: warm disk caches, shorter compiles
 }
 

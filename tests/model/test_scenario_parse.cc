@@ -1,11 +1,11 @@
 // Scenario format v1: defaults, and one clear "<file>: <key>: <problem>" line for each bad input.
+#include <filesystem>
+#include <fstream>
+
 #include "catch.h"
 #include "model/scenario.h"
 #include "model/suite.h"
 #include "util/errors.h"
-
-#include <filesystem>
-#include <fstream>
 
 using namespace racelab;
 using namespace racelab::model;
@@ -50,8 +50,10 @@ TEST_CASE("a minimal scenario takes the documented defaults", "[parse]") {
 }
 
 TEST_CASE("seq_len arrays cycle step by step", "[parse]") {
-  Scenario s = parse_scenario("name = \"x\"\n[pipeline]\nseq_len = [512, 1024, 2048]\n"
-                              "[warmup]\nseq_len = 256\n", "s.toml");
+  Scenario s = parse_scenario(
+      "name = \"x\"\n[pipeline]\nseq_len = [512, 1024, 2048]\n"
+      "[warmup]\nseq_len = 256\n",
+      "s.toml");
   CHECK(s.length_at(0) == 512);
   CHECK(s.length_at(2) == 2048);
   CHECK(s.length_at(3) == 512);
@@ -88,7 +90,8 @@ TEST_CASE("malformed scenarios get one line naming the file, the key and the pro
        "s.toml: pipeline.seq_len: expected an integer in 1..16777216, got a float"},
       {"name = \"x\"\n[pipeline]\nsteps = 2\nwarmup = 1\n", "s.toml: pipeline.warmup: unknown key"},
       {"name = \"x\"\n[warmup]\nmode = \"eager\"\n",
-       "s.toml: warmup.mode: unknown value \"eager\": expected none | sequential | lock_first_step | "
+       "s.toml: warmup.mode: unknown value \"eager\": expected none | sequential | lock_first_step "
+       "| "
        "lock_first_forward | per_thread_lock | separate_process"},
       {"name = \"x\"\n[warmup]\nbackward = \"yes\"\n",
        "s.toml: warmup.backward: expected true or false, got a string"},
@@ -110,7 +113,8 @@ TEST_CASE("malformed scenarios get one line naming the file, the key and the pro
        "livelock, exception"},
       {"name = \"x\"\n[expect]\nmust = [\"oom\"]\nmust_not = [\"oom\"]\n",
        "s.toml: expect.must_not: \"oom\" is also in expect.must"},
-      {"name = \"x\"\npipeline = 3\n", "s.toml: pipeline: expected a table ([pipeline]), got an integer"},
+      {"name = \"x\"\npipeline = 3\n",
+       "s.toml: pipeline: expected a table ([pipeline]), got an integer"},
       {"name = \"x\"\n[pipeline\n", "s.toml: line 2, column 10: "},
   };
   for (const Case& c : cases) {

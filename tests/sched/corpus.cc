@@ -21,7 +21,9 @@ Task LostUpdate::increment(Context& ctx) {
   if (fixed_) co_await ctx.unlock(mutex_);
 }
 
-void LostUpdate::finish(Context& ctx) { ctx.check(counter_ == 2, "counter == 2 after two increments"); }
+void LostUpdate::finish(Context& ctx) {
+  ctx.check(counter_ == 2, "counter == 2 after two increments");
+}
 
 // ---- LockOrderInversion
 
@@ -128,7 +130,7 @@ Task CompileLockDeadlock::step(Context& ctx) {
   co_await ctx.point(guard_);  // F5: the cache snapshot is taken before the lock
   const bool have = forward_compiled_;
   if (!have) {
-    co_await ctx.lock(compile_lock_);  // F1
+    co_await ctx.lock(compile_lock_);                                       // F1
     const int job = static_cast<int>(co_await ctx.submit(queue_, trace_));  // F4
     co_await ctx.wait_job(job);
     forward_compiled_ = true;

@@ -65,7 +65,7 @@ TEST_CASE("malformed schedules are refused with the key and the problem", "[sche
     t.replace(at, from.size(), to);
     return t;
   };
-  CHECK(error_of("{") .find("s.json: not valid JSON at byte") == 0);
+  CHECK(error_of("{").find("s.json: not valid JSON at byte") == 0);
   CHECK(error_of("[]") == "s.json: (document): expected a JSON object");
   CHECK(error_of(with("\"version\": 1", "\"version\": 2")) ==
         "s.json: version: unsupported schedule version 2; this racelab reads version 1");

@@ -123,8 +123,8 @@ TEST_CASE("shrink never increases preemptions and keeps the finding", "[schedule
     const char* kind;
   };
   int reduced = 0;
-  for (Case c : {Case{&deadlock, "deadlock"}, Case{&lost, "assertion"},
-                 Case{&ordering, "assertion"}}) {
+  for (Case c :
+       {Case{&deadlock, "deadlock"}, Case{&lost, "assertion"}, Case{&ordering, "assertion"}}) {
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
       auto random = make_random(seed);
       for (std::uint64_t i = 0; i < 2000; ++i) {
@@ -205,8 +205,8 @@ TEST_CASE("DFS reports a capped search as not exhausted", "[scheduler]") {
   auto one = explore(fixed, o);
   CHECK(one.exhausted());
   CHECK(one.executions > zero.executions);
-  WARN("dfs executions for the fixed 2-drafter pipeline: bound 0: " << zero.executions
-       << ", bound 1: " << one.executions);
+  WARN("dfs executions for the fixed 2-drafter pipeline: bound 0: "
+       << zero.executions << ", bound 1: " << one.executions);
 }
 
 TEST_CASE("a thread that never ends is reported as a livelock", "[scheduler]") {

@@ -62,7 +62,8 @@ class DfsStrategy : public Strategy {
     }
     if (!stack_.empty()) {
       const Frame& parent = stack_.back();
-      f.preemptions_before = parent.preemptions_before + (is_preemption(parent, parent.chosen) ? 1 : 0);
+      f.preemptions_before =
+          parent.preemptions_before + (is_preemption(parent, parent.chosen) ? 1 : 0);
     }
     f.chosen = 0;  // the first option is never a preemption
     stack_.push_back(std::move(f));
@@ -72,9 +73,7 @@ class DfsStrategy : public Strategy {
 
   bool exhausted() const override { return exhausted_; }
 
-  std::string describe() const override {
-    return fmt::format("dfs(max_preemptions={})", bound_);
-  }
+  std::string describe() const override { return fmt::format("dfs(max_preemptions={})", bound_); }
 
  private:
   struct Frame {

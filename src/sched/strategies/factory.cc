@@ -13,9 +13,12 @@ StrategyKind parse_strategy(const std::string& name) {
 
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
   switch (p.kind) {
-    case StrategyKind::kRandom: return make_random(p.seed);
-    case StrategyKind::kPct: return make_pct(p.seed, p.depth);
-    case StrategyKind::kDfs: return make_dfs(p.max_preemptions);
+    case StrategyKind::kRandom:
+      return make_random(p.seed);
+    case StrategyKind::kPct:
+      return make_pct(p.seed, p.depth);
+    case StrategyKind::kDfs:
+      return make_dfs(p.max_preemptions);
   }
   return make_random(p.seed);
 }

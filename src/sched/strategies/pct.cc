@@ -73,7 +73,7 @@ class PctStrategy : public Strategy {
   std::uint64_t seed_;
   int depth_;
   Rng rng_;
-  std::vector<std::uint64_t> priorities_;    // per thread; higher runs first
+  std::vector<std::uint64_t> priorities_;     // per thread; higher runs first
   std::vector<std::uint64_t> change_points_;  // steps at which the running thread is demoted
   std::uint64_t steps_ = 0;
   std::uint64_t max_steps_seen_ = 0;

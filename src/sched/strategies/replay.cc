@@ -68,9 +68,12 @@ ThreadId GuidedStrategy::pick(const Decision& d) {
 
 const char* strategy_name(StrategyKind kind) {
   switch (kind) {
-    case StrategyKind::kRandom: return "random";
-    case StrategyKind::kPct: return "pct";
-    case StrategyKind::kDfs: return "dfs";
+    case StrategyKind::kRandom:
+      return "random";
+    case StrategyKind::kPct:
+      return "pct";
+    case StrategyKind::kDfs:
+      return "dfs";
   }
   return "?";
 }
