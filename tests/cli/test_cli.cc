@@ -19,12 +19,17 @@ struct Result {
   std::string out;  // stdout and stderr
 };
 
-Result racelab(const std::string& args) {
-  const char* bin = std::getenv("RACELAB_BIN");
+const char* bin() {
+  const char* b = std::getenv("RACELAB_BIN");
+  REQUIRE(b != nullptr);
+  return b;
+}
+
+// Runs a shell command in the source tree.
+Result shell(const std::string& command) {
   const char* src = std::getenv("RACELAB_SOURCE_DIR");
-  REQUIRE(bin != nullptr);
   REQUIRE(src != nullptr);
-  const std::string cmd = std::string("cd ") + src + " && " + bin + " " + args + " 2>&1";
+  const std::string cmd = std::string("cd ") + src + " && " + command + " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;
@@ -34,6 +39,8 @@ Result racelab(const std::string& args) {
   const int status = ::pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+Result racelab(const std::string& args) { return shell(std::string(bin()) + " " + args); }
 
 fs::path scratch(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / ("racelab-cli-" + name);
@@ -156,5 +163,29 @@ TEST_CASE("bad input: exit 2, one line, no output written", "[cli]") {
   auto nodir = racelab("suite " + (out / "empty").string());
   CHECK(nodir.code == 2);
   CHECK(nodir.out.find("no scenarios") != std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST_CASE("SIGINT and --time-limit end a run with the report and schedules found so far", "[cli]") {
+  const fs::path out = scratch("interrupt");
+  // SIGINT one second into a run of a hundred million executions.
+  auto i = shell("timeout --preserve-status -s INT 1 " + std::string(bin()) +
+                 " explore scenarios/deadlock/lazy-2-drafters.toml --iterations 100000000 --out " +
+                 (out / "int").string());
+  CHECK(i.code == 1);
+  CHECK(i.out.find("interrupted: results so far written") != std::string::npos);
+  REQUIRE(fs::exists(out / "int" / "report.json"));
+  std::ifstream in(out / "int" / "report.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK(ss.str().find("\"stopped_by\": \"interrupted\"") != std::string::npos);
+  CHECK(fs::exists(out / "int" / "schedules" / "lazy-2-drafters.deadlock.json"));
+  auto t = racelab(
+      "explore scenarios/deadlock/lazy-2-drafters.toml --iterations 100000000 "
+      "--time-limit 0.5 --out " +
+      (out / "tl").string());
+  CHECK(t.code == 1);
+  CHECK(t.out.find("time limit reached") != std::string::npos);
+  CHECK(fs::exists(out / "tl" / "schedules" / "lazy-2-drafters.deadlock.json"));
   fs::remove_all(out);
 }
