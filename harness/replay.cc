@@ -22,7 +22,7 @@ struct ReplayArgs {
   bool trace = false;
 };
 
-int run_replay(const ReplayArgs& a) {
+int replay_command(const ReplayArgs& a) {
   const sched::Schedule s = sched::read_schedule(a.schedule);
   const model::Scenario sc = model::scenario_for_schedule(s, a.schedule, a.scenario);
   model::PipelineModel model(sc);
@@ -30,29 +30,24 @@ int run_replay(const ReplayArgs& a) {
   sched::ReplayStrategy replay(s.steps,
                                lenient ? sched::OnDivergence::kRandom : sched::OnDivergence::kFail,
                                lenient ? sched::make_random(a.seed) : nullptr);
-  std::optional<sched::ExecutionResult> r;
-  try {
-    r = sched::run_execution(model, replay, 0);
-  } catch (const sched::ReplayDivergence& e) {
-    throw InputError(fmt::format("{}: {}", a.schedule, e.what()));
-  }
-  if (a.trace) fmt::print("{}", r->trace_text());
+  const sched::ExecutionResult result = sched::run_replay(model, replay, a.schedule);
+  if (a.trace) fmt::print("{}", result.trace_text());
   if (replay.diverged()) {
     fmt::print("diverged at step {}; continued under random(seed={})\n", *replay.diverged_at(),
                a.seed);
   }
   const std::string& kind = s.finding_kind;
-  for (const auto& f : r->findings()) {
+  for (const auto& f : result.findings()) {
     fmt::print("{}\n",
                f.message.rfind(f.kind + ":", 0) == 0 ? f.message : f.kind + ": " + f.message);
   }
-  if (!kind.empty() && r->found(kind)) {
-    fmt::print("reproduced {} in {} steps\n", kind, r->exec->steps().size());
+  if (!kind.empty() && result.found(kind)) {
+    fmt::print("reproduced {} in {} steps\n", kind, result.exec->steps().size());
     return 1;
   }
   fmt::print("completed without {} ({} steps)\n", kind.empty() ? "findings" : kind,
-             r->exec->steps().size());
-  return r->findings().empty() ? 0 : 1;
+             result.exec->steps().size());
+  return result.findings().empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -67,7 +62,7 @@ void add_replay(CLI::App& app, Runner& run) {
   cmd->add_option("--scenario", args->scenario, "the scenario file, when it moved since recording");
   cmd->add_option("--seed", args->seed, "seed for --on-divergence random");
   cmd->add_flag("--trace", args->trace, "print every step");
-  cmd->callback([&run, args] { run = [args] { return run_replay(*args); }; });
+  cmd->callback([&run, args] { run = [args] { return replay_command(*args); }; });
 }
 
 }  // namespace racelab::cli

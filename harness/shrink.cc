@@ -27,25 +27,20 @@ int run_shrink(const ShrinkArgs& a) {
   const model::Scenario sc = model::scenario_for_schedule(s, a.schedule, a.scenario);
   model::PipelineModel model(sc);
   sched::ReplayStrategy replay(s.steps, sched::OnDivergence::kFail);
-  std::optional<sched::ExecutionResult> r;
-  try {
-    r = sched::run_execution(model, replay, 0);
-  } catch (const sched::ReplayDivergence& e) {
-    throw InputError(fmt::format("{}: {}", a.schedule, e.what()));
-  }
-  if (!r->found(s.finding_kind)) {
+  const sched::ExecutionResult result = sched::run_replay(model, replay, a.schedule);
+  if (!result.found(s.finding_kind)) {
     throw InputError(
         fmt::format("{}: does not reproduce {}; nothing to shrink", a.schedule, s.finding_kind));
   }
-  sched::ShrinkResult out = sched::shrink(model, r->choices(), s.finding_kind);
+  sched::ShrinkResult out = sched::shrink(model, result.choices(), s.finding_kind);
   s.steps = sched::replay_steps(*out.result.exec);
   s.preemptions = out.result.preemptions;
   for (const auto& f : out.result.findings()) {
     if (f.kind == s.finding_kind) s.finding_message = f.message;
   }
   write_file_atomic(a.out, sched::schedule_to_json(s));
-  fmt::print("{}: {} -> {} preemptions, {} -> {} steps ({} attempts)\n", a.out, r->preemptions,
-             out.result.preemptions, r->exec->steps().size(), out.result.exec->steps().size(),
+  fmt::print("{}: {} -> {} preemptions, {} -> {} steps ({} attempts)\n", a.out, result.preemptions,
+             out.result.preemptions, result.exec->steps().size(), out.result.exec->steps().size(),
              out.attempts);
   fmt::print("replay: racelab replay {}\n", a.out);
   return 0;

@@ -138,4 +138,12 @@ Schedule parse_schedule(std::string_view text, const std::string& origin) {
 
 Schedule read_schedule(const std::string& path) { return parse_schedule(read_file(path), path); }
 
+ExecutionResult run_replay(Subject& subject, ReplayStrategy& replay, const std::string& origin) {
+  try {
+    return std::move(*run_execution(subject, replay, 0));
+  } catch (const ReplayDivergence& e) {
+    throw InputError(fmt::format("{}: {}", origin, e.what()));
+  }
+}
+
 }  // namespace racelab::sched

@@ -46,4 +46,8 @@ std::string schedule_to_json(const Schedule& s);
 Schedule parse_schedule(std::string_view text, const std::string& origin);
 Schedule read_schedule(const std::string& path);
 
+// Runs `subject` once under `replay`; a divergence becomes an InputError "<origin>: diverged at
+// step k: expected …, got …" (a schedule that does not fit the subject is bad input).
+ExecutionResult run_replay(Subject& subject, ReplayStrategy& replay, const std::string& origin);
+
 }  // namespace racelab::sched
