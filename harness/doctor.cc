@@ -5,6 +5,7 @@
 
 #include "command.h"
 #include "racelab/version.h"
+#include "util/errors.h"
 
 namespace racelab::cli {
 
@@ -17,7 +18,7 @@ void add_doctor(CLI::App& app, Runner& run) {
       for (const DoctorItem& item : run_doctor()) {
         fmt::print("{:<9} {:<4} {}\n", item.name, item.ok ? "ok" : "no", item.value);
       }
-      return 0;
+      return kExitOk;
     };
   });
 }

@@ -9,6 +9,7 @@
 #include "model/suite.h"
 #include "report/report.h"
 #include "sched/strategies/strategies.h"
+#include "util/errors.h"
 
 namespace racelab::cli {
 
@@ -68,7 +69,7 @@ int run_explore(const ExploreArgs& a) {
              run.result.seconds > 0
                  ? static_cast<double>(run.result.executions) / run.result.seconds
                  : 0.0);
-  return run.result.found.empty() ? 0 : 1;
+  return run.result.found.empty() ? kExitOk : kExitFound;
 }
 
 }  // namespace

@@ -43,11 +43,11 @@ int replay_command(const ReplayArgs& a) {
   }
   if (!kind.empty() && result.found(kind)) {
     fmt::print("reproduced {} in {} steps\n", kind, result.exec->steps().size());
-    return 1;
+    return kExitFound;
   }
   fmt::print("completed without {} ({} steps)\n", kind.empty() ? "findings" : kind,
              result.exec->steps().size());
-  return result.findings().empty() ? 0 : 1;
+  return result.findings().empty() ? kExitOk : kExitFound;
 }
 
 }  // namespace

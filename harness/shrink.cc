@@ -43,7 +43,7 @@ int run_shrink(const ShrinkArgs& a) {
              out.result.preemptions, result.exec->steps().size(), out.result.exec->steps().size(),
              out.attempts);
   fmt::print("replay: racelab replay {}\n", a.out);
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "racelab/version.h"
 #include "report/report.h"
+#include "util/errors.h"
 #include "util/files.h"
 
 namespace racelab::cli {
@@ -88,7 +89,7 @@ int run_suite(const SuiteArgs& a) {
   fmt::print("{} scenarios: {} passed, {} failed{} in {:.2f} s\n", runs.size(),
              static_cast<int>(runs.size()) - failed, failed,
              interrupted().load() ? " (interrupted)" : "", seconds);
-  return failed == 0 && !interrupted().load() ? 0 : 1;
+  return failed == 0 && !interrupted().load() ? kExitOk : kExitFound;
 }
 
 }  // namespace

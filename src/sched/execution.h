@@ -95,7 +95,6 @@ class Execution {
   std::string describe_step(const Step& s) const;
   std::uint64_t max_steps() const { return max_steps_; }
   double makespan() const;
-  const std::string& label_text(int id) const { return labels_[id]; }
   std::int64_t job_label(int job) const { return jobs_[job].label; }
 
  private:
