@@ -18,6 +18,7 @@ void add_explore(CLI::App& app, Runner& run);
 void add_replay(CLI::App& app, Runner& run);
 void add_shrink(CLI::App& app, Runner& run);
 void add_suite(CLI::App& app, Runner& run);
+void add_alloc(CLI::App& app, Runner& run);
 
 // Raised by SIGINT; long runs stop at the next execution and write what they found.
 std::atomic<bool>& interrupted();

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   cli::add_replay(app, run);
   cli::add_shrink(app, run);
   cli::add_suite(app, run);
+  cli::add_alloc(app, run);
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,7 @@
 #include "model/pipeline.h"
 
+#include "util/units.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -12,14 +14,7 @@ using sched::Task;
 PipelineModel::PipelineModel(Scenario scenario)
     : scenario_(std::move(scenario)), profile_(profile_2_11()) {}
 
-std::string PipelineModel::format_size(std::uint64_t bytes) {
-  // c10/cuda/CUDACachingAllocator.cpp format_size: bytes, KiB, MiB, GiB with two decimals.
-  const double b = static_cast<double>(bytes);
-  if (bytes <= 1024) return fmt::format("{} bytes", bytes);
-  if (bytes <= 1048576) return fmt::format("{:.2f} KiB", b / 1024.0);
-  if (bytes <= 1073741824) return fmt::format("{:.2f} MiB", b / 1048576.0);
-  return fmt::format("{:.2f} GiB", b / 1073741824.0);
-}
+std::string PipelineModel::format_size(std::uint64_t bytes) { return racelab::format_size(bytes); }
 
 double PipelineModel::compile_scale() const {
   // F8: a warmup in another process leaves only the disk caches warm; compiles still happen.

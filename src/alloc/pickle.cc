@@ -1,0 +1,629 @@
+#include "alloc/pickle.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+#include <unordered_map>
+
+#include "util/errors.h"
+
+namespace racelab::alloc {
+
+namespace {
+
+constexpr int kMaxDepth = 100;
+
+PyRef make(PyType t) {
+  auto p = std::make_shared<PyObject>();
+  p->type = t;
+  return p;
+}
+
+}  // namespace
+
+PyRef PyObject::none() { return make(PyType::kNone); }
+PyRef PyObject::boolean(bool v) {
+  auto p = make(PyType::kBool);
+  p->b = v;
+  return p;
+}
+PyRef PyObject::integer(std::int64_t v) {
+  auto p = make(PyType::kInt);
+  p->i = v;
+  return p;
+}
+PyRef PyObject::real(double v) {
+  auto p = make(PyType::kFloat);
+  p->f = v;
+  return p;
+}
+PyRef PyObject::str(std::string v) {
+  auto p = make(PyType::kStr);
+  p->s = std::move(v);
+  return p;
+}
+PyRef PyObject::list(std::vector<PyRef> v) {
+  auto p = make(PyType::kList);
+  p->items = std::move(v);
+  return p;
+}
+PyRef PyObject::tuple(std::vector<PyRef> v) {
+  auto p = make(PyType::kTuple);
+  p->items = std::move(v);
+  return p;
+}
+PyRef PyObject::new_dict() { return make(PyType::kDict); }
+
+const PyObject* PyObject::get(std::string_view key) const {
+  if (type != PyType::kDict) return nullptr;
+  for (const auto& [k, v] : dict) {
+    if (k->type == PyType::kStr && k->s == key) return v.get();
+  }
+  return nullptr;
+}
+
+PyObject* PyObject::get(std::string_view key) {
+  return const_cast<PyObject*>(static_cast<const PyObject*>(this)->get(key));
+}
+
+void PyObject::set(std::string_view key, PyRef value) {
+  for (auto& [k, v] : dict) {
+    if (k->type == PyType::kStr && k->s == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  dict.emplace_back(PyObject::str(std::string(key)), std::move(value));
+}
+
+const char* type_name(PyType t) {
+  switch (t) {
+    case PyType::kNone: return "None";
+    case PyType::kBool: return "bool";
+    case PyType::kInt: return "int";
+    case PyType::kFloat: return "float";
+    case PyType::kStr: return "str";
+    case PyType::kBytes: return "bytes";
+    case PyType::kList: return "list";
+    case PyType::kTuple: return "tuple";
+    case PyType::kDict: return "dict";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reader
+
+namespace {
+
+class Reader {
+ public:
+  Reader(std::string_view data, const std::string& origin) : d_(data), origin_(origin) {}
+
+  ~Reader() {
+    // Break any reference cycles a hostile file built, so that nothing leaks.
+    for (auto& c : containers_) {
+      c->items.clear();
+      c->dict.clear();
+    }
+  }
+
+  PyRef run() {
+    if (d_.empty()) fail(0, "a pickle (opcode PROTO)", "an empty file");
+    for (;;) {
+      const std::size_t at = pos_;
+      const std::uint8_t op = u8("an opcode");
+      switch (op) {
+        case 0x80: {  // PROTO
+          const std::uint8_t v = u8("a protocol number");
+          if (v < 2 || v > 5) fail(at + 1, "protocol 2 to 5", fmt::format("protocol {}", v));
+          break;
+        }
+        case 0x95: {  // FRAME: an 8-byte length; frames are not needed to read the stream
+          const std::uint64_t n = le(8, "a frame length");
+          if (n > remaining()) too_long(at + 1, n);
+          break;
+        }
+        case '.': {  // STOP
+          if (stack_.size() != 1 || !marks_.empty()) {
+            fail(at, "exactly one value on the stack at STOP",
+                 fmt::format("{} values and {} marks", stack_.size(), marks_.size()));
+          }
+          PyRef root = stack_.back();
+          check_structure(root, at);
+          containers_.clear();  // structure is acyclic: ordinary destruction is safe
+          return root;
+        }
+        case '(': marks_.push_back(stack_.size()); break;
+        case '}': push(container(PyType::kDict)); break;
+        case ']': push(container(PyType::kList)); break;
+        case ')': push(container(PyType::kTuple)); break;
+        case 'd': {  // DICT from mark
+          auto items = pop_mark(at);
+          if (items.size() % 2) fail(at, "key/value pairs after MARK", "an odd count");
+          auto dct = container(PyType::kDict);
+          for (std::size_t k = 0; k < items.size(); k += 2) add_item(*dct, items[k], items[k + 1], at);
+          push(dct);
+          break;
+        }
+        case 'l': {
+          auto lst = container(PyType::kList);
+          lst->items = pop_mark(at);
+          push(lst);
+          break;
+        }
+        case 't': {
+          auto tup = container(PyType::kTuple);
+          tup->items = pop_mark(at);
+          push(tup);
+          break;
+        }
+        case 0x85:
+        case 0x86:
+        case 0x87: {  // TUPLE1..3
+          const std::size_t n = op - 0x84;
+          need_stack(at, n);
+          auto tup = container(PyType::kTuple);
+          tup->items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
+          stack_.resize(stack_.size() - n);
+          push(tup);
+          break;
+        }
+        case 's': {  // SETITEM
+          need_stack(at, 3);
+          PyRef v = pop();
+          PyRef k = pop();
+          add_item(*expect(top(), PyType::kDict, at, "SETITEM"), k, v, at);
+          break;
+        }
+        case 'u': {  // SETITEMS
+          auto items = pop_mark(at);
+          if (items.size() % 2) fail(at, "key/value pairs after MARK", "an odd count");
+          need_stack(at, 1);
+          PyObject* dct = expect(top(), PyType::kDict, at, "SETITEMS");
+          for (std::size_t k = 0; k < items.size(); k += 2) add_item(*dct, items[k], items[k + 1], at);
+          break;
+        }
+        case 'a': {  // APPEND
+          need_stack(at, 2);
+          PyRef v = pop();
+          expect(top(), PyType::kList, at, "APPEND")->items.push_back(std::move(v));
+          break;
+        }
+        case 'e': {  // APPENDS
+          auto items = pop_mark(at);
+          need_stack(at, 1);
+          auto& dst = expect(top(), PyType::kList, at, "APPENDS")->items;
+          dst.insert(dst.end(), items.begin(), items.end());
+          break;
+        }
+        case 'J': push(PyObject::integer(static_cast<std::int32_t>(le(4, "a 4-byte int")))); break;
+        case 'K': push(PyObject::integer(u8("a 1-byte int"))); break;
+        case 'M': push(PyObject::integer(static_cast<std::int64_t>(le(2, "a 2-byte int")))); break;
+        case 0x8a: push(PyObject::integer(long_int(at, u8("a LONG1 length")))); break;
+        case 0x8b: push(PyObject::integer(long_int(at, le(4, "a LONG4 length")))); break;
+        case 'G': {
+          const std::uint64_t bits = be8("an 8-byte float");
+          push(PyObject::real(std::bit_cast<double>(bits)));
+          break;
+        }
+        case 'N': push(PyObject::none()); break;
+        case 0x88: push(PyObject::boolean(true)); break;
+        case 0x89: push(PyObject::boolean(false)); break;
+        case 0x8c: push(PyObject::str(bytes(at, u8("a string length")))); break;
+        case 'X': push(PyObject::str(bytes(at, le(4, "a string length")))); break;
+        case 0x8d: push(PyObject::str(bytes(at, le(8, "a string length")))); break;
+        case 'U': push(PyObject::str(bytes(at, u8("a string length")))); break;
+        case 'T': push(PyObject::str(bytes(at, le(4, "a string length")))); break;
+        case 'C': push(bytes_obj(at, u8("a bytes length"))); break;
+        case 'B': push(bytes_obj(at, le(4, "a bytes length"))); break;
+        case 0x8e: push(bytes_obj(at, le(8, "a bytes length"))); break;
+        case 0x94:  // MEMOIZE
+          need_stack(at, 1);
+          memo_[memo_.size()] = stack_.back();
+          break;
+        case 'q': {
+          need_stack(at, 1);
+          const std::uint64_t idx = u8("a memo index");
+          memo_[idx] = stack_.back();
+          break;
+        }
+        case 'r': {
+          need_stack(at, 1);
+          const std::uint64_t idx = le(4, "a memo index");
+          memo_[idx] = stack_.back();
+          break;
+        }
+        case 'h': push(memo_get(at, u8("a memo index"))); break;
+        case 'j': push(memo_get(at, le(4, "a memo index"))); break;
+        case '0':
+          need_stack(at, 1);
+          pop();
+          break;
+        case '1': pop_mark(at); break;
+        case '2':
+          need_stack(at, 1);
+          push(stack_.back());
+          break;
+        default:
+          fail(at, "an opcode of a plain-data pickle (dict, list, tuple, str, int, float, bool, None)",
+               fmt::format("opcode 0x{:02x}{}", op, op >= 0x20 && op < 0x7f ? fmt::format(" '{}'", char(op)) : ""));
+      }
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(std::size_t at, std::string_view expected, std::string_view got) const {
+    throw InputError(fmt::format("{}: byte {}: expected {}, got {}", origin_, at, expected, got));
+  }
+  [[noreturn]] void too_long(std::size_t at, std::uint64_t n) const {
+    fail(at, fmt::format("at most {} bytes (the rest of the file)", remaining()),
+         fmt::format("a length of {}", n));
+  }
+  std::size_t remaining() const { return d_.size() - pos_; }
+
+  std::uint8_t u8(std::string_view what) {
+    if (pos_ >= d_.size()) fail(pos_, what, "the end of the file");
+    return static_cast<std::uint8_t>(d_[pos_++]);
+  }
+  std::uint64_t le(int n, std::string_view what) {
+    if (remaining() < static_cast<std::size_t>(n)) fail(pos_, what, "the end of the file");
+    std::uint64_t v = 0;
+    for (int k = 0; k < n; ++k) v |= std::uint64_t(static_cast<std::uint8_t>(d_[pos_ + k])) << (8 * k);
+    pos_ += n;
+    return v;
+  }
+  std::uint64_t be8(std::string_view what) {
+    if (remaining() < 8) fail(pos_, what, "the end of the file");
+    std::uint64_t v = 0;
+    for (int k = 0; k < 8; ++k) v = (v << 8) | static_cast<std::uint8_t>(d_[pos_ + k]);
+    pos_ += 8;
+    return v;
+  }
+  std::string bytes(std::size_t at, std::uint64_t n) {
+    if (n > remaining()) too_long(at + 1, n);
+    std::string s(d_.substr(pos_, n));
+    pos_ += n;
+    return s;
+  }
+  PyRef bytes_obj(std::size_t at, std::uint64_t n) {
+    auto p = make(PyType::kBytes);
+    p->s = bytes(at, n);
+    return p;
+  }
+  std::int64_t long_int(std::size_t at, std::uint64_t n) {
+    if (n > remaining()) too_long(at + 1, n);
+    if (n > 8) fail(at, "an integer of at most 8 bytes", fmt::format("{} bytes", n));
+    if (n == 0) return 0;
+    std::uint64_t v = 0;
+    for (std::uint64_t k = 0; k < n; ++k) v |= std::uint64_t(static_cast<std::uint8_t>(d_[pos_ + k])) << (8 * k);
+    pos_ += n;
+    if (n < 8 && (v >> (8 * n - 1)) & 1) v |= ~std::uint64_t(0) << (8 * n);  // sign-extend
+    return static_cast<std::int64_t>(v);
+  }
+
+  PyRef container(PyType t) {
+    auto p = make(t);
+    containers_.push_back(p);
+    return p;
+  }
+  void push(PyRef p) { stack_.push_back(std::move(p)); }
+  PyRef pop() {
+    PyRef p = std::move(stack_.back());
+    stack_.pop_back();
+    return p;
+  }
+  PyObject* top() { return stack_.back().get(); }
+  void need_stack(std::size_t at, std::size_t n) {
+    const std::size_t base = marks_.empty() ? 0 : marks_.back();
+    if (stack_.size() < base + n) {
+      fail(at, fmt::format("{} value(s) on the stack", n), fmt::format("{}", stack_.size() - base));
+    }
+  }
+  std::vector<PyRef> pop_mark(std::size_t at) {
+    if (marks_.empty()) fail(at, "a MARK before this opcode", "none");
+    const std::size_t m = marks_.back();
+    marks_.pop_back();
+    std::vector<PyRef> items(std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(m)),
+                             std::make_move_iterator(stack_.end()));
+    stack_.resize(m);
+    return items;
+  }
+  PyObject* expect(PyObject* p, PyType t, std::size_t at, std::string_view op) {
+    if (p->type != t) fail(at, fmt::format("a {} under {}", type_name(t), op), type_name(p->type));
+    return p;
+  }
+  void add_item(PyObject& dct, const PyRef& k, const PyRef& v, std::size_t at) {
+    if (k->type == PyType::kList || k->type == PyType::kDict) {
+      fail(at, "a hashable dict key", type_name(k->type));
+    }
+    dct.dict.emplace_back(k, v);
+  }
+  PyRef memo_get(std::size_t at, std::uint64_t idx) {
+    auto it = memo_.find(idx);
+    if (it == memo_.end()) fail(at, "a memo index stored earlier", fmt::format("index {}", idx));
+    return it->second;
+  }
+
+  // Rejects self-containing containers and nesting deeper than kMaxDepth (iteratively: a hostile
+  // file must not be able to exhaust the C++ stack).
+  void check_structure(const PyRef& root, std::size_t at) const {
+    std::unordered_map<const PyObject*, int> state;  // 1 on the path, 2 done
+    struct Frame {
+      const PyObject* obj;
+      std::size_t next;
+    };
+    std::vector<Frame> path;
+    auto child = [](const PyObject* o, std::size_t k) -> const PyObject* {
+      if (o->type == PyType::kDict) {
+        return k % 2 == 0 ? o->dict[k / 2].first.get() : o->dict[k / 2].second.get();
+      }
+      return o->items[k].get();
+    };
+    auto count = [](const PyObject* o) {
+      return o->type == PyType::kDict ? o->dict.size() * 2 : o->items.size();
+    };
+    path.push_back({root.get(), 0});
+    state[root.get()] = 1;
+    while (!path.empty()) {
+      Frame& f = path.back();
+      if (f.next == count(f.obj)) {
+        state[f.obj] = 2;
+        path.pop_back();
+        continue;
+      }
+      const PyObject* c = child(f.obj, f.next++);
+      if (c->type != PyType::kList && c->type != PyType::kTuple && c->type != PyType::kDict) continue;
+      auto [it, fresh] = state.try_emplace(c, 1);
+      if (!fresh) {
+        if (it->second == 1) fail(at, "an acyclic structure", "a container that contains itself");
+        continue;
+      }
+      if (static_cast<int>(path.size()) >= kMaxDepth) {
+        fail(at, fmt::format("nesting at most {} deep", kMaxDepth), "deeper nesting");
+      }
+      path.push_back({c, 0});
+    }
+  }
+
+  std::string_view d_;
+  const std::string& origin_;
+  std::size_t pos_ = 0;
+  std::vector<PyRef> stack_;
+  std::vector<std::size_t> marks_;
+  std::unordered_map<std::uint64_t, PyRef> memo_;
+  std::vector<PyRef> containers_;
+};
+
+}  // namespace
+
+PyRef read_pickle(std::string_view data, const std::string& origin) {
+  Reader r(data, origin);
+  return r.run();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writer
+
+namespace {
+
+class Writer {
+ public:
+  std::string run(const PyObject& root) {
+    out_ += '\x80';
+    out_ += '\x04';
+    write(root, 0);
+    out_ += '.';
+    return std::move(out_);
+  }
+
+ private:
+  void op(std::uint8_t c) { out_ += static_cast<char>(c); }
+  void le(std::uint64_t v, int n) {
+    for (int k = 0; k < n; ++k) out_ += static_cast<char>((v >> (8 * k)) & 0xff);
+  }
+  void memoize() {
+    op(0x94);
+    ++memo_count_;
+  }
+
+  void write_str(const std::string& s) {
+    auto it = strings_.find(s);
+    if (it != strings_.end()) {
+      if (it->second < 256) {
+        op('h');
+        le(it->second, 1);
+      } else {
+        op('j');
+        le(it->second, 4);
+      }
+      return;
+    }
+    if (s.size() < 256) {
+      op(0x8c);
+      le(s.size(), 1);
+    } else {
+      op('X');
+      le(s.size(), 4);
+    }
+    out_ += s;
+    strings_.emplace(s, memo_count_);
+    memoize();
+  }
+
+  void write_int(std::int64_t v) {
+    if (v >= 0 && v < 256) {
+      op('K');
+      le(static_cast<std::uint64_t>(v), 1);
+    } else if (v >= 0 && v < 65536) {
+      op('M');
+      le(static_cast<std::uint64_t>(v), 2);
+    } else if (v >= INT32_MIN && v <= INT32_MAX) {
+      op('J');
+      le(static_cast<std::uint32_t>(static_cast<std::int32_t>(v)), 4);
+    } else {
+      // Minimal two's-complement little-endian bytes, as CPython's encode_long.
+      int n = 1;
+      while (n < 8) {
+        const std::int64_t lo = -(std::int64_t(1) << (8 * n - 1));
+        const std::int64_t hi = (std::int64_t(1) << (8 * n - 1)) - 1;
+        if (v >= lo && v <= hi) break;
+        ++n;
+      }
+      op(0x8a);
+      le(static_cast<std::uint64_t>(n), 1);
+      le(static_cast<std::uint64_t>(v), n);
+    }
+  }
+
+  void write(const PyObject& o, int depth) {
+    if (depth > kMaxDepth) throw InputError("pickle: nesting deeper than 100");
+    switch (o.type) {
+      case PyType::kNone: op('N'); break;
+      case PyType::kBool: op(o.b ? 0x88 : 0x89); break;
+      case PyType::kInt: write_int(o.i); break;
+      case PyType::kFloat: {
+        op('G');
+        const auto bits = std::bit_cast<std::uint64_t>(o.f);
+        for (int k = 7; k >= 0; --k) out_ += static_cast<char>((bits >> (8 * k)) & 0xff);
+        break;
+      }
+      case PyType::kStr: write_str(o.s); break;
+      case PyType::kBytes:
+        op('B');
+        le(o.s.size(), 4);
+        out_ += o.s;
+        memoize();
+        break;
+      case PyType::kList: {
+        op(']');
+        memoize();
+        batched(o.items.size(), 'a', 'e', [&](std::size_t k) { write(*o.items[k], depth + 1); });
+        break;
+      }
+      case PyType::kTuple: {
+        const std::size_t n = o.items.size();
+        if (n == 0) {
+          op(')');
+          break;
+        }
+        if (n > 3) op('(');
+        for (const auto& it : o.items) write(*it, depth + 1);
+        op(n > 3 ? 't' : static_cast<std::uint8_t>(0x84 + n));
+        memoize();
+        break;
+      }
+      case PyType::kDict: {
+        op('}');
+        memoize();
+        batched(o.dict.size(), 's', 'u', [&](std::size_t k) {
+          write(*o.dict[k].first, depth + 1);
+          write(*o.dict[k].second, depth + 1);
+        });
+        break;
+      }
+    }
+  }
+
+  // CPython's batching: one item -> the single opcode, otherwise MARK ... BATCH per 1000 items.
+  template <class F>
+  void batched(std::size_t n, std::uint8_t single, std::uint8_t many, F item) {
+    for (std::size_t start = 0; start < n; start += 1000) {
+      const std::size_t end = std::min(n, start + 1000);
+      if (end - start == 1) {
+        item(start);
+        op(single);
+        continue;
+      }
+      op('(');
+      for (std::size_t k = start; k < end; ++k) item(k);
+      op(many);
+    }
+  }
+
+  std::string out_;
+  std::unordered_map<std::string, std::uint32_t> strings_;
+  std::uint32_t memo_count_ = 0;
+};
+
+}  // namespace
+
+std::string write_pickle(const PyObject& root) { return Writer().run(root); }
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+nlohmann::ordered_json to_json(const PyObject& v, const std::string& origin) {
+  using J = nlohmann::ordered_json;
+  switch (v.type) {
+    case PyType::kNone: return nullptr;
+    case PyType::kBool: return v.b;
+    case PyType::kInt: return v.i;
+    case PyType::kFloat: return v.f;
+    case PyType::kStr: return v.s;
+    case PyType::kBytes:
+      throw InputError(fmt::format("{}: bytes values have no JSON equivalent", origin));
+    case PyType::kList:
+    case PyType::kTuple: {
+      J a = J::array();
+      for (const auto& it : v.items) a.push_back(to_json(*it, origin));
+      return a;
+    }
+    case PyType::kDict: {
+      J o = J::object();
+      for (const auto& [k, val] : v.dict) {
+        if (k->type != PyType::kStr) {
+          throw InputError(fmt::format("{}: a dict key of type {} has no JSON equivalent", origin,
+                                       type_name(k->type)));
+        }
+        o[k->s] = to_json(*val, origin);
+      }
+      return o;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+PyRef from_json_at(const nlohmann::ordered_json& v, const std::string& origin, bool as_tuple,
+                   int depth) {
+  if (depth > kMaxDepth) throw InputError(fmt::format("{}: nesting deeper than 100", origin));
+  switch (v.type()) {
+    case nlohmann::json::value_t::null: return PyObject::none();
+    case nlohmann::json::value_t::boolean: return PyObject::boolean(v.get<bool>());
+    case nlohmann::json::value_t::number_integer: return PyObject::integer(v.get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned: {
+      const auto u = v.get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(INT64_MAX)) {
+        throw InputError(fmt::format("{}: integer {} does not fit 64 bits", origin, u));
+      }
+      return PyObject::integer(static_cast<std::int64_t>(u));
+    }
+    case nlohmann::json::value_t::number_float: return PyObject::real(v.get<double>());
+    case nlohmann::json::value_t::string: return PyObject::str(v.get<std::string>());
+    case nlohmann::json::value_t::array: {
+      std::vector<PyRef> items;
+      for (const auto& it : v) items.push_back(from_json_at(it, origin, false, depth + 1));
+      return as_tuple ? PyObject::tuple(std::move(items)) : PyObject::list(std::move(items));
+    }
+    case nlohmann::json::value_t::object: {
+      auto d = PyObject::new_dict();
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        d->dict.emplace_back(PyObject::str(it.key()),
+                             from_json_at(it.value(), origin, it.key() == "segment_pool_id", depth + 1));
+      }
+      return d;
+    }
+    default: throw InputError(fmt::format("{}: unsupported JSON value", origin));
+  }
+}
+
+}  // namespace
+
+PyRef from_json(const nlohmann::ordered_json& value, const std::string& origin) {
+  return from_json_at(value, origin, false, 0);
+}
+
+}  // namespace racelab::alloc

@@ -1,0 +1,255 @@
+#include "alloc/replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace racelab::alloc {
+
+namespace {
+
+constexpr std::size_t kMaxMismatches = 5;
+
+// The real trace's new-segment addresses, in order: every segment_alloc, and every segment_map
+// outside the address space of a live expandable segment (one is released when its last page is
+// unmapped).
+std::vector<std::uint64_t> real_segment_bases(const std::vector<TraceEvent>& trace, const Config& c) {
+  struct Range {
+    std::uint64_t start, end, mapped;
+  };
+  const std::uint64_t va = c.device_total + c.device_total / 8;
+  std::vector<Range> live;
+  std::vector<std::uint64_t> bases;
+  auto find = [&](std::uint64_t addr) {
+    return std::find_if(live.begin(), live.end(),
+                        [&](const Range& r) { return addr >= r.start && addr < r.end; });
+  };
+  for (const TraceEvent& e : trace) {
+    if (e.action == Action::kSegmentAlloc) {
+      bases.push_back(e.addr);
+    } else if (e.action == Action::kSegmentMap) {
+      auto it = find(e.addr);
+      if (it == live.end()) {
+        bases.push_back(e.addr);
+        live.push_back({e.addr, e.addr + va, 0});
+        it = std::prev(live.end());
+      }
+      it->mapped += e.size;
+    } else if (e.action == Action::kSegmentUnmap) {
+      auto it = find(e.addr);
+      if (it != live.end()) {
+        it->mapped -= std::min(it->mapped, e.size);
+        if (it->mapped == 0) live.erase(it);
+      }
+    }
+  }
+  return bases;
+}
+
+std::string hex(std::uint64_t v) { return fmt::format("0x{:x}", v); }
+
+std::string describe_event(const SegmentEvent& e) {
+  return fmt::format("{} {} ({})", action_name(e.action), hex(e.addr), format_bytes(e.size));
+}
+
+}  // namespace
+
+ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOptions& opt) {
+  ReplayResult r;
+  r.events = trace.size();
+  const std::vector<std::uint64_t> bases =
+      opt.real_addresses ? real_segment_bases(trace, opt.config) : std::vector<std::uint64_t>{};
+  std::size_t next_base = 0;
+  CachingAllocator m(opt.config, [&](std::uint64_t) -> std::optional<std::uint64_t> {
+    if (next_base >= bases.size()) return std::nullopt;
+    return bases[next_base++];
+  });
+
+  std::unordered_map<std::uint64_t, Block*> live;  // real address -> model block
+  std::vector<SegmentEvent> real_segments;
+  std::vector<SegmentEvent> model_segments;
+  std::size_t model_events_seen = 0;
+  std::size_t sample_pos = 0;
+
+  // Moves the model's new events into model_segments (and the model trace).
+  auto drain = [&](std::int64_t time_us, std::int64_t stream) {
+    const auto& ev = m.segment_events();
+    for (; model_events_seen < ev.size(); ++model_events_seen) {
+      const SegmentEvent& s = ev[model_events_seen];
+      if (s.action != Action::kOom) model_segments.push_back(s);
+      if (opt.keep_trace) r.model_trace.push_back({s.action, s.addr, s.size, stream, time_us});
+    }
+  };
+
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    const TraceEvent& e = trace[i];
+    if (opt.empty_cache_at) {
+      if (opt.empty_cache_at->count(i)) {
+        m.empty_cache();
+        r.empty_cache_at.insert(i);
+        drain(e.time_us, e.stream);
+      }
+    } else if ((e.action == Action::kSegmentFree || e.action == Action::kSegmentUnmap) &&
+               model_segments.size() <= real_segments.size()) {
+      std::vector<SegmentEvent> run;
+      for (std::size_t j = i; j < trace.size() && (trace[j].action == Action::kSegmentFree ||
+                                                   trace[j].action == Action::kSegmentUnmap);
+           ++j) {
+        run.push_back({trace[j].action, trace[j].addr, trace[j].size});
+      }
+      if (m.predict_empty_cache() == run) {
+        m.empty_cache();
+        r.empty_cache_at.insert(i);
+        drain(e.time_us, e.stream);
+      }
+    }
+
+    switch (e.action) {
+      case Action::kAlloc: {
+        ++r.allocs;
+        const auto res = m.malloc(e.size, e.stream);
+        drain(e.time_us, e.stream);
+        if (!res.block) {
+          ++r.model_ooms;
+          if (r.oom_messages.size() < kMaxMismatches) r.oom_messages.push_back(res.oom_message);
+          if (r.alloc_mismatches.size() < kMaxMismatches) {
+            r.alloc_mismatches.push_back({i, fmt::format("alloc of {} bytes at {}: out of memory in the model",
+                                                         e.size, hex(e.addr))});
+          }
+          break;
+        }
+        live[e.addr] = res.block;
+        if (opt.keep_trace) r.model_trace.push_back({Action::kAlloc, res.block->ptr, e.size, e.stream, e.time_us});
+        if (res.block->ptr == e.addr) {
+          ++r.allocs_same;
+        } else if (r.alloc_mismatches.size() < kMaxMismatches) {
+          r.alloc_mismatches.push_back(
+              {i, fmt::format("alloc of {} bytes: real {}, model {}", e.size, hex(e.addr), hex(res.block->ptr))});
+        }
+        break;
+      }
+      case Action::kFreeRequested: {
+        auto it = live.find(e.addr);
+        if (it == live.end()) {
+          ++r.unmatched_frees;
+          break;
+        }
+        if (it->second->allocated) {
+          m.free_request(it->second);
+          if (opt.keep_trace) {
+            r.model_trace.push_back({Action::kFreeRequested, it->second->ptr, e.size, e.stream, e.time_us});
+          }
+        }
+        break;
+      }
+      case Action::kFreeCompleted: {
+        auto it = live.find(e.addr);
+        if (it == live.end()) break;
+        Block* b = it->second;
+        live.erase(it);
+        const std::uint64_t ptr = b->ptr;
+        m.free_complete(b);
+        drain(e.time_us, e.stream);
+        if (opt.keep_trace) r.model_trace.push_back({Action::kFreeCompleted, ptr, e.size, e.stream, e.time_us});
+        break;
+      }
+      case Action::kSegmentAlloc:
+      case Action::kSegmentFree:
+      case Action::kSegmentMap:
+      case Action::kSegmentUnmap:
+        real_segments.push_back({e.action, e.addr, e.size});
+        break;
+      case Action::kOom: ++r.real_ooms; break;
+      case Action::kSnapshot:
+      case Action::kUserDefined: break;
+    }
+
+    while (sample_pos < opt.sample_after.size() && opt.sample_after[sample_pos] <= i) {
+      const Stats& st = m.stats();
+      Sample s;
+      s.event = i;
+      s.time_us = e.time_us;
+      s.reserved = static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].current);
+      s.allocated = static_cast<std::uint64_t>(st.allocated_bytes[kAggregate].current);
+      s.active = static_cast<std::uint64_t>(st.active_bytes[kAggregate].current);
+      s.segments = st.segment[kAggregate].current;
+      s.mapped_segments = m.mapped_segment_count();
+      s.device_allocs = st.num_device_alloc;
+      s.device_frees = st.num_device_free;
+      s.inactive_split_bytes = static_cast<std::uint64_t>(st.inactive_split_bytes[kAggregate].current);
+      s.largest_free = m.largest_free_block();
+      s.free_cached = m.free_cached_bytes();
+      s.retries = st.num_alloc_retries;
+      s.ooms = st.num_ooms;
+      s.peak_reserved = static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].peak);
+      r.samples.push_back(s);
+      ++sample_pos;
+    }
+    if (opt.progress && (i % 65536 == 0 || i + 1 == trace.size())) opt.progress(i + 1, trace.size());
+  }
+
+  r.real_segment_events = real_segments.size();
+  r.model_segment_events = model_segments.size();
+  const std::size_t n = std::max(real_segments.size(), model_segments.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    const bool have_real = k < real_segments.size();
+    const bool have_model = k < model_segments.size();
+    if (have_real && have_model && real_segments[k] == model_segments[k]) {
+      ++r.segment_events_same;
+    } else if (r.segment_mismatches.size() < kMaxMismatches) {
+      r.segment_mismatches.push_back(
+          {k, fmt::format("segment event {}: real {}, model {}", k + 1,
+                          have_real ? describe_event(real_segments[k]) : "none",
+                          have_model ? describe_event(model_segments[k]) : "none")});
+    }
+  }
+  r.stats = m.stats();
+  r.peak_reserved = static_cast<std::uint64_t>(r.stats.reserved_bytes[kAggregate].peak);
+  r.peak_segments = r.stats.segment[kAggregate].peak;
+  r.final_mapped_segments = m.mapped_segment_count();
+  r.segments = m.segments_value();
+  r.model_events = m.segment_events();
+  return r;
+}
+
+PyRef model_snapshot_value(const Snapshot& source, const std::vector<TraceEvent>& trace,
+                           const ReplayResult& result) {
+  (void)trace;
+  auto root = PyObject::new_dict();
+  root->set("segments", result.segments ? result.segments : PyObject::list());
+  auto events = PyObject::list();
+  events->items.reserve(result.model_trace.size());
+  for (const TraceEvent& e : result.model_trace) {
+    auto d = PyObject::new_dict();
+    d->set("action", PyObject::str(action_name(e.action)));
+    d->set("addr", PyObject::integer(static_cast<std::int64_t>(e.addr)));
+    d->set("size", PyObject::integer(static_cast<std::int64_t>(e.size)));
+    d->set("stream", PyObject::integer(e.stream));
+    d->set("time_us", PyObject::integer(e.time_us));
+    d->set("compile_context", PyObject::str("N/A"));
+    d->set("user_metadata", PyObject::str(""));
+    events->items.push_back(d);
+  }
+  root->set("device_traces", PyObject::list({events}));
+  const PyObject* settings = source.root ? source.root->get("allocator_settings") : nullptr;
+  if (settings) {
+    // Shared, not copied: the tree is written, never mutated, after this point.
+    for (const auto& [k, v] : source.root->dict) {
+      if (k->is_str() && k->s == "allocator_settings") root->set("allocator_settings", v);
+    }
+  } else {
+    root->set("allocator_settings", PyObject::new_dict());
+  }
+  auto ann = PyObject::list();
+  if (const PyObject* a = source.root ? source.root->get("external_annotations") : nullptr) {
+    for (const auto& [k, v] : source.root->dict) {
+      if (k->is_str() && k->s == "external_annotations") ann = v;
+    }
+    (void)a;
+  }
+  root->set("external_annotations", ann);
+  return root;
+}
+
+}  // namespace racelab::alloc

@@ -1,0 +1,247 @@
+#include "alloc/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "util/errors.h"
+#include "util/files.h"
+
+namespace racelab::alloc {
+
+namespace {
+
+std::uint64_t mib(std::uint64_t b) { return (b + kMiB / 2) / kMiB; }
+
+}  // namespace
+
+Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace, const std::filesystem::path& path) {
+  const std::string origin = path.string();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: byte {}: invalid JSON", origin, e.byte));
+  }
+  if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array()) {
+    throw InputError(fmt::format("{}: expected an object with a 'rows' list of iterations", origin));
+  }
+  Boundaries b;
+  b.source = fmt::format("stats JSON {}", path.filename().string());
+  b.iterations = true;
+  std::size_t pos = 0;
+  std::size_t k = 0;
+  for (const auto& row : j["rows"]) {
+    auto num = [&](const char* key) -> std::int64_t {
+      if (!row.is_object() || !row.contains(key) || !row[key].is_number_integer()) {
+        throw InputError(fmt::format("{}: rows[{}]: missing integer '{}'", origin, k, key));
+      }
+      return row[key].get<std::int64_t>();
+    };
+    const std::int64_t t_end = num("t_end_us");
+    Window w;
+    w.label = row.contains("iter") && row["iter"].is_number_integer()
+                  ? fmt::format("{}", row["iter"].get<std::int64_t>())
+                  : fmt::format("{}", k);
+    // Events up to the end of this iteration that were not in an earlier one.
+    while (pos < trace.size() && trace[pos].time_us < num("t_start_us") && k == 0) ++pos;
+    w.first = pos;
+    while (pos < trace.size() && trace[pos].time_us <= t_end) ++pos;
+    w.end = pos;
+    Window::Recorded rec;
+    rec.reserved = num("reserved");
+    rec.allocated = num("allocated");
+    rec.segments = num("segments");
+    rec.device_allocs = num("device_allocs");
+    rec.inactive_split_bytes = row.contains("inactive_split_bytes") ? num("inactive_split_bytes") : -1;
+    w.recorded = rec;
+    b.windows.push_back(std::move(w));
+    ++k;
+  }
+  if (b.windows.empty()) throw InputError(fmt::format("{}: 'rows' is empty", origin));
+  return b;
+}
+
+std::optional<Boundaries> boundaries_from_annotations(const std::vector<TraceEvent>& trace,
+                                                      const std::vector<Annotation>& annotations) {
+  std::vector<std::pair<std::int64_t, std::string>> ends;  // (time, name) of each END
+  std::map<std::string, std::int64_t> open;
+  for (const Annotation& a : annotations) {
+    if (a.stage == "START") open[a.name] = a.time_us;
+    if (a.stage == "END" && open.count(a.name)) {
+      ends.emplace_back(a.time_us, a.name);
+      open.erase(a.name);
+    }
+  }
+  if (ends.size() < 2) return std::nullopt;
+  std::sort(ends.begin(), ends.end());
+  Boundaries b;
+  b.source = "annotations";
+  b.iterations = true;
+  std::size_t pos = 0;
+  for (const auto& [t, name] : ends) {
+    Window w;
+    w.label = name;
+    w.first = pos;
+    while (pos < trace.size() && trace[pos].time_us <= t) ++pos;
+    w.end = pos;
+    b.windows.push_back(std::move(w));
+  }
+  return b;
+}
+
+Boundaries boundaries_by_window(const std::vector<TraceEvent>& trace, std::size_t per) {
+  Boundaries b;
+  per = std::max<std::size_t>(per, 1);
+  b.source = fmt::format("windows of {} allocations", per);
+  std::size_t first = 0;
+  std::size_t allocs = 0;
+  std::size_t first_alloc = 0;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    if (trace[i].action != Action::kAlloc) continue;
+    if (allocs % per == 0) first_alloc = allocs;
+    ++allocs;
+    if (allocs % per == 0) {
+      b.windows.push_back({fmt::format("allocs {}-{}", first_alloc + 1, allocs), first, i + 1, {}});
+      first = i + 1;
+    }
+  }
+  if (first < trace.size() || b.windows.empty()) {
+    b.windows.push_back({fmt::format("allocs {}-{}", allocs - allocs % per + 1, allocs), first, trace.size(), {}});
+  }
+  return b;
+}
+
+StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& trace,
+                        const Boundaries& boundaries, ReplayOptions options, std::size_t settle) {
+  StabilityReport rep;
+  rep.name = name;
+  rep.boundaries_source = boundaries.source;
+  rep.iterations = boundaries.iterations;
+  // A sample just before the first window (the state warmup left) and at every window's end.
+  options.sample_after.clear();
+  const std::size_t first = boundaries.windows.front().first;
+  const bool have_before = first > 0;
+  if (have_before) options.sample_after.push_back(first - 1);
+  for (const Window& w : boundaries.windows) options.sample_after.push_back(w.end > 0 ? w.end - 1 : 0);
+  std::sort(options.sample_after.begin(), options.sample_after.end());
+  rep.replay = replay_trace(trace, options);
+  const auto& samples = rep.replay.samples;
+
+  Sample before;  // zeros when the windows start at the first event
+  std::size_t si = 0;
+  if (have_before && !samples.empty()) before = samples[si++];
+  const bool expandable = options.config.expandable_segments;
+  for (const Window& w : boundaries.windows) {
+    Row row;
+    row.label = w.label;
+    row.at_end = si < samples.size() ? samples[si++] : before;
+    if (w.end == 0) row.at_end = Sample{};
+    row.device_allocs_in = row.at_end.device_allocs - before.device_allocs;
+    row.device_frees_in = row.at_end.device_frees - before.device_frees;
+    row.fragmentation = row.at_end.free_cached == 0
+                            ? 0.0
+                            : 1.0 - static_cast<double>(row.at_end.largest_free) /
+                                        static_cast<double>(row.at_end.free_cached);
+    if (expandable) row.at_end.segments = static_cast<std::int64_t>(row.at_end.mapped_segments);
+    if (w.recorded) {
+      ++rep.recorded_rows;
+      const auto& r = *w.recorded;
+      const std::int64_t stat_segments = expandable ? 0 : row.at_end.segments;
+      row.matches_recorded = r.reserved == static_cast<std::int64_t>(row.at_end.reserved) &&
+                             r.allocated == static_cast<std::int64_t>(row.at_end.allocated) &&
+                             (r.segments == stat_segments || r.segments == row.at_end.segments) &&
+                             r.device_allocs == row.at_end.device_allocs;
+      if (row.matches_recorded) ++rep.recorded_matches;
+    }
+    rep.peak_reserved = std::max(rep.peak_reserved, row.at_end.peak_reserved);
+    before = row.at_end;
+    rep.rows.push_back(std::move(row));
+  }
+
+  // Stable from the window after the last one with a device allocation.
+  std::size_t last_growth = 0;
+  bool any_growth = false;
+  for (std::size_t k = 0; k < rep.rows.size(); ++k) {
+    if (rep.rows[k].device_allocs_in > 0) {
+      last_growth = k;
+      any_growth = true;
+    }
+  }
+  rep.stable_from = any_growth ? last_growth : 0;
+  for (std::size_t k = settle; k < rep.rows.size(); ++k) {
+    if (rep.rows[k].device_allocs_in > 0) rep.growth_at.push_back(rep.rows[k].label);
+  }
+  rep.stable = rep.growth_at.empty();
+  const std::string unit = rep.iterations ? "iteration" : "window";
+  const Row& a = rep.rows.front();
+  const Row& z = rep.rows.back();
+  const std::string what = expandable ? "mapped ranges" : "segments";
+  if (rep.stable) {
+    rep.verdict = fmt::format("stable from {} {}: no device allocation after it ({} {}, reserved {} MiB)",
+                              unit, rep.rows[rep.stable_from].label, z.at_end.segments, what,
+                              mib(z.at_end.reserved));
+  } else {
+    std::string list;
+    const std::size_t shown = std::min<std::size_t>(rep.growth_at.size(), 12);
+    for (std::size_t k = 0; k < shown; ++k) list += (k ? ", " : "") + rep.growth_at[k];
+    if (rep.growth_at.size() > shown) list += fmt::format(" and {} more", rep.growth_at.size() - shown);
+    rep.verdict = fmt::format("not stable: device allocations at {}s {} ({} -> {} {}, reserved {} -> {} MiB)",
+                              unit, list, a.at_end.segments, z.at_end.segments, what,
+                              mib(a.at_end.reserved), mib(z.at_end.reserved));
+  }
+  rep.replay.samples.clear();
+  return rep;
+}
+
+nlohmann::ordered_json report_json(const StabilityReport& r) {
+  nlohmann::ordered_json j;
+  j["name"] = r.name;
+  j["boundaries"] = r.boundaries_source;
+  j["stable"] = r.stable;
+  j["verdict"] = r.verdict;
+  j["stable_from"] = r.stable ? nlohmann::ordered_json(r.stable_from) : nlohmann::ordered_json(nullptr);
+  j["growth_at"] = r.growth_at;
+  j["peak_reserved"] = r.peak_reserved;
+  j["recorded_rows"] = r.recorded_rows;
+  j["recorded_matches"] = r.recorded_matches;
+  j["allocations"] = r.replay.allocs;
+  j["allocations_same_placement"] = r.replay.allocs_same;
+  auto rows = nlohmann::ordered_json::array();
+  for (const Row& row : r.rows) {
+    const Sample& s = row.at_end;
+    rows.push_back({{"label", row.label},
+                    {"reserved", s.reserved},
+                    {"allocated", s.allocated},
+                    {"segments", s.segments},
+                    {"device_allocs", s.device_allocs},
+                    {"device_allocs_in", row.device_allocs_in},
+                    {"device_frees_in", row.device_frees_in},
+                    {"inactive_split_bytes", s.inactive_split_bytes},
+                    {"largest_free", s.largest_free},
+                    {"free_cached", s.free_cached},
+                    {"fragmentation", row.fragmentation},
+                    {"retries", s.retries},
+                    {"ooms", s.ooms},
+                    {"matches_recorded", row.matches_recorded}});
+  }
+  j["rows"] = rows;
+  return j;
+}
+
+std::string rows_csv(const StabilityReport& r) {
+  std::string out =
+      "label,reserved,allocated,segments,device_allocs,device_allocs_in,device_frees_in,"
+      "inactive_split_bytes,largest_free,free_cached,fragmentation,retries,ooms,matches_recorded\n";
+  for (const Row& row : r.rows) {
+    const Sample& s = row.at_end;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.4f},{},{},{}\n", row.label, s.reserved, s.allocated,
+                       s.segments, s.device_allocs, row.device_allocs_in, row.device_frees_in,
+                       s.inactive_split_bytes, s.largest_free, s.free_cached, row.fragmentation, s.retries,
+                       s.ooms, row.matches_recorded ? 1 : 0);
+  }
+  return out;
+}
+
+}  // namespace racelab::alloc

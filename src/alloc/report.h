@@ -1,0 +1,74 @@
+#pragma once
+// Stability analysis: the allocator's state at the end of every iteration (or window of events),
+// and the verdict "stable from iteration k" or "segments grew at iterations ...".
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "alloc/replay.h"
+
+namespace racelab::alloc {
+
+// One iteration (or window): trace events [first, end) and, when a stats JSON recorded it, the
+// real allocator's numbers at its end.
+struct Window {
+  std::string label;
+  std::size_t first = 0;
+  std::size_t end = 0;
+  struct Recorded {
+    std::int64_t reserved = 0, allocated = 0, segments = 0, device_allocs = 0, inactive_split_bytes = 0;
+  };
+  std::optional<Recorded> recorded;
+};
+
+struct Boundaries {
+  std::string source;  // "stats JSON <file>", "annotations", "windows of N allocations"
+  bool iterations = false;  // true: windows are iterations
+  std::vector<Window> windows;
+};
+
+// From a stats JSON beside the fixtures: {"rows": [{"iter", "t_start_us", "t_end_us", ...}]};
+// events belong to the iteration whose [t_start_us, t_end_us] holds their time_us.
+Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace, const std::filesystem::path& stats);
+// From annotations (torch.cuda.memory._record_memory_history + record_function-style START/END
+// markers in 'external_annotations'): each START..END of the same name is one iteration.
+std::optional<Boundaries> boundaries_from_annotations(const std::vector<TraceEvent>& trace,
+                                                      const std::vector<Annotation>& annotations);
+// Windows of `allocs_per_window` allocations.
+Boundaries boundaries_by_window(const std::vector<TraceEvent>& trace, std::size_t allocs_per_window);
+
+struct Row {
+  std::string label;
+  Sample at_end;
+  std::int64_t device_allocs_in = 0;  // device allocations during this window
+  std::int64_t device_frees_in = 0;
+  double fragmentation = 0;  // 1 - largest free block / free cached bytes (0 when nothing is free)
+  bool matches_recorded = true;  // reserved, allocated and segments equal the stats JSON's
+};
+
+struct StabilityReport {
+  std::string name;
+  std::string boundaries_source;
+  bool iterations = false;
+  std::vector<Row> rows;
+  bool stable = false;
+  std::size_t stable_from = 0;  // row of the last device allocation (0 when none)
+  std::vector<std::string> growth_at;  // labels of windows with device allocations (after settle)
+  std::string verdict;                 // one line
+  std::size_t recorded_rows = 0;       // rows with stats JSON numbers
+  std::size_t recorded_matches = 0;
+  std::uint64_t peak_reserved = 0;
+  ReplayResult replay;  // samples dropped
+};
+
+// Replays `trace` with `options` (samples at every window end) and judges stability: memory is
+// stable when no device allocation happens after the first `settle` windows.
+StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& trace,
+                        const Boundaries& boundaries, ReplayOptions options, std::size_t settle);
+
+nlohmann::ordered_json report_json(const StabilityReport& r);
+std::string rows_csv(const StabilityReport& r);
+
+}  // namespace racelab::alloc

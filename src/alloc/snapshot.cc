@@ -1,0 +1,167 @@
+#include "alloc/snapshot.h"
+
+#include <fmt/format.h>
+
+#include "util/errors.h"
+#include "util/files.h"
+
+namespace racelab::alloc {
+
+const char* action_name(Action a) {
+  switch (a) {
+    case Action::kAlloc: return "alloc";
+    case Action::kFreeRequested: return "free_requested";
+    case Action::kFreeCompleted: return "free_completed";
+    case Action::kSegmentAlloc: return "segment_alloc";
+    case Action::kSegmentFree: return "segment_free";
+    case Action::kSegmentMap: return "segment_map";
+    case Action::kSegmentUnmap: return "segment_unmap";
+    case Action::kOom: return "oom";
+    case Action::kSnapshot: return "snapshot";
+    case Action::kUserDefined: return "user_defined";
+  }
+  return "?";
+}
+
+namespace {
+
+std::optional<Action> parse_action(const std::string& s) {
+  static const std::pair<const char*, Action> kNames[] = {
+      {"alloc", Action::kAlloc},
+      {"free_requested", Action::kFreeRequested},
+      {"free_completed", Action::kFreeCompleted},
+      {"segment_alloc", Action::kSegmentAlloc},
+      {"segment_free", Action::kSegmentFree},
+      {"segment_map", Action::kSegmentMap},
+      {"segment_unmap", Action::kSegmentUnmap},
+      {"oom", Action::kOom},
+      {"snapshot", Action::kSnapshot},
+      {"user_defined", Action::kUserDefined},
+  };
+  for (const auto& [n, a] : kNames) {
+    if (s == n) return a;
+  }
+  return std::nullopt;
+}
+
+std::int64_t int_field(const PyObject& d, const char* key, const std::string& where,
+                       bool required = true) {
+  const PyObject* v = d.get(key);
+  if (!v) {
+    if (!required) return 0;
+    throw InputError(fmt::format("{}: missing key '{}'", where, key));
+  }
+  if (v->type != PyType::kInt) {
+    throw InputError(fmt::format("{}: '{}' must be an int, got {}", where, key, type_name(v->type)));
+  }
+  return v->i;
+}
+
+std::string str_field(const PyObject& d, const char* key, const std::string& where,
+                      bool required = true) {
+  const PyObject* v = d.get(key);
+  if (!v) {
+    if (!required) return {};
+    throw InputError(fmt::format("{}: missing key '{}'", where, key));
+  }
+  if (v->type != PyType::kStr) {
+    throw InputError(fmt::format("{}: '{}' must be a str, got {}", where, key, type_name(v->type)));
+  }
+  return v->s;
+}
+
+}  // namespace
+
+Snapshot snapshot_from_value(PyRef root, const std::string& origin) {
+  Snapshot snap;
+  if (!root || !root->is_dict()) {
+    throw InputError(fmt::format("{}: expected a memory snapshot (a dict with 'segments' and "
+                                 "'device_traces'), got {}",
+                                 origin, root ? type_name(root->type) : "nothing"));
+  }
+  const PyObject* traces = root->get("device_traces");
+  if (!traces || !traces->is_list()) {
+    throw InputError(fmt::format(
+        "{}: no 'device_traces' list: record the snapshot with "
+        "torch.cuda.memory._record_memory_history() enabled before the allocations",
+        origin));
+  }
+  const PyObject* segments = root->get("segments");
+  if (segments && segments->is_list()) snap.segment_count = segments->items.size();
+  for (std::size_t dev = 0; dev < traces->items.size(); ++dev) {
+    const PyObject& t = *traces->items[dev];
+    if (!t.is_list()) {
+      throw InputError(fmt::format("{}: device_traces[{}] must be a list, got {}", origin, dev,
+                                   type_name(t.type)));
+    }
+    auto& out = snap.traces.emplace_back();
+    out.reserve(t.items.size());
+    for (std::size_t k = 0; k < t.items.size(); ++k) {
+      const PyObject& e = *t.items[k];
+      const std::string where = fmt::format("{}: device_traces[{}][{}]", origin, dev, k);
+      if (!e.is_dict()) throw InputError(fmt::format("{}: expected a dict, got {}", where, type_name(e.type)));
+      const auto action = parse_action(str_field(e, "action", where));
+      if (!action) {
+        ++snap.ignored_events;
+        continue;
+      }
+      TraceEvent ev;
+      ev.action = *action;
+      const bool needs_addr = *action != Action::kSnapshot && *action != Action::kUserDefined;
+      const std::int64_t addr = int_field(e, "addr", where, needs_addr);
+      const std::int64_t size = int_field(e, "size", where, needs_addr);
+      if (addr < 0 || size < 0) {
+        throw InputError(fmt::format("{}: 'addr' and 'size' must not be negative", where));
+      }
+      ev.addr = static_cast<std::uint64_t>(addr);
+      ev.size = static_cast<std::uint64_t>(size);
+      ev.stream = int_field(e, "stream", where, false);
+      ev.time_us = int_field(e, "time_us", where, false);
+      out.push_back(ev);
+    }
+  }
+  if (const PyObject* ann = root->get("external_annotations"); ann && ann->is_list()) {
+    for (std::size_t k = 0; k < ann->items.size(); ++k) {
+      const PyObject& a = *ann->items[k];
+      if (!a.is_dict()) continue;
+      const std::string where = fmt::format("{}: external_annotations[{}]", origin, k);
+      Annotation an;
+      an.stage = str_field(a, "stage", where, false);
+      an.name = str_field(a, "name", where, false);
+      an.device = int_field(a, "device", where, false);
+      an.time_us = int_field(a, "time_us", where, false);
+      snap.annotations.push_back(std::move(an));
+    }
+  }
+  snap.root = std::move(root);
+  return snap;
+}
+
+Snapshot read_snapshot(const std::filesystem::path& path) {
+  const std::string data = read_file(path);
+  const std::string origin = path.string();
+  std::size_t first = data.find_first_not_of(" \t\r\n");
+  PyRef root;
+  if (first != std::string::npos && data[first] == '{') {
+    nlohmann::ordered_json j;
+    try {
+      j = nlohmann::ordered_json::parse(data);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(fmt::format("{}: byte {}: invalid JSON: {}", origin, e.byte, e.what()));
+    }
+    root = from_json(j, origin);
+  } else {
+    root = read_pickle(data, origin);
+  }
+  return snapshot_from_value(std::move(root), origin);
+}
+
+void write_snapshot_value(const std::filesystem::path& path, const PyObject& root) {
+  if (path.extension() == ".json") {
+    write_file_atomic(path, to_json(root, path.string()).dump(1) + "\n");
+  } else {
+    write_file_atomic(path, write_pickle(root));
+  }
+}
+
+}  // namespace racelab::alloc
