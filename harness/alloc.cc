@@ -31,15 +31,21 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& option) {
   try {
     v = std::stod(text, &used);
   } catch (const std::exception&) {
-    throw InputError(fmt::format("{}: expected a size like 150109880320, 140GiB or 512MiB, got '{}'", option, text));
+    throw InputError(fmt::format(
+        "{}: expected a size like 150109880320, 140GiB or 512MiB, got '{}'", option, text));
   }
   const std::string unit = text.substr(used);
   double mult = 1;
-  if (unit == "" || unit == "B") mult = 1;
-  else if (unit == "KiB") mult = 1024.0;
-  else if (unit == "MiB") mult = 1024.0 * 1024;
-  else if (unit == "GiB") mult = 1024.0 * 1024 * 1024;
-  else throw InputError(fmt::format("{}: unknown unit '{}' (use B, KiB, MiB or GiB)", option, unit));
+  if (unit == "" || unit == "B")
+    mult = 1;
+  else if (unit == "KiB")
+    mult = 1024.0;
+  else if (unit == "MiB")
+    mult = 1024.0 * 1024;
+  else if (unit == "GiB")
+    mult = 1024.0 * 1024 * 1024;
+  else
+    throw InputError(fmt::format("{}: unknown unit '{}' (use B, KiB, MiB or GiB)", option, unit));
   if (!(v > 0)) throw InputError(fmt::format("{}: must be positive, got '{}'", option, text));
   return static_cast<std::uint64_t>(v * mult);
 }
@@ -50,7 +56,8 @@ void apply_device(Config& c, const DeviceArgs& d) {
     c.device_other = std::min(c.device_other, c.device_total);
   }
   if (d.memory_fraction < 0 || d.memory_fraction > 1) {
-    throw InputError(fmt::format("--memory-fraction: must be in [0, 1], got {}", d.memory_fraction));
+    throw InputError(
+        fmt::format("--memory-fraction: must be in [0, 1], got {}", d.memory_fraction));
   }
   c.memory_fraction = d.memory_fraction;
 }
@@ -67,7 +74,8 @@ void add_device_options(CLI::App* cmd, DeviceArgs& d) {
 std::size_t pick_device(const Snapshot& s, int device, const std::string& origin) {
   if (device >= 0) {
     if (static_cast<std::size_t>(device) >= s.traces.size()) {
-      throw InputError(fmt::format("{}: no trace for device {} ({} device traces)", origin, device, s.traces.size()));
+      throw InputError(fmt::format("{}: no trace for device {} ({} device traces)", origin, device,
+                                   s.traces.size()));
     }
     return static_cast<std::size_t>(device);
   }
@@ -75,14 +83,16 @@ std::size_t pick_device(const Snapshot& s, int device, const std::string& origin
   for (std::size_t d = 0; d < s.traces.size(); ++d) {
     if (s.traces[d].empty()) continue;
     if (found != s.traces.size()) {
-      throw InputError(fmt::format("{}: several devices have traces; choose one with --device", origin));
+      throw InputError(
+          fmt::format("{}: several devices have traces; choose one with --device", origin));
     }
     found = d;
   }
   if (found == s.traces.size()) {
-    throw InputError(fmt::format("{}: the trace is empty: record with "
-                                 "torch.cuda.memory._record_memory_history() before allocating",
-                                 origin));
+    throw InputError(
+        fmt::format("{}: the trace is empty: record with "
+                    "torch.cuda.memory._record_memory_history() before allocating",
+                    origin));
   }
   return found;
 }
@@ -97,8 +107,8 @@ std::function<void(std::size_t, std::size_t)> replay_progress(const std::string&
   };
 }
 
-Config trace_config(const Snapshot& s, const std::string& origin, const std::vector<std::string>& configs,
-                    const DeviceArgs& dev) {
+Config trace_config(const Snapshot& s, const std::string& origin,
+                    const std::vector<std::string>& configs, const DeviceArgs& dev) {
   Config c = config_from_snapshot(s.root->get("allocator_settings"), origin);
   if (!configs.empty()) {
     Config fresh;
@@ -109,7 +119,9 @@ Config trace_config(const Snapshot& s, const std::string& origin, const std::vec
   return c;
 }
 
-std::string mib(std::uint64_t b) { return fmt::format("{:.0f} MiB", static_cast<double>(b) / kMiB); }
+std::string mib(std::uint64_t b) {
+  return fmt::format("{:.0f} MiB", static_cast<double>(b) / kMiB);
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -134,20 +146,26 @@ int replay_command(const ReplayArgs& a) {
   const ReplayResult r = replay_trace(trace, opt);
 
   fmt::print("trace: {} (device {}: {} events)\n", a.trace, device, trace.size());
-  fmt::print("config: {}{}\n", opt.config.describe(), a.config.empty() ? " (from the snapshot)" : "");
-  if (snap.ignored_events) fmt::print("ignored: {} events of actions this version does not know\n", snap.ignored_events);
+  fmt::print("config: {}{}\n", opt.config.describe(),
+             a.config.empty() ? " (from the snapshot)" : "");
+  if (snap.ignored_events)
+    fmt::print("ignored: {} events of actions this version does not know\n", snap.ignored_events);
   if (r.unmatched_frees) {
-    fmt::print("warning: {} frees of blocks the trace never allocated: record history from an empty "
-               "allocator (before the first CUDA allocation) for an exact replay\n",
-               r.unmatched_frees);
+    fmt::print(
+        "warning: {} frees of blocks the trace never allocated: record history from an empty "
+        "allocator (before the first CUDA allocation) for an exact replay\n",
+        r.unmatched_frees);
   }
-  if (!r.empty_cache_at.empty()) fmt::print("empty_cache: {} calls inferred from the trace\n", r.empty_cache_at.size());
+  if (!r.empty_cache_at.empty())
+    fmt::print("empty_cache: {} calls inferred from the trace\n", r.empty_cache_at.size());
   const Stats& st = r.stats;
-  fmt::print("model: reserved {} (peak {}), {} segments, {} device allocations, {} device frees, {} retries, {} OOMs\n",
-             mib(static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].current)), mib(r.peak_reserved),
-             opt.config.expandable_segments ? static_cast<std::int64_t>(r.final_mapped_segments)
-                                            : st.segment[kAggregate].current,
-             st.num_device_alloc, st.num_device_free, st.num_alloc_retries, st.num_ooms);
+  fmt::print(
+      "model: reserved {} (peak {}), {} segments, {} device allocations, {} device frees, {} "
+      "retries, {} OOMs\n",
+      mib(static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].current)), mib(r.peak_reserved),
+      opt.config.expandable_segments ? static_cast<std::int64_t>(r.final_mapped_segments)
+                                     : st.segment[kAggregate].current,
+      st.num_device_alloc, st.num_device_free, st.num_alloc_retries, st.num_ooms);
   for (const auto& m : r.oom_messages) fmt::print("model out of memory: {}\n", m);
   if (!a.out.empty()) {
     ensure_directory(a.out);
@@ -165,15 +183,18 @@ int replay_command(const ReplayArgs& a) {
     summary["empty_cache_inferred"] = r.empty_cache_at.size();
     summary["memory_stats"] = memory_stats_json(st);
     write_file_atomic(dir / "replay.json", summary.dump(2) + "\n");
-    fmt::print("wrote {} (open in pytorch.org/memory_viz) and {}\n", (dir / "replay.pickle").string(),
-               (dir / "replay.json").string());
+    fmt::print("wrote {} (open in pytorch.org/memory_viz) and {}\n",
+               (dir / "replay.pickle").string(), (dir / "replay.json").string());
   }
   if (!a.compare) return kExitOk;
-  fmt::print("allocations: {}/{} same placement; segment events: {}/{} identical\n", r.allocs_same, r.allocs,
-             r.segment_events_same, std::max(r.real_segment_events, r.model_segment_events));
-  for (const auto& m : r.alloc_mismatches) fmt::print("  first differences: event {}: {}\n", m.event, m.text);
+  fmt::print("allocations: {}/{} same placement; segment events: {}/{} identical\n", r.allocs_same,
+             r.allocs, r.segment_events_same,
+             std::max(r.real_segment_events, r.model_segment_events));
+  for (const auto& m : r.alloc_mismatches)
+    fmt::print("  first differences: event {}: {}\n", m.event, m.text);
   for (const auto& m : r.segment_mismatches) fmt::print("  first differences: {}\n", m.text);
-  if (r.real_ooms || r.model_ooms) fmt::print("out of memory: real {}, model {}\n", r.real_ooms, r.model_ooms);
+  if (r.real_ooms || r.model_ooms)
+    fmt::print("out of memory: real {}, model {}\n", r.real_ooms, r.model_ooms);
   return r.identical() && r.real_ooms == 0 ? kExitOk : kExitFound;
 }
 
@@ -198,8 +219,9 @@ std::string stem_name(const std::string& path) {
 
 int report_command(const ReportArgs& a) {
   if (!a.iterations.empty() && a.iterations.size() != a.traces.size()) {
-    throw InputError(fmt::format("--iterations: give one stats JSON per trace ({} traces, {} files)",
-                                 a.traces.size(), a.iterations.size()));
+    throw InputError(
+        fmt::format("--iterations: give one stats JSON per trace ({} traces, {} files)",
+                    a.traces.size(), a.iterations.size()));
   }
   std::vector<StabilityReport> reports;
   for (std::size_t t = 0; t < a.traces.size(); ++t) {
@@ -232,29 +254,34 @@ int report_command(const ReportArgs& a) {
 
   for (const StabilityReport& r : reports) {
     fmt::print("{}: {}\n", r.name, r.verdict);
-    fmt::print("  {} {} ({}); placement {}/{} same as recorded", r.rows.size(), r.iterations ? "iterations" : "windows",
-               r.boundaries_source, r.replay.allocs_same, r.replay.allocs);
-    if (r.recorded_rows) fmt::print("; matches the stats JSON at {}/{} iterations", r.recorded_matches, r.recorded_rows);
+    fmt::print("  {} {} ({}); placement {}/{} same as recorded", r.rows.size(),
+               r.iterations ? "iterations" : "windows", r.boundaries_source, r.replay.allocs_same,
+               r.replay.allocs);
+    if (r.recorded_rows)
+      fmt::print("; matches the stats JSON at {}/{} iterations", r.recorded_matches,
+                 r.recorded_rows);
     fmt::print("\n");
     if (a.table) {
-      fmt::print("  {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>12} {:>7}\n", "window", "reserved", "allocated",
-                 "segments", "+device", "inact.split", "largest free", "frag");
+      fmt::print("  {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>12} {:>7}\n", "window", "reserved",
+                 "allocated", "segments", "+device", "inact.split", "largest free", "frag");
       for (const Row& row : r.rows) {
-        fmt::print("  {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>12} {:>6.1f}%\n", row.label, mib(row.at_end.reserved),
-                   mib(row.at_end.allocated), row.at_end.segments, row.device_allocs_in,
-                   mib(row.at_end.inactive_split_bytes), mib(row.at_end.largest_free), row.fragmentation * 100);
+        fmt::print("  {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>12} {:>6.1f}%\n", row.label,
+                   mib(row.at_end.reserved), mib(row.at_end.allocated), row.at_end.segments,
+                   row.device_allocs_in, mib(row.at_end.inactive_split_bytes),
+                   mib(row.at_end.largest_free), row.fragmentation * 100);
       }
     }
   }
   if (reports.size() > 1) {
-    fmt::print("\n{:<24} {:>7} {:>14} {:>16} {:>13} {:>8}\n", "trace", "stable", "segments", "reserved",
-               "peak reserved", "retries");
+    fmt::print("\n{:<24} {:>7} {:>14} {:>16} {:>13} {:>8}\n", "trace", "stable", "segments",
+               "reserved", "peak reserved", "retries");
     for (const StabilityReport& r : reports) {
       const Sample& f = r.rows.front().at_end;
       const Sample& l = r.rows.back().at_end;
       fmt::print("{:<24} {:>7} {:>14} {:>16} {:>13} {:>8}\n", r.name, r.stable ? "yes" : "no",
-                 fmt::format("{} -> {}", f.segments, l.segments), fmt::format("{} -> {}", mib(f.reserved), mib(l.reserved)),
-                 mib(r.peak_reserved), l.retries);
+                 fmt::format("{} -> {}", f.segments, l.segments),
+                 fmt::format("{} -> {}", mib(f.reserved), mib(l.reserved)), mib(r.peak_reserved),
+                 l.retries);
     }
   }
   if (!a.out.empty()) {
@@ -296,8 +323,9 @@ int whatif_command(const WhatifArgs& a) {
     bool expandable;
   };
   std::vector<Line> lines;
-  lines.push_back({"recorded: " + (base.config.conf.empty() ? std::string("(defaults)") : base.config.conf),
-                   recorded, base.config.expandable_segments});
+  lines.push_back(
+      {"recorded: " + (base.config.conf.empty() ? std::string("(defaults)") : base.config.conf),
+       recorded, base.config.expandable_segments});
   for (const std::string& text : a.configs) {
     ReplayOptions o;
     o.config = parse_config(text);
@@ -308,15 +336,16 @@ int whatif_command(const WhatifArgs& a) {
     lines.push_back({text, replay_trace(trace, o), o.config.expandable_segments});
   }
   fmt::print("trace: {} (device {}: {} allocations)\n", a.trace, device, recorded.allocs);
-  fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", "config", "peak reserved", "final reserved",
-             "segments", "device allocs", "retries", "OOMs");
+  fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", "config", "peak reserved",
+             "final reserved", "segments", "device allocs", "retries", "OOMs");
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const Line& l : lines) {
     const Stats& st = l.r.stats;
-    const std::int64_t segs = l.expandable ? static_cast<std::int64_t>(l.r.final_mapped_segments) : st.segment[kAggregate].current;
+    const std::int64_t segs = l.expandable ? static_cast<std::int64_t>(l.r.final_mapped_segments)
+                                           : st.segment[kAggregate].current;
     fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", l.name, mib(l.r.peak_reserved),
-               mib(static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].current)), segs, st.num_device_alloc,
-               st.num_alloc_retries, l.r.model_ooms);
+               mib(static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].current)), segs,
+               st.num_device_alloc, st.num_alloc_retries, l.r.model_ooms);
     j.push_back({{"config", l.name},
                  {"peak_reserved", l.r.peak_reserved},
                  {"final_reserved", st.reserved_bytes[kAggregate].current},
@@ -340,35 +369,44 @@ int whatif_command(const WhatifArgs& a) {
 int convert_command(const std::string& in, const std::string& out) {
   const Snapshot snap = read_snapshot(in);
   write_snapshot_value(out, *snap.root);
-  fmt::print("wrote {} ({} device traces, {} segments)\n", out, snap.traces.size(), snap.segment_count);
+  fmt::print("wrote {} ({} device traces, {} segments)\n", out, snap.traces.size(),
+             snap.segment_count);
   return kExitOk;
 }
 
 }  // namespace
 
 void add_alloc(CLI::App& app, Runner& run) {
-  auto* alloc = app.add_subcommand("alloc", "CUDA caching-allocator traces: replay, report, what-if, convert");
+  auto* alloc = app.add_subcommand(
+      "alloc", "CUDA caching-allocator traces: replay, report, what-if, convert");
   alloc->require_subcommand(1);
 
   auto ra = std::make_shared<ReplayArgs>();
-  auto* rc = alloc->add_subcommand("replay", "Replay a memory_viz trace through the allocator model");
-  rc->add_option("trace", ra->trace, "snapshot (.pickle from torch.cuda.memory._dump_snapshot, or .json)")
+  auto* rc =
+      alloc->add_subcommand("replay", "Replay a memory_viz trace through the allocator model");
+  rc->add_option("trace", ra->trace,
+                 "snapshot (.pickle from torch.cuda.memory._dump_snapshot, or .json)")
       ->required();
   rc->add_option("--config", ra->config,
                  "PYTORCH_CUDA_ALLOC_CONF settings to replay under (default: the snapshot's)");
-  rc->add_flag("--compare", ra->compare, "check every placement and segment event against the trace (exit 0 only at 100%)");
+  rc->add_flag("--compare", ra->compare,
+               "check every placement and segment event against the trace (exit 0 only at 100%)");
   rc->add_option("--device", ra->device, "device index (default: the one with a trace)");
   rc->add_option("--out", ra->out, "write replay.pickle (memory_viz) and replay.json here");
   add_device_options(rc, ra->dev);
   rc->callback([&run, ra] { run = [ra] { return replay_command(*ra); }; });
 
   auto pa = std::make_shared<ReportArgs>();
-  auto* pc = alloc->add_subcommand("report", "Is memory stable? Per-iteration allocator state and a verdict");
+  auto* pc = alloc->add_subcommand("report",
+                                   "Is memory stable? Per-iteration allocator state and a verdict");
   pc->add_option("traces", pa->traces, "one or more snapshots")->required();
-  pc->add_option("--iterations", pa->iterations,
-                 "stats JSON with iteration times, one per trace (default: stats_<name>.json beside it)");
-  pc->add_option("--window", pa->window, "allocations per window when no iteration boundaries are known");
-  pc->add_option("--settle", pa->settle, "windows allowed to allocate before the verdict counts growth");
+  pc->add_option(
+      "--iterations", pa->iterations,
+      "stats JSON with iteration times, one per trace (default: stats_<name>.json beside it)");
+  pc->add_option("--window", pa->window,
+                 "allocations per window when no iteration boundaries are known");
+  pc->add_option("--settle", pa->settle,
+                 "windows allowed to allocate before the verdict counts growth");
   pc->add_option("--device", pa->device, "device index (default: the one with a trace)");
   pc->add_flag("--table", pa->table, "print every iteration's row");
   pc->add_option("--out", pa->out, "write alloc-report.json and <name>.iterations.csv here");
@@ -385,9 +423,11 @@ void add_alloc(CLI::App& app, Runner& run) {
   wc->callback([&run, wa] { run = [wa] { return whatif_command(*wa); }; });
 
   auto ca = std::make_shared<std::pair<std::string, std::string>>();
-  auto* cc = alloc->add_subcommand("convert", "Snapshot pickle <-> JSON (by the output's extension)");
+  auto* cc =
+      alloc->add_subcommand("convert", "Snapshot pickle <-> JSON (by the output's extension)");
   cc->add_option("input", ca->first, "snapshot (.pickle or .json)")->required();
-  cc->add_option("output", ca->second, "output: .json for JSON, anything else for a pickle")->required();
+  cc->add_option("output", ca->second, "output: .json for JSON, anything else for a pickle")
+      ->required();
   cc->callback([&run, ca] { run = [ca] { return convert_command(ca->first, ca->second); }; });
 }
 

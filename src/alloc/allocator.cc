@@ -9,13 +9,15 @@ namespace racelab::alloc {
 
 // BlockComparatorSize / BlockComparatorAddress: stream first, then size and address.
 bool SizeOrder::operator()(const Block* a, const Block* b) const {
-  if (a->stream != b->stream) return static_cast<std::uint64_t>(a->stream) < static_cast<std::uint64_t>(b->stream);
+  if (a->stream != b->stream)
+    return static_cast<std::uint64_t>(a->stream) < static_cast<std::uint64_t>(b->stream);
   if (a->size != b->size) return a->size < b->size;
   return a->ptr < b->ptr;
 }
 
 bool AddressOrder::operator()(const Block* a, const Block* b) const {
-  if (a->stream != b->stream) return static_cast<std::uint64_t>(a->stream) < static_cast<std::uint64_t>(b->stream);
+  if (a->stream != b->stream)
+    return static_cast<std::uint64_t>(a->stream) < static_cast<std::uint64_t>(b->stream);
   return a->ptr < b->ptr;
 }
 
@@ -83,13 +85,12 @@ nlohmann::ordered_json memory_stats_json(const Stats& s) {
 
 CachingAllocator::CachingAllocator(Config config, AddressHint hint)
     : config_(std::move(config)), hint_(std::move(hint)) {
-  stats_.max_split_size = config_.max_split_size == UINT64_MAX
-                              ? -1
-                              : static_cast<std::int64_t>(config_.max_split_size);
+  stats_.max_split_size =
+      config_.max_split_size == UINT64_MAX ? -1 : static_cast<std::int64_t>(config_.max_split_size);
   if (config_.memory_fraction > 0) {
     // setMemoryFraction: allowed = fraction * total device memory.
-    allowed_memory_maximum_ =
-        static_cast<std::uint64_t>(config_.memory_fraction * static_cast<double>(config_.device_total));
+    allowed_memory_maximum_ = static_cast<std::uint64_t>(config_.memory_fraction *
+                                                         static_cast<double>(config_.device_total));
     set_fraction_ = true;
   }
 }
@@ -142,20 +143,23 @@ void CachingAllocator::insert_into_blocks(BlockPool& pool, Block* b) {
 }
 
 std::uint64_t CachingAllocator::capacity() const {
-  return config_.device_total > config_.device_other ? config_.device_total - config_.device_other : 0;
+  return config_.device_total > config_.device_other ? config_.device_total - config_.device_other
+                                                     : 0;
 }
 
 // ---------------------------------------------------------------------------------------------
 // malloc
 
-CachingAllocator::MallocResult CachingAllocator::malloc(std::uint64_t orig_size, std::int64_t stream) {
+CachingAllocator::MallocResult CachingAllocator::malloc(std::uint64_t orig_size,
+                                                        std::int64_t stream) {
   const std::uint64_t size = round_size(orig_size, config_);
   BlockPool& pool = pool_for(size);
   Params p{size, stream, &pool, allocation_size(size)};
 
   bool found = get_free_block(p);
   if (!found) {
-    if (set_fraction_ && config_.garbage_collection_threshold > 0.0) garbage_collect_cached_blocks();
+    if (set_fraction_ && config_.garbage_collection_threshold > 0.0)
+      garbage_collect_cached_blocks();
     found = alloc_block(p, false) || (release_available_cached_blocks(p) && alloc_block(p, false));
     if (!found) {
       release_cached_blocks();
@@ -164,7 +168,8 @@ CachingAllocator::MallocResult CachingAllocator::malloc(std::uint64_t orig_size,
   }
   if (!found) {
     stats_.num_ooms += 1;
-    const std::uint64_t free_now = capacity() > total_allocated_memory_ ? capacity() - total_allocated_memory_ : 0;
+    const std::uint64_t free_now =
+        capacity() > total_allocated_memory_ ? capacity() - total_allocated_memory_ : 0;
     events_.push_back({Action::kOom, free_now, size});
     return {nullptr, oom_message(p.alloc_size)};
   }
@@ -173,7 +178,8 @@ CachingAllocator::MallocResult CachingAllocator::malloc(std::uint64_t orig_size,
 }
 
 std::string CachingAllocator::oom_message(std::uint64_t alloc_size) const {
-  const std::uint64_t free_now = capacity() > total_allocated_memory_ ? capacity() - total_allocated_memory_ : 0;
+  const std::uint64_t free_now =
+      capacity() > total_allocated_memory_ ? capacity() - total_allocated_memory_ : 0;
   const auto allocated = static_cast<std::uint64_t>(stats_.allocated_bytes[kAggregate].current);
   const auto reserved = static_cast<std::uint64_t>(stats_.reserved_bytes[kAggregate].current);
   std::string allowed;
@@ -191,7 +197,8 @@ std::string CachingAllocator::oom_message(std::uint64_t alloc_size) const {
 
 bool CachingAllocator::get_free_block(Params& p) {
   BlockPool& pool = *p.pool;
-  if (set_fraction_ && config_.garbage_collection_threshold > 0.0) ++pool.get_free_blocks_call_count;
+  if (set_fraction_ && config_.garbage_collection_threshold > 0.0)
+    ++pool.get_free_blocks_call_count;
   Block key;
   key.stream = p.stream;
   key.size = p.size;
@@ -310,7 +317,8 @@ bool CachingAllocator::release_available_cached_blocks(const Params& p) {
     if (it == pool.blocks.begin()) return false;
     std::uint64_t released = 0;
     --it;
-    while (released < key.size && (*it)->size >= config_.max_split_size && (*it)->stream == p.stream) {
+    while (released < key.size && (*it)->size >= config_.max_split_size &&
+           (*it)->stream == p.stream) {
       auto cur = it;
       released += (*it)->size;
       if (it != pool.blocks.begin()) {
@@ -335,7 +343,8 @@ void CachingAllocator::release_cached_blocks() {
   for (Block* b : active_) {
     if (b->pending_free) pending.push_back(b);
   }
-  std::sort(pending.begin(), pending.end(), [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
+  std::sort(pending.begin(), pending.end(),
+            [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
   for (Block* b : pending) free_block(b);
   release_blocks(large_);
   release_blocks(small_);
@@ -442,10 +451,14 @@ void CachingAllocator::free_block(Block* b) {
     net_bytes += static_cast<std::int64_t>(b->size);
   }
   if (!b->es) {
-    if (net_blocks > 0) increase(stats_.inactive_split, pool, static_cast<std::uint64_t>(net_blocks));
-    if (net_blocks < 0) decrease(stats_.inactive_split, pool, static_cast<std::uint64_t>(-net_blocks));
-    if (net_bytes > 0) increase(stats_.inactive_split_bytes, pool, static_cast<std::uint64_t>(net_bytes));
-    if (net_bytes < 0) decrease(stats_.inactive_split_bytes, pool, static_cast<std::uint64_t>(-net_bytes));
+    if (net_blocks > 0)
+      increase(stats_.inactive_split, pool, static_cast<std::uint64_t>(net_blocks));
+    if (net_blocks < 0)
+      decrease(stats_.inactive_split, pool, static_cast<std::uint64_t>(-net_blocks));
+    if (net_bytes > 0)
+      increase(stats_.inactive_split_bytes, pool, static_cast<std::uint64_t>(net_bytes));
+    if (net_bytes < 0)
+      decrease(stats_.inactive_split_bytes, pool, static_cast<std::uint64_t>(-net_bytes));
   }
   decrease(stats_.active, pool, 1);
   decrease(stats_.active_bytes, pool, original_size);
@@ -509,7 +522,8 @@ std::pair<std::uint64_t, std::uint64_t> CachingAllocator::unmap_pages(const Expa
   return {first, std::max(first, last)};
 }
 
-Block* CachingAllocator::find_expandable_block(std::int64_t stream, BlockPool& pool, std::uint64_t size) {
+Block* CachingAllocator::find_expandable_block(std::int64_t stream, BlockPool& pool,
+                                               std::uint64_t size) {
   auto allocatable = [](const Block* b) { return b && !b->allocated && !b->pending_free; };
   auto has_space = [&](const Block* b) {
     std::uint64_t bytes = 0;
@@ -522,7 +536,8 @@ Block* CachingAllocator::find_expandable_block(std::int64_t stream, BlockPool& p
   Block key;
   key.stream = stream;
   key.ptr = 0;
-  for (auto it = pool.unmapped.lower_bound(&key); it != pool.unmapped.end() && (*it)->stream == stream; ++it) {
+  for (auto it = pool.unmapped.lower_bound(&key);
+       it != pool.unmapped.end() && (*it)->stream == stream; ++it) {
     Block* c = *it;
     if (allocatable(c->prev)) c = c->prev;
     if (has_space(c)) return c;
@@ -722,7 +737,8 @@ PyRef CachingAllocator::segments_value(std::int64_t device) const {
     for (const Block* b : p->blocks) add(b);
   }
   for (const Block* b : active_) add(b);
-  std::sort(heads.begin(), heads.end(), [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
+  std::sort(heads.begin(), heads.end(),
+            [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
   auto segments = PyObject::list();
   for (const Block* head : heads) {
     std::uint64_t total = 0, allocated = 0, active = 0, requested = 0;

@@ -1,8 +1,9 @@
 #pragma once
-// A model of PyTorch 2.11's CUDA caching allocator for one device (c10/cuda/CUDACachingAllocator.cpp,
-// DeviceCachingAllocator): the same pools, rounding, best-fit search, split and merge rules,
-// oversize rules, expandable segments, garbage collection, release-and-retry on out-of-memory and
-// the same statistics. docs/allocator.md maps every rule to the source it follows.
+// A model of PyTorch 2.11's CUDA caching allocator for one device
+// (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator): the same pools, rounding, best-fit
+// search, split and merge rules, oversize rules, expandable segments, garbage collection,
+// release-and-retry on out-of-memory and the same statistics. docs/allocator.md maps every rule to
+// the source it follows.
 //
 // Device memory is simulated: a new segment gets the address the AddressHint returns (the k-th
 // real segment address when replaying a trace, so that placements are comparable) unless that
@@ -119,7 +120,7 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   struct MallocResult {
-    Block* block = nullptr;  // nullptr on out-of-memory
+    Block* block = nullptr;   // nullptr on out-of-memory
     std::string oom_message;  // PyTorch's OutOfMemoryError text
   };
   MallocResult malloc(std::uint64_t size, std::int64_t stream);

@@ -28,7 +28,8 @@ std::string Config::describe() const {
   } else {
     div = "[";
     for (std::size_t k = 0; k < kRoundupIntervals; ++k) {
-      div += fmt::format("{}{}:{}", k ? "," : "", std::uint64_t(1) << k, roundup_power2_divisions[k]);
+      div +=
+          fmt::format("{}{}:{}", k ? "," : "", std::uint64_t(1) << k, roundup_power2_divisions[k]);
     }
     div += "]";
   }
@@ -36,7 +37,8 @@ std::string Config::describe() const {
       "expandable_segments:{},max_split_size_mb:{},roundup_power2_divisions:{},"
       "garbage_collection_threshold:{}",
       expandable_segments ? "True" : "False",
-      max_split_size == UINT64_MAX ? std::string("unlimited") : fmt::format("{}", max_split_size / kMiB),
+      max_split_size == UINT64_MAX ? std::string("unlimited")
+                                   : fmt::format("{}", max_split_size / kMiB),
       div, garbage_collection_threshold);
   if (max_non_split_rounding != 20 * kMiB) {
     s += fmt::format(",max_non_split_rounding_mb:{}", max_non_split_rounding / kMiB);
@@ -109,7 +111,8 @@ void parse_divisions(Config& c, std::string_view key, const std::string& v) {
     const std::string entry = trim(std::string_view(inner).substr(start, end - start));
     start = end + 1;
     const auto colon = entry.find(':');
-    if (colon == std::string::npos) bad(key, fmt::format("expected size_mb:divisions, got '{}'", entry));
+    if (colon == std::string::npos)
+      bad(key, fmt::format("expected size_mb:divisions, got '{}'", entry));
     const std::string lhs = trim(entry.substr(0, colon));
     const std::uint64_t d = to_uint(key, trim(entry.substr(colon + 1)));
     if (!is_pow2(d)) bad(key, fmt::format("divisions must be a power of 2, got {}", d));
@@ -180,12 +183,14 @@ Config parse_config(std::string_view text, Config c) {
     } else if (key == "release_lock_on_cudamalloc" || key == "pinned_use_cuda_host_register" ||
                key == "pinned_num_register_threads" || key == "pinned_use_background_threads" ||
                key == "graph_capture_record_stream_reuse" ||
-               key == "expandable_segments_handle_type" || key == "pinned_reserve_segment_size_mb") {
+               key == "expandable_segments_handle_type" ||
+               key == "pinned_reserve_segment_size_mb") {
       // Accepted; they do not change where blocks are placed.
     } else {
-      bad(key, "unknown option (known: expandable_segments, max_split_size_mb, "
-               "roundup_power2_divisions, garbage_collection_threshold, "
-               "max_non_split_rounding_mb, backend and the pinned-memory options)");
+      bad(key,
+          "unknown option (known: expandable_segments, max_split_size_mb, "
+          "roundup_power2_divisions, garbage_collection_threshold, "
+          "max_non_split_rounding_mb, backend and the pinned-memory options)");
     }
   }
   return c;
@@ -194,18 +199,24 @@ Config parse_config(std::string_view text, Config c) {
 Config config_from_snapshot(const PyObject* s, const std::string& origin) {
   Config c;
   if (!s || !s->is_dict()) return c;
-  auto where = [&](const char* key) { return fmt::format("{}: allocator_settings.{}", origin, key); };
+  auto where = [&](const char* key) {
+    return fmt::format("{}: allocator_settings.{}", origin, key);
+  };
   if (const PyObject* v = s->get("PYTORCH_CUDA_ALLOC_CONF"); v && v->is_str()) c.conf = v->s;
   if (const PyObject* v = s->get("max_split_size"); v && v->is_int()) {
     c.max_split_size = v->i < 0 ? UINT64_MAX : static_cast<std::uint64_t>(v->i);
   }
   if (const PyObject* v = s->get("garbage_collection_threshold")) {
-    if (v->type == PyType::kFloat) c.garbage_collection_threshold = v->f;
-    else if (v->is_int()) c.garbage_collection_threshold = static_cast<double>(v->i);
-    else throw InputError(where("garbage_collection_threshold") + ": expected a float");
+    if (v->type == PyType::kFloat)
+      c.garbage_collection_threshold = v->f;
+    else if (v->is_int())
+      c.garbage_collection_threshold = static_cast<double>(v->i);
+    else
+      throw InputError(where("garbage_collection_threshold") + ": expected a float");
   }
   if (const PyObject* v = s->get("expandable_segments")) {
-    if (v->type != PyType::kBool) throw InputError(where("expandable_segments") + ": expected a bool");
+    if (v->type != PyType::kBool)
+      throw InputError(where("expandable_segments") + ": expected a bool");
     c.expandable_segments = v->b;
   }
   const PyObject* rd = s->get("roundup_power2_divisions");
@@ -217,14 +228,16 @@ Config config_from_snapshot(const PyObject* s, const std::string& origin) {
       std::uint64_t mb = 0;
       const auto [p, ec] = std::from_chars(k->s.data(), k->s.data() + k->s.size(), mb);
       if (ec != std::errc() || !is_pow2(mb)) {
-        throw InputError(where("roundup_power2_divisions") + ": key '" + k->s + "' is not a power of 2");
+        throw InputError(where("roundup_power2_divisions") + ": key '" + k->s +
+                         "' is not a power of 2");
       }
       const auto index = std::min<std::size_t>(63 - std::countl_zero(mb), kRoundupIntervals - 1);
       c.roundup_power2_divisions[index] = static_cast<std::uint64_t>(d->i);
     }
   } else if (const PyObject* v = rd; v && v->is_list()) {
     for (std::size_t k = 0; k < v->items.size() && k < kRoundupIntervals; ++k) {
-      if (v->items[k]->is_int()) c.roundup_power2_divisions[k] = static_cast<std::uint64_t>(v->items[k]->i);
+      if (v->items[k]->is_int())
+        c.roundup_power2_divisions[k] = static_cast<std::uint64_t>(v->items[k]->i);
     }
   }
   // Options the snapshot does not record (max_non_split_rounding_mb) come from the conf string.

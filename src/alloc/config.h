@@ -18,7 +18,7 @@ inline constexpr std::uint64_t kH200TotalBytes = 150109880320;
 inline constexpr std::uint64_t kH200ContextBytes = 150109880320 - 149557477376;
 
 struct Config {
-  std::uint64_t max_split_size = UINT64_MAX;  // max_split_size_mb (unset: no limit)
+  std::uint64_t max_split_size = UINT64_MAX;         // max_split_size_mb (unset: no limit)
   std::uint64_t max_non_split_rounding = 20 * kMiB;  // max_non_split_rounding_mb
   std::array<std::uint64_t, kRoundupIntervals> roundup_power2_divisions{};  // 0: plain rounding
   double garbage_collection_threshold = 0;

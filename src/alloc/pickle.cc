@@ -79,15 +79,24 @@ void PyObject::set(std::string_view key, PyRef value) {
 
 const char* type_name(PyType t) {
   switch (t) {
-    case PyType::kNone: return "None";
-    case PyType::kBool: return "bool";
-    case PyType::kInt: return "int";
-    case PyType::kFloat: return "float";
-    case PyType::kStr: return "str";
-    case PyType::kBytes: return "bytes";
-    case PyType::kList: return "list";
-    case PyType::kTuple: return "tuple";
-    case PyType::kDict: return "dict";
+    case PyType::kNone:
+      return "None";
+    case PyType::kBool:
+      return "bool";
+    case PyType::kInt:
+      return "int";
+    case PyType::kFloat:
+      return "float";
+    case PyType::kStr:
+      return "str";
+    case PyType::kBytes:
+      return "bytes";
+    case PyType::kList:
+      return "list";
+    case PyType::kTuple:
+      return "tuple";
+    case PyType::kDict:
+      return "dict";
   }
   return "?";
 }
@@ -135,15 +144,24 @@ class Reader {
           containers_.clear();  // structure is acyclic: ordinary destruction is safe
           return root;
         }
-        case '(': marks_.push_back(stack_.size()); break;
-        case '}': push(container(PyType::kDict)); break;
-        case ']': push(container(PyType::kList)); break;
-        case ')': push(container(PyType::kTuple)); break;
+        case '(':
+          marks_.push_back(stack_.size());
+          break;
+        case '}':
+          push(container(PyType::kDict));
+          break;
+        case ']':
+          push(container(PyType::kList));
+          break;
+        case ')':
+          push(container(PyType::kTuple));
+          break;
         case 'd': {  // DICT from mark
           auto items = pop_mark(at);
           if (items.size() % 2) fail(at, "key/value pairs after MARK", "an odd count");
           auto dct = container(PyType::kDict);
-          for (std::size_t k = 0; k < items.size(); k += 2) add_item(*dct, items[k], items[k + 1], at);
+          for (std::size_t k = 0; k < items.size(); k += 2)
+            add_item(*dct, items[k], items[k + 1], at);
           push(dct);
           break;
         }
@@ -182,7 +200,8 @@ class Reader {
           if (items.size() % 2) fail(at, "key/value pairs after MARK", "an odd count");
           need_stack(at, 1);
           PyObject* dct = expect(top(), PyType::kDict, at, "SETITEMS");
-          for (std::size_t k = 0; k < items.size(); k += 2) add_item(*dct, items[k], items[k + 1], at);
+          for (std::size_t k = 0; k < items.size(); k += 2)
+            add_item(*dct, items[k], items[k + 1], at);
           break;
         }
         case 'a': {  // APPEND
@@ -198,27 +217,59 @@ class Reader {
           dst.insert(dst.end(), items.begin(), items.end());
           break;
         }
-        case 'J': push(PyObject::integer(static_cast<std::int32_t>(le(4, "a 4-byte int")))); break;
-        case 'K': push(PyObject::integer(u8("a 1-byte int"))); break;
-        case 'M': push(PyObject::integer(static_cast<std::int64_t>(le(2, "a 2-byte int")))); break;
-        case 0x8a: push(PyObject::integer(long_int(at, u8("a LONG1 length")))); break;
-        case 0x8b: push(PyObject::integer(long_int(at, le(4, "a LONG4 length")))); break;
+        case 'J':
+          push(PyObject::integer(static_cast<std::int32_t>(le(4, "a 4-byte int"))));
+          break;
+        case 'K':
+          push(PyObject::integer(u8("a 1-byte int")));
+          break;
+        case 'M':
+          push(PyObject::integer(static_cast<std::int64_t>(le(2, "a 2-byte int"))));
+          break;
+        case 0x8a:
+          push(PyObject::integer(long_int(at, u8("a LONG1 length"))));
+          break;
+        case 0x8b:
+          push(PyObject::integer(long_int(at, le(4, "a LONG4 length"))));
+          break;
         case 'G': {
           const std::uint64_t bits = be8("an 8-byte float");
           push(PyObject::real(std::bit_cast<double>(bits)));
           break;
         }
-        case 'N': push(PyObject::none()); break;
-        case 0x88: push(PyObject::boolean(true)); break;
-        case 0x89: push(PyObject::boolean(false)); break;
-        case 0x8c: push(PyObject::str(bytes(at, u8("a string length")))); break;
-        case 'X': push(PyObject::str(bytes(at, le(4, "a string length")))); break;
-        case 0x8d: push(PyObject::str(bytes(at, le(8, "a string length")))); break;
-        case 'U': push(PyObject::str(bytes(at, u8("a string length")))); break;
-        case 'T': push(PyObject::str(bytes(at, le(4, "a string length")))); break;
-        case 'C': push(bytes_obj(at, u8("a bytes length"))); break;
-        case 'B': push(bytes_obj(at, le(4, "a bytes length"))); break;
-        case 0x8e: push(bytes_obj(at, le(8, "a bytes length"))); break;
+        case 'N':
+          push(PyObject::none());
+          break;
+        case 0x88:
+          push(PyObject::boolean(true));
+          break;
+        case 0x89:
+          push(PyObject::boolean(false));
+          break;
+        case 0x8c:
+          push(PyObject::str(bytes(at, u8("a string length"))));
+          break;
+        case 'X':
+          push(PyObject::str(bytes(at, le(4, "a string length"))));
+          break;
+        case 0x8d:
+          push(PyObject::str(bytes(at, le(8, "a string length"))));
+          break;
+        case 'U':
+          push(PyObject::str(bytes(at, u8("a string length"))));
+          break;
+        case 'T':
+          push(PyObject::str(bytes(at, le(4, "a string length"))));
+          break;
+        case 'C':
+          push(bytes_obj(at, u8("a bytes length")));
+          break;
+        case 'B':
+          push(bytes_obj(at, le(4, "a bytes length")));
+          break;
+        case 0x8e:
+          push(bytes_obj(at, le(8, "a bytes length")));
+          break;
         case 0x94:  // MEMOIZE
           need_stack(at, 1);
           memo_[memo_.size()] = stack_.back();
@@ -235,20 +286,28 @@ class Reader {
           memo_[idx] = stack_.back();
           break;
         }
-        case 'h': push(memo_get(at, u8("a memo index"))); break;
-        case 'j': push(memo_get(at, le(4, "a memo index"))); break;
+        case 'h':
+          push(memo_get(at, u8("a memo index")));
+          break;
+        case 'j':
+          push(memo_get(at, le(4, "a memo index")));
+          break;
         case '0':
           need_stack(at, 1);
           pop();
           break;
-        case '1': pop_mark(at); break;
+        case '1':
+          pop_mark(at);
+          break;
         case '2':
           need_stack(at, 1);
           push(stack_.back());
           break;
         default:
-          fail(at, "an opcode of a plain-data pickle (dict, list, tuple, str, int, float, bool, None)",
-               fmt::format("opcode 0x{:02x}{}", op, op >= 0x20 && op < 0x7f ? fmt::format(" '{}'", char(op)) : ""));
+          fail(at,
+               "an opcode of a plain-data pickle (dict, list, tuple, str, int, float, bool, None)",
+               fmt::format("opcode 0x{:02x}{}", op,
+                           op >= 0x20 && op < 0x7f ? fmt::format(" '{}'", char(op)) : ""));
       }
     }
   }
@@ -270,7 +329,8 @@ class Reader {
   std::uint64_t le(int n, std::string_view what) {
     if (remaining() < static_cast<std::size_t>(n)) fail(pos_, what, "the end of the file");
     std::uint64_t v = 0;
-    for (int k = 0; k < n; ++k) v |= std::uint64_t(static_cast<std::uint8_t>(d_[pos_ + k])) << (8 * k);
+    for (int k = 0; k < n; ++k)
+      v |= std::uint64_t(static_cast<std::uint8_t>(d_[pos_ + k])) << (8 * k);
     pos_ += n;
     return v;
   }
@@ -297,7 +357,8 @@ class Reader {
     if (n > 8) fail(at, "an integer of at most 8 bytes", fmt::format("{} bytes", n));
     if (n == 0) return 0;
     std::uint64_t v = 0;
-    for (std::uint64_t k = 0; k < n; ++k) v |= std::uint64_t(static_cast<std::uint8_t>(d_[pos_ + k])) << (8 * k);
+    for (std::uint64_t k = 0; k < n; ++k)
+      v |= std::uint64_t(static_cast<std::uint8_t>(d_[pos_ + k])) << (8 * k);
     pos_ += n;
     if (n < 8 && (v >> (8 * n - 1)) & 1) v |= ~std::uint64_t(0) << (8 * n);  // sign-extend
     return static_cast<std::int64_t>(v);
@@ -325,8 +386,9 @@ class Reader {
     if (marks_.empty()) fail(at, "a MARK before this opcode", "none");
     const std::size_t m = marks_.back();
     marks_.pop_back();
-    std::vector<PyRef> items(std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(m)),
-                             std::make_move_iterator(stack_.end()));
+    std::vector<PyRef> items(
+        std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(m)),
+        std::make_move_iterator(stack_.end()));
     stack_.resize(m);
     return items;
   }
@@ -374,7 +436,8 @@ class Reader {
         continue;
       }
       const PyObject* c = child(f.obj, f.next++);
-      if (c->type != PyType::kList && c->type != PyType::kTuple && c->type != PyType::kDict) continue;
+      if (c->type != PyType::kList && c->type != PyType::kTuple && c->type != PyType::kDict)
+        continue;
       auto [it, fresh] = state.try_emplace(c, 1);
       if (!fresh) {
         if (it->second == 1) fail(at, "an acyclic structure", "a container that contains itself");
@@ -480,16 +543,24 @@ class Writer {
   void write(const PyObject& o, int depth) {
     if (depth > kMaxDepth) throw InputError("pickle: nesting deeper than 100");
     switch (o.type) {
-      case PyType::kNone: op('N'); break;
-      case PyType::kBool: op(o.b ? 0x88 : 0x89); break;
-      case PyType::kInt: write_int(o.i); break;
+      case PyType::kNone:
+        op('N');
+        break;
+      case PyType::kBool:
+        op(o.b ? 0x88 : 0x89);
+        break;
+      case PyType::kInt:
+        write_int(o.i);
+        break;
       case PyType::kFloat: {
         op('G');
         const auto bits = std::bit_cast<std::uint64_t>(o.f);
         for (int k = 7; k >= 0; --k) out_ += static_cast<char>((bits >> (8 * k)) & 0xff);
         break;
       }
-      case PyType::kStr: write_str(o.s); break;
+      case PyType::kStr:
+        write_str(o.s);
+        break;
       case PyType::kBytes:
         op('B');
         le(o.s.size(), 4);
@@ -557,11 +628,16 @@ std::string write_pickle(const PyObject& root) { return Writer().run(root); }
 nlohmann::ordered_json to_json(const PyObject& v, const std::string& origin) {
   using J = nlohmann::ordered_json;
   switch (v.type) {
-    case PyType::kNone: return nullptr;
-    case PyType::kBool: return v.b;
-    case PyType::kInt: return v.i;
-    case PyType::kFloat: return v.f;
-    case PyType::kStr: return v.s;
+    case PyType::kNone:
+      return nullptr;
+    case PyType::kBool:
+      return v.b;
+    case PyType::kInt:
+      return v.i;
+    case PyType::kFloat:
+      return v.f;
+    case PyType::kStr:
+      return v.s;
     case PyType::kBytes:
       throw InputError(fmt::format("{}: bytes values have no JSON equivalent", origin));
     case PyType::kList:
@@ -591,9 +667,12 @@ PyRef from_json_at(const nlohmann::ordered_json& v, const std::string& origin, b
                    int depth) {
   if (depth > kMaxDepth) throw InputError(fmt::format("{}: nesting deeper than 100", origin));
   switch (v.type()) {
-    case nlohmann::json::value_t::null: return PyObject::none();
-    case nlohmann::json::value_t::boolean: return PyObject::boolean(v.get<bool>());
-    case nlohmann::json::value_t::number_integer: return PyObject::integer(v.get<std::int64_t>());
+    case nlohmann::json::value_t::null:
+      return PyObject::none();
+    case nlohmann::json::value_t::boolean:
+      return PyObject::boolean(v.get<bool>());
+    case nlohmann::json::value_t::number_integer:
+      return PyObject::integer(v.get<std::int64_t>());
     case nlohmann::json::value_t::number_unsigned: {
       const auto u = v.get<std::uint64_t>();
       if (u > static_cast<std::uint64_t>(INT64_MAX)) {
@@ -601,8 +680,10 @@ PyRef from_json_at(const nlohmann::ordered_json& v, const std::string& origin, b
       }
       return PyObject::integer(static_cast<std::int64_t>(u));
     }
-    case nlohmann::json::value_t::number_float: return PyObject::real(v.get<double>());
-    case nlohmann::json::value_t::string: return PyObject::str(v.get<std::string>());
+    case nlohmann::json::value_t::number_float:
+      return PyObject::real(v.get<double>());
+    case nlohmann::json::value_t::string:
+      return PyObject::str(v.get<std::string>());
     case nlohmann::json::value_t::array: {
       std::vector<PyRef> items;
       for (const auto& it : v) items.push_back(from_json_at(it, origin, false, depth + 1));
@@ -611,12 +692,14 @@ PyRef from_json_at(const nlohmann::ordered_json& v, const std::string& origin, b
     case nlohmann::json::value_t::object: {
       auto d = PyObject::new_dict();
       for (auto it = v.begin(); it != v.end(); ++it) {
-        d->dict.emplace_back(PyObject::str(it.key()),
-                             from_json_at(it.value(), origin, it.key() == "segment_pool_id", depth + 1));
+        d->dict.emplace_back(
+            PyObject::str(it.key()),
+            from_json_at(it.value(), origin, it.key() == "segment_pool_id", depth + 1));
       }
       return d;
     }
-    default: throw InputError(fmt::format("{}: unsupported JSON value", origin));
+    default:
+      throw InputError(fmt::format("{}: unsupported JSON value", origin));
   }
 }
 

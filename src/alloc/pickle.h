@@ -24,8 +24,8 @@ struct PyObject {
   bool b = false;
   std::int64_t i = 0;
   double f = 0;
-  std::string s;                               // kStr (UTF-8) and kBytes
-  std::vector<PyRef> items;                    // kList, kTuple
+  std::string s;                              // kStr (UTF-8) and kBytes
+  std::vector<PyRef> items;                   // kList, kTuple
   std::vector<std::pair<PyRef, PyRef>> dict;  // kDict, in insertion order
 
   static PyRef none();

@@ -14,7 +14,8 @@ constexpr std::size_t kMaxMismatches = 5;
 // The real trace's new-segment addresses, in order: every segment_alloc, and every segment_map
 // outside the address space of a live expandable segment (one is released when its last page is
 // unmapped).
-std::vector<std::uint64_t> real_segment_bases(const std::vector<TraceEvent>& trace, const Config& c) {
+std::vector<std::uint64_t> real_segment_bases(const std::vector<TraceEvent>& trace,
+                                              const Config& c) {
   struct Range {
     std::uint64_t start, end, mapped;
   };
@@ -114,18 +115,20 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
           ++r.model_ooms;
           if (r.oom_messages.size() < kMaxMismatches) r.oom_messages.push_back(res.oom_message);
           if (r.alloc_mismatches.size() < kMaxMismatches) {
-            r.alloc_mismatches.push_back({i, fmt::format("alloc of {} bytes at {}: out of memory in the model",
-                                                         e.size, hex(e.addr))});
+            r.alloc_mismatches.push_back(
+                {i, fmt::format("alloc of {} bytes at {}: out of memory in the model", e.size,
+                                hex(e.addr))});
           }
           break;
         }
         live[e.addr] = res.block;
-        if (opt.keep_trace) r.model_trace.push_back({Action::kAlloc, res.block->ptr, e.size, e.stream, e.time_us});
+        if (opt.keep_trace)
+          r.model_trace.push_back({Action::kAlloc, res.block->ptr, e.size, e.stream, e.time_us});
         if (res.block->ptr == e.addr) {
           ++r.allocs_same;
         } else if (r.alloc_mismatches.size() < kMaxMismatches) {
-          r.alloc_mismatches.push_back(
-              {i, fmt::format("alloc of {} bytes: real {}, model {}", e.size, hex(e.addr), hex(res.block->ptr))});
+          r.alloc_mismatches.push_back({i, fmt::format("alloc of {} bytes: real {}, model {}",
+                                                       e.size, hex(e.addr), hex(res.block->ptr))});
         }
         break;
       }
@@ -138,7 +141,8 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
         if (it->second->allocated) {
           m.free_request(it->second);
           if (opt.keep_trace) {
-            r.model_trace.push_back({Action::kFreeRequested, it->second->ptr, e.size, e.stream, e.time_us});
+            r.model_trace.push_back(
+                {Action::kFreeRequested, it->second->ptr, e.size, e.stream, e.time_us});
           }
         }
         break;
@@ -151,7 +155,8 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
         const std::uint64_t ptr = b->ptr;
         m.free_complete(b);
         drain(e.time_us, e.stream);
-        if (opt.keep_trace) r.model_trace.push_back({Action::kFreeCompleted, ptr, e.size, e.stream, e.time_us});
+        if (opt.keep_trace)
+          r.model_trace.push_back({Action::kFreeCompleted, ptr, e.size, e.stream, e.time_us});
         break;
       }
       case Action::kSegmentAlloc:
@@ -160,9 +165,12 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
       case Action::kSegmentUnmap:
         real_segments.push_back({e.action, e.addr, e.size});
         break;
-      case Action::kOom: ++r.real_ooms; break;
+      case Action::kOom:
+        ++r.real_ooms;
+        break;
       case Action::kSnapshot:
-      case Action::kUserDefined: break;
+      case Action::kUserDefined:
+        break;
     }
 
     while (sample_pos < opt.sample_after.size() && opt.sample_after[sample_pos] <= i) {
@@ -177,7 +185,8 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
       s.mapped_segments = m.mapped_segment_count();
       s.device_allocs = st.num_device_alloc;
       s.device_frees = st.num_device_free;
-      s.inactive_split_bytes = static_cast<std::uint64_t>(st.inactive_split_bytes[kAggregate].current);
+      s.inactive_split_bytes =
+          static_cast<std::uint64_t>(st.inactive_split_bytes[kAggregate].current);
       s.largest_free = m.largest_free_block();
       s.free_cached = m.free_cached_bytes();
       s.retries = st.num_alloc_retries;
@@ -186,7 +195,8 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
       r.samples.push_back(s);
       ++sample_pos;
     }
-    if (opt.progress && (i % 65536 == 0 || i + 1 == trace.size())) opt.progress(i + 1, trace.size());
+    if (opt.progress && (i % 65536 == 0 || i + 1 == trace.size()))
+      opt.progress(i + 1, trace.size());
   }
 
   r.real_segment_events = real_segments.size();

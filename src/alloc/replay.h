@@ -21,7 +21,7 @@ struct Sample {
   std::uint64_t reserved = 0;
   std::uint64_t allocated = 0;
   std::uint64_t active = 0;
-  std::int64_t segments = 0;  // the 'segment' statistic (cudaMalloc'd segments)
+  std::int64_t segments = 0;        // the 'segment' statistic (cudaMalloc'd segments)
   std::size_t mapped_segments = 0;  // contiguous mapped ranges, as a snapshot lists them
   std::int64_t device_allocs = 0;
   std::int64_t device_frees = 0;
@@ -61,7 +61,7 @@ struct ReplayResult {
   std::size_t real_ooms = 0;
   std::size_t real_segment_events = 0;
   std::size_t model_segment_events = 0;
-  std::size_t segment_events_same = 0;  // identical at the same position in both sequences
+  std::size_t segment_events_same = 0;       // identical at the same position in both sequences
   std::vector<Mismatch> alloc_mismatches;    // the first few
   std::vector<Mismatch> segment_mismatches;  // the first few
   std::set<std::size_t> empty_cache_at;      // where empty_cache ran

@@ -16,7 +16,8 @@ std::uint64_t mib(std::uint64_t b) { return (b + kMiB / 2) / kMiB; }
 
 }  // namespace
 
-Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace, const std::filesystem::path& path) {
+Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace,
+                                 const std::filesystem::path& path) {
   const std::string origin = path.string();
   nlohmann::json j;
   try {
@@ -25,7 +26,8 @@ Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace, const std
     throw InputError(fmt::format("{}: byte {}: invalid JSON", origin, e.byte));
   }
   if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array()) {
-    throw InputError(fmt::format("{}: expected an object with a 'rows' list of iterations", origin));
+    throw InputError(
+        fmt::format("{}: expected an object with a 'rows' list of iterations", origin));
   }
   Boundaries b;
   b.source = fmt::format("stats JSON {}", path.filename().string());
@@ -54,7 +56,8 @@ Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace, const std
     rec.allocated = num("allocated");
     rec.segments = num("segments");
     rec.device_allocs = num("device_allocs");
-    rec.inactive_split_bytes = row.contains("inactive_split_bytes") ? num("inactive_split_bytes") : -1;
+    rec.inactive_split_bytes =
+        row.contains("inactive_split_bytes") ? num("inactive_split_bytes") : -1;
     w.recorded = rec;
     b.windows.push_back(std::move(w));
     ++k;
@@ -108,7 +111,8 @@ Boundaries boundaries_by_window(const std::vector<TraceEvent>& trace, std::size_
     }
   }
   if (first < trace.size() || b.windows.empty()) {
-    b.windows.push_back({fmt::format("allocs {}-{}", allocs - allocs % per + 1, allocs), first, trace.size(), {}});
+    b.windows.push_back(
+        {fmt::format("allocs {}-{}", allocs - allocs % per + 1, allocs), first, trace.size(), {}});
   }
   return b;
 }
@@ -124,7 +128,8 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
   const std::size_t first = boundaries.windows.front().first;
   const bool have_before = first > 0;
   if (have_before) options.sample_after.push_back(first - 1);
-  for (const Window& w : boundaries.windows) options.sample_after.push_back(w.end > 0 ? w.end - 1 : 0);
+  for (const Window& w : boundaries.windows)
+    options.sample_after.push_back(w.end > 0 ? w.end - 1 : 0);
   std::sort(options.sample_after.begin(), options.sample_after.end());
   rep.replay = replay_trace(trace, options);
   const auto& samples = rep.replay.samples;
@@ -179,17 +184,18 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
   const Row& z = rep.rows.back();
   const std::string what = expandable ? "mapped ranges" : "segments";
   if (rep.stable) {
-    rep.verdict = fmt::format("stable from {} {}: no device allocation after it ({} {}, reserved {} MiB)",
-                              unit, rep.rows[rep.stable_from].label, z.at_end.segments, what,
-                              mib(z.at_end.reserved));
+    rep.verdict = fmt::format(
+        "stable from {} {}: no device allocation after it ({} {}, reserved {} MiB)", unit,
+        rep.rows[rep.stable_from].label, z.at_end.segments, what, mib(z.at_end.reserved));
   } else {
     std::string list;
     const std::size_t shown = std::min<std::size_t>(rep.growth_at.size(), 12);
     for (std::size_t k = 0; k < shown; ++k) list += (k ? ", " : "") + rep.growth_at[k];
-    if (rep.growth_at.size() > shown) list += fmt::format(" and {} more", rep.growth_at.size() - shown);
-    rep.verdict = fmt::format("not stable: device allocations at {}s {} ({} -> {} {}, reserved {} -> {} MiB)",
-                              unit, list, a.at_end.segments, z.at_end.segments, what,
-                              mib(a.at_end.reserved), mib(z.at_end.reserved));
+    if (rep.growth_at.size() > shown)
+      list += fmt::format(" and {} more", rep.growth_at.size() - shown);
+    rep.verdict = fmt::format(
+        "not stable: device allocations at {}s {} ({} -> {} {}, reserved {} -> {} MiB)", unit, list,
+        a.at_end.segments, z.at_end.segments, what, mib(a.at_end.reserved), mib(z.at_end.reserved));
   }
   rep.replay.samples.clear();
   return rep;
@@ -201,7 +207,8 @@ nlohmann::ordered_json report_json(const StabilityReport& r) {
   j["boundaries"] = r.boundaries_source;
   j["stable"] = r.stable;
   j["verdict"] = r.verdict;
-  j["stable_from"] = r.stable ? nlohmann::ordered_json(r.stable_from) : nlohmann::ordered_json(nullptr);
+  j["stable_from"] =
+      r.stable ? nlohmann::ordered_json(r.stable_from) : nlohmann::ordered_json(nullptr);
   j["growth_at"] = r.growth_at;
   j["peak_reserved"] = r.peak_reserved;
   j["recorded_rows"] = r.recorded_rows;
@@ -236,10 +243,10 @@ std::string rows_csv(const StabilityReport& r) {
       "inactive_split_bytes,largest_free,free_cached,fragmentation,retries,ooms,matches_recorded\n";
   for (const Row& row : r.rows) {
     const Sample& s = row.at_end;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.4f},{},{},{}\n", row.label, s.reserved, s.allocated,
-                       s.segments, s.device_allocs, row.device_allocs_in, row.device_frees_in,
-                       s.inactive_split_bytes, s.largest_free, s.free_cached, row.fragmentation, s.retries,
-                       s.ooms, row.matches_recorded ? 1 : 0);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.4f},{},{},{}\n", row.label, s.reserved,
+                       s.allocated, s.segments, s.device_allocs, row.device_allocs_in,
+                       row.device_frees_in, s.inactive_split_bytes, s.largest_free, s.free_cached,
+                       row.fragmentation, s.retries, s.ooms, row.matches_recorded ? 1 : 0);
   }
   return out;
 }

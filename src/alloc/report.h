@@ -18,26 +18,29 @@ struct Window {
   std::size_t first = 0;
   std::size_t end = 0;
   struct Recorded {
-    std::int64_t reserved = 0, allocated = 0, segments = 0, device_allocs = 0, inactive_split_bytes = 0;
+    std::int64_t reserved = 0, allocated = 0, segments = 0, device_allocs = 0,
+                 inactive_split_bytes = 0;
   };
   std::optional<Recorded> recorded;
 };
 
 struct Boundaries {
-  std::string source;  // "stats JSON <file>", "annotations", "windows of N allocations"
+  std::string source;       // "stats JSON <file>", "annotations", "windows of N allocations"
   bool iterations = false;  // true: windows are iterations
   std::vector<Window> windows;
 };
 
 // From a stats JSON beside the fixtures: {"rows": [{"iter", "t_start_us", "t_end_us", ...}]};
 // events belong to the iteration whose [t_start_us, t_end_us] holds their time_us.
-Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace, const std::filesystem::path& stats);
+Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace,
+                                 const std::filesystem::path& stats);
 // From annotations (torch.cuda.memory._record_memory_history + record_function-style START/END
 // markers in 'external_annotations'): each START..END of the same name is one iteration.
 std::optional<Boundaries> boundaries_from_annotations(const std::vector<TraceEvent>& trace,
                                                       const std::vector<Annotation>& annotations);
 // Windows of `allocs_per_window` allocations.
-Boundaries boundaries_by_window(const std::vector<TraceEvent>& trace, std::size_t allocs_per_window);
+Boundaries boundaries_by_window(const std::vector<TraceEvent>& trace,
+                                std::size_t allocs_per_window);
 
 struct Row {
   std::string label;
@@ -54,7 +57,7 @@ struct StabilityReport {
   bool iterations = false;
   std::vector<Row> rows;
   bool stable = false;
-  std::size_t stable_from = 0;  // row of the last device allocation (0 when none)
+  std::size_t stable_from = 0;         // row of the last device allocation (0 when none)
   std::vector<std::string> growth_at;  // labels of windows with device allocations (after settle)
   std::string verdict;                 // one line
   std::size_t recorded_rows = 0;       // rows with stats JSON numbers

@@ -9,16 +9,26 @@ namespace racelab::alloc {
 
 const char* action_name(Action a) {
   switch (a) {
-    case Action::kAlloc: return "alloc";
-    case Action::kFreeRequested: return "free_requested";
-    case Action::kFreeCompleted: return "free_completed";
-    case Action::kSegmentAlloc: return "segment_alloc";
-    case Action::kSegmentFree: return "segment_free";
-    case Action::kSegmentMap: return "segment_map";
-    case Action::kSegmentUnmap: return "segment_unmap";
-    case Action::kOom: return "oom";
-    case Action::kSnapshot: return "snapshot";
-    case Action::kUserDefined: return "user_defined";
+    case Action::kAlloc:
+      return "alloc";
+    case Action::kFreeRequested:
+      return "free_requested";
+    case Action::kFreeCompleted:
+      return "free_completed";
+    case Action::kSegmentAlloc:
+      return "segment_alloc";
+    case Action::kSegmentFree:
+      return "segment_free";
+    case Action::kSegmentMap:
+      return "segment_map";
+    case Action::kSegmentUnmap:
+      return "segment_unmap";
+    case Action::kOom:
+      return "oom";
+    case Action::kSnapshot:
+      return "snapshot";
+    case Action::kUserDefined:
+      return "user_defined";
   }
   return "?";
 }
@@ -52,7 +62,8 @@ std::int64_t int_field(const PyObject& d, const char* key, const std::string& wh
     throw InputError(fmt::format("{}: missing key '{}'", where, key));
   }
   if (v->type != PyType::kInt) {
-    throw InputError(fmt::format("{}: '{}' must be an int, got {}", where, key, type_name(v->type)));
+    throw InputError(
+        fmt::format("{}: '{}' must be an int, got {}", where, key, type_name(v->type)));
   }
   return v->i;
 }
@@ -75,16 +86,17 @@ std::string str_field(const PyObject& d, const char* key, const std::string& whe
 Snapshot snapshot_from_value(PyRef root, const std::string& origin) {
   Snapshot snap;
   if (!root || !root->is_dict()) {
-    throw InputError(fmt::format("{}: expected a memory snapshot (a dict with 'segments' and "
-                                 "'device_traces'), got {}",
-                                 origin, root ? type_name(root->type) : "nothing"));
+    throw InputError(
+        fmt::format("{}: expected a memory snapshot (a dict with 'segments' and "
+                    "'device_traces'), got {}",
+                    origin, root ? type_name(root->type) : "nothing"));
   }
   const PyObject* traces = root->get("device_traces");
   if (!traces || !traces->is_list()) {
-    throw InputError(fmt::format(
-        "{}: no 'device_traces' list: record the snapshot with "
-        "torch.cuda.memory._record_memory_history() enabled before the allocations",
-        origin));
+    throw InputError(
+        fmt::format("{}: no 'device_traces' list: record the snapshot with "
+                    "torch.cuda.memory._record_memory_history() enabled before the allocations",
+                    origin));
   }
   const PyObject* segments = root->get("segments");
   if (segments && segments->is_list()) snap.segment_count = segments->items.size();
@@ -99,7 +111,8 @@ Snapshot snapshot_from_value(PyRef root, const std::string& origin) {
     for (std::size_t k = 0; k < t.items.size(); ++k) {
       const PyObject& e = *t.items[k];
       const std::string where = fmt::format("{}: device_traces[{}][{}]", origin, dev, k);
-      if (!e.is_dict()) throw InputError(fmt::format("{}: expected a dict, got {}", where, type_name(e.type)));
+      if (!e.is_dict())
+        throw InputError(fmt::format("{}: expected a dict, got {}", where, type_name(e.type)));
       const auto action = parse_action(str_field(e, "action", where));
       if (!action) {
         ++snap.ignored_events;

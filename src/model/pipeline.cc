@@ -1,10 +1,10 @@
 #include "model/pipeline.h"
 
-#include "util/units.h"
-
 #include <fmt/format.h>
 
 #include <cmath>
+
+#include "util/units.h"
 
 namespace racelab::model {
 

@@ -1,0 +1,49 @@
+#include "alloc_data.h"
+
+#include <cstdlib>
+
+#include "catch.h"
+
+namespace racelab::alloc::testing {
+
+namespace {
+
+std::filesystem::path data_root() {
+  const char* d = std::getenv("RACELAB_ALLOC_DATA");
+  REQUIRE(d != nullptr);
+  return d;
+}
+
+}  // namespace
+
+std::filesystem::path fixtures_dir() { return data_root() / "fixtures-h200"; }
+std::filesystem::path traces_dir() { return data_root() / "h200-traces"; }
+
+bool same_value(const PyObject& a, const PyObject& b) {
+  if (a.type != b.type) return false;
+  switch (a.type) {
+    case PyType::kNone: return true;
+    case PyType::kBool: return a.b == b.b;
+    case PyType::kInt: return a.i == b.i;
+    case PyType::kFloat: return a.f == b.f;
+    case PyType::kStr:
+    case PyType::kBytes: return a.s == b.s;
+    case PyType::kList:
+    case PyType::kTuple:
+      if (a.items.size() != b.items.size()) return false;
+      for (std::size_t k = 0; k < a.items.size(); ++k) {
+        if (!same_value(*a.items[k], *b.items[k])) return false;
+      }
+      return true;
+    case PyType::kDict:
+      if (a.dict.size() != b.dict.size()) return false;
+      for (std::size_t k = 0; k < a.dict.size(); ++k) {
+        if (!same_value(*a.dict[k].first, *b.dict[k].first)) return false;
+        if (!same_value(*a.dict[k].second, *b.dict[k].second)) return false;
+      }
+      return true;
+  }
+  return false;
+}
+
+}  // namespace racelab::alloc::testing

@@ -1,0 +1,17 @@
+#pragma once
+// Test data for the allocator tests: the H200 traces unpacked by tests/CMakeLists.txt.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "alloc/pickle.h"
+
+namespace racelab::alloc::testing {
+
+std::filesystem::path fixtures_dir();  // the shared fixtures: snap_<variant>_1.pickle + stats
+std::filesystem::path traces_dir();    // tools/alloc-capture traces under other settings
+
+// Deep structural equality (types and values; dict order included).
+bool same_value(const PyObject& a, const PyObject& b);
+
+}  // namespace racelab::alloc::testing

@@ -1,0 +1,126 @@
+// Real H200 traces replayed through the model: every allocation at the real address, every
+// segment event identical, the final state equal to the real snapshot, and the stability verdicts.
+#include <string>
+
+#include "alloc/replay.h"
+#include "alloc/report.h"
+#include "alloc/snapshot.h"
+#include "alloc_data.h"
+#include "catch.h"
+
+using namespace racelab::alloc;
+using racelab::alloc::testing::fixtures_dir;
+using racelab::alloc::testing::same_value;
+using racelab::alloc::testing::traces_dir;
+
+namespace {
+
+struct Case {
+  std::filesystem::path path;
+  double memory_fraction = 0;
+};
+
+void check_exact(const Case& c) {
+  INFO(c.path.string());
+  const Snapshot s = read_snapshot(c.path);
+  REQUIRE(s.traces.size() == 1);
+  ReplayOptions opt;
+  opt.config = config_from_snapshot(s.root->get("allocator_settings"), c.path.string());
+  opt.config.memory_fraction = c.memory_fraction;
+  const ReplayResult r = replay_trace(s.traces[0], opt);
+  for (const auto& m : r.alloc_mismatches) INFO(m.text);
+  for (const auto& m : r.segment_mismatches) INFO(m.text);
+  CHECK(r.allocs > 4000);
+  CHECK(r.allocs_same == r.allocs);
+  CHECK(r.real_segment_events > 0);
+  CHECK(r.segment_events_same == r.real_segment_events);
+  CHECK(r.model_segment_events == r.real_segment_events);
+  CHECK(r.unmatched_frees == 0);
+  CHECK(r.identical());
+  // The model ends where the real allocator ended, block for block.
+  CHECK(same_value(*r.segments, *s.root->get("segments")));
+}
+
+}  // namespace
+
+TEST_CASE("replay: the shared fixtures replay bit-exactly with default settings", "[replay]") {
+  for (const char* v : {"flex_padded", "sdpa_chunked", "sdpa_fused"}) {
+    check_exact({fixtures_dir() / (std::string("snap_") + v + "_1.pickle")});
+  }
+}
+
+TEST_CASE("replay: traces recorded under other settings replay bit-exactly", "[replay]") {
+  // Recorded on an H200 by tools/alloc-capture/capture-all.sh; none were used to write the model.
+  for (const char* v : {"flex_padded", "sdpa_chunked", "sdpa_fused"}) {
+    for (const char* tag : {"_es", "_ms64r4", "_gc06"}) {
+      check_exact({traces_dir() / (std::string("snap_") + v + tag + "_1.pickle")});
+    }
+  }
+  check_exact({traces_dir() / "snap_sdpa_chunked_rbrackets_1.pickle"});
+  // Garbage collection acts only under a memory fraction (0.0044 of the H200: about 630 MiB).
+  check_exact({traces_dir() / "snap_sdpa_chunked_gc06f_1.pickle", 0.0044});
+  // empty_cache every 25 iterations, inferred from the trace, with and without expandable segments.
+  check_exact({traces_dir() / "snap_sdpa_chunked_empty25_1.pickle"});
+  check_exact({traces_dir() / "snap_sdpa_chunked_es_empty25_1.pickle"});
+}
+
+TEST_CASE("replay: a wrong setting is visible as differences", "[replay]") {
+  const auto path = fixtures_dir() / "snap_sdpa_chunked_1.pickle";
+  const Snapshot s = read_snapshot(path);
+  ReplayOptions opt;
+  opt.config = parse_config("max_split_size_mb:64,roundup_power2_divisions:4");
+  const ReplayResult r = replay_trace(s.traces[0], opt);
+  CHECK_FALSE(r.identical());
+  CHECK(r.allocs_same < r.allocs);
+  CHECK_FALSE(r.alloc_mismatches.empty());
+  // Without the memory fraction the GC trace's segment frees are unexplained.
+  const auto gc = traces_dir() / "snap_sdpa_chunked_gc06f_1.pickle";
+  const Snapshot g = read_snapshot(gc);
+  ReplayOptions go;
+  go.config = config_from_snapshot(g.root->get("allocator_settings"), gc.string());
+  CHECK_FALSE(replay_trace(g.traces[0], go).identical());
+}
+
+TEST_CASE("report: the fixtures' verdicts match their stats JSON", "[replay]") {
+  auto run = [](const std::string& v) {
+    const auto path = fixtures_dir() / ("snap_" + v + "_1.pickle");
+    const Snapshot s = read_snapshot(path);
+    const Boundaries b = boundaries_from_stats(s.traces[0], fixtures_dir() / ("stats_" + v + "_1.json"));
+    ReplayOptions opt;
+    opt.config = config_from_snapshot(s.root->get("allocator_settings"), path.string());
+    return analyse(v, s.traces[0], b, opt, 1);
+  };
+  const StabilityReport flex = run("flex_padded");
+  CHECK(flex.stable);
+  CHECK(flex.rows.size() == 150);
+  CHECK(flex.recorded_matches == 150);
+  CHECK(flex.rows.front().at_end.segments == 14);
+  CHECK(flex.rows.back().at_end.segments == 14);
+  CHECK(flex.verdict == "stable from iteration 0: no device allocation after it (14 segments, reserved 382 MiB)");
+
+  const StabilityReport fused = run("sdpa_fused");
+  CHECK(fused.stable);
+  CHECK(fused.recorded_matches == 150);
+  CHECK(fused.rows.back().at_end.segments == 17);
+
+  const StabilityReport chunked = run("sdpa_chunked");
+  CHECK_FALSE(chunked.stable);
+  CHECK(chunked.recorded_matches == 150);
+  CHECK(chunked.growth_at == std::vector<std::string>{"1", "2", "13"});
+  CHECK(chunked.verdict ==
+        "not stable: device allocations at iterations 1, 2, 13 (18 -> 21 segments, reserved 376 -> 432 MiB)");
+}
+
+TEST_CASE("report: without boundaries the trace is cut into windows of allocations", "[replay]") {
+  const auto path = fixtures_dir() / "snap_sdpa_fused_1.pickle";
+  const Snapshot s = read_snapshot(path);
+  const Boundaries b = boundaries_by_window(s.traces[0], 1000);
+  CHECK(b.windows.size() == 5);  // 4540 allocations
+  CHECK(b.windows.front().label == "allocs 1-1000");
+  CHECK(b.windows.back().label == "allocs 4001-4540");
+  CHECK(b.windows.back().end == s.traces[0].size());
+  ReplayOptions opt;
+  const StabilityReport r = analyse("fused", s.traces[0], b, opt, 1);
+  CHECK_FALSE(r.iterations);
+  CHECK(r.rows.back().at_end.segments == 17);
+}
