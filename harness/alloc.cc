@@ -52,8 +52,9 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& option) {
 
 void apply_device(Config& c, const DeviceArgs& d) {
   if (!d.device_memory.empty()) {
+    // What the allocator may use: cudaMalloc fails beyond it (no CUDA context to subtract).
     c.device_total = parse_bytes(d.device_memory, "--device-memory");
-    c.device_other = std::min(c.device_other, c.device_total);
+    c.device_other = 0;
   }
   if (d.memory_fraction < 0 || d.memory_fraction > 1) {
     throw InputError(
@@ -63,8 +64,10 @@ void apply_device(Config& c, const DeviceArgs& d) {
 }
 
 void add_device_options(CLI::App* cmd, DeviceArgs& d) {
-  cmd->add_option("--device-memory", d.device_memory,
-                  "the device's total memory (default: the H200 the fixtures ran on, 139.80 GiB)");
+  cmd->add_option(
+      "--device-memory", d.device_memory,
+      "memory the allocator may use, e.g. 80GiB (default: the H200 the fixtures ran on, "
+      "139.80 GiB less its 527 MiB CUDA context)");
   cmd->add_option("--memory-fraction", d.memory_fraction,
                   "torch.cuda.set_per_process_memory_fraction the run used (garbage collection "
                   "acts only with one set)");
@@ -333,7 +336,8 @@ int whatif_command(const WhatifArgs& a) {
     o.real_addresses = false;
     o.empty_cache_at = recorded.empty_cache_at;
     o.progress = replay_progress("replaying " + a.trace + " under " + text);
-    lines.push_back({text, replay_trace(trace, o), o.config.expandable_segments});
+    lines.push_back({text.empty() ? std::string("(defaults)") : text, replay_trace(trace, o),
+                     o.config.expandable_segments});
   }
   fmt::print("trace: {} (device {}: {} allocations)\n", a.trace, device, recorded.allocs);
   fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", "config", "peak reserved",
@@ -355,7 +359,9 @@ int whatif_command(const WhatifArgs& a) {
                  {"ooms", l.r.model_ooms}});
   }
   for (const Line& l : lines) {
-    if (!l.r.oom_messages.empty()) fmt::print("{}: {}\n", l.name, l.r.oom_messages.front());
+    if (l.r.oom_messages.empty()) continue;
+    fmt::print("{}: first out of memory at trace event {}: {}\n", l.name, l.r.first_oom_event,
+               l.r.oom_messages.front());
   }
   if (!a.out.empty()) {
     ensure_directory(a.out);

@@ -112,7 +112,7 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
         const auto res = m.malloc(e.size, e.stream);
         drain(e.time_us, e.stream);
         if (!res.block) {
-          ++r.model_ooms;
+          if (r.model_ooms++ == 0) r.first_oom_event = i;
           if (r.oom_messages.size() < kMaxMismatches) r.oom_messages.push_back(res.oom_message);
           if (r.alloc_mismatches.size() < kMaxMismatches) {
             r.alloc_mismatches.push_back(

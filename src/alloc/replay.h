@@ -66,6 +66,7 @@ struct ReplayResult {
   std::vector<Mismatch> segment_mismatches;  // the first few
   std::set<std::size_t> empty_cache_at;      // where empty_cache ran
   std::vector<std::string> oom_messages;     // the first few
+  std::size_t first_oom_event = 0;           // trace index of the first model OOM (if any)
   std::vector<Sample> samples;
   Stats stats;
   std::uint64_t peak_reserved = 0;

@@ -22,12 +22,17 @@ std::filesystem::path traces_dir() { return data_root() / "h200-traces"; }
 bool same_value(const PyObject& a, const PyObject& b) {
   if (a.type != b.type) return false;
   switch (a.type) {
-    case PyType::kNone: return true;
-    case PyType::kBool: return a.b == b.b;
-    case PyType::kInt: return a.i == b.i;
-    case PyType::kFloat: return a.f == b.f;
+    case PyType::kNone:
+      return true;
+    case PyType::kBool:
+      return a.b == b.b;
+    case PyType::kInt:
+      return a.i == b.i;
+    case PyType::kFloat:
+      return a.f == b.f;
     case PyType::kStr:
-    case PyType::kBytes: return a.s == b.s;
+    case PyType::kBytes:
+      return a.s == b.s;
     case PyType::kList:
     case PyType::kTuple:
       if (a.items.size() != b.items.size()) return false;

@@ -14,7 +14,8 @@ std::int64_t cur(const StatArray& a) { return a[kAggregate].current; }
 
 }  // namespace
 
-TEST_CASE("allocator: small requests share a 2 MiB segment, large ones a 20 MiB one", "[allocator]") {
+TEST_CASE("allocator: small requests share a 2 MiB segment, large ones a 20 MiB one",
+          "[allocator]") {
   CachingAllocator m{Config{}};
   Block* a = m.malloc(1000, 0).block;
   Block* b = m.malloc(1000, 0).block;
@@ -29,7 +30,7 @@ TEST_CASE("allocator: small requests share a 2 MiB segment, large ones a 20 MiB 
   CHECK(d->ptr == c->ptr + 5 * MiB);
   CHECK(m.stats().num_device_alloc == 2);
   Block* e = m.malloc(15 * MiB, 0).block;  // >= 10 MiB: its own segment, rounded to 2 MiB,
-  CHECK(e->size == 16 * MiB);               // not split: only 1 MiB would remain
+  CHECK(e->size == 16 * MiB);              // not split: only 1 MiB would remain
   CHECK(cur(m.stats().reserved_bytes) == static_cast<std::int64_t>(22 * MiB + 16 * MiB));
   CHECK(m.segment_events().size() == 3);
 }
@@ -51,7 +52,8 @@ TEST_CASE("allocator: frees merge neighbours and track inactive split bytes", "[
   CHECK(m.stats().num_device_alloc == 1);
 }
 
-TEST_CASE("allocator: best fit takes the smallest block that fits, then the lowest address", "[allocator]") {
+TEST_CASE("allocator: best fit takes the smallest block that fits, then the lowest address",
+          "[allocator]") {
   CachingAllocator m{Config{}};
   Block* big = m.malloc(30 * MiB, 0).block;
   Block* small = m.malloc(12 * MiB, 0).block;
@@ -74,7 +76,8 @@ TEST_CASE("allocator: large blocks split only when more than 1 MiB remains", "[a
   CHECK(c->size == 10 * MiB);
 }
 
-TEST_CASE("allocator: max_split_size keeps oversize blocks whole and out of small requests", "[allocator]") {
+TEST_CASE("allocator: max_split_size keeps oversize blocks whole and out of small requests",
+          "[allocator]") {
   CachingAllocator m{parse_config("max_split_size_mb:64")};
   Block* a = m.malloc(100 * MiB, 0).block;
   m.free(a);
@@ -91,7 +94,8 @@ TEST_CASE("allocator: max_split_size keeps oversize blocks whole and out of smal
   CHECK(m.stats().oversize_allocations.current == 2);
 }
 
-TEST_CASE("allocator: out of memory frees the cache, retries, then reports like PyTorch", "[allocator]") {
+TEST_CASE("allocator: out of memory frees the cache, retries, then reports like PyTorch",
+          "[allocator]") {
   Config c;
   c.device_total = 200 * MiB;
   c.device_other = 0;
@@ -106,16 +110,22 @@ TEST_CASE("allocator: out of memory frees the cache, retries, then reports like 
   auto r = m.malloc(100 * MiB, 0);
   CHECK(r.block == nullptr);
   CHECK(m.stats().num_ooms == 1);
-  CHECK(r.oom_message ==
-        "CUDA out of memory. Tried to allocate 100.00 MiB. GPU 0 has a total capacity of 200.00 MiB of "
-        "which 50.00 MiB is free. Of the allocated memory 150.00 MiB is allocated by PyTorch, and 0 bytes "
-        "is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
-        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for "
-        "Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
+  CHECK(
+      r.oom_message ==
+      "CUDA out of memory. Tried to allocate 100.00 MiB. GPU 0 has a total capacity of 200.00 MiB "
+      "of "
+      "which 50.00 MiB is free. Of the allocated memory 150.00 MiB is allocated by PyTorch, and 0 "
+      "bytes "
+      "is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try "
+      "setting "
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation "
+      "for "
+      "Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
   CHECK(m.segment_events().back().action == Action::kOom);
 }
 
-TEST_CASE("allocator: a memory fraction caps reserved memory and names it in the message", "[allocator]") {
+TEST_CASE("allocator: a memory fraction caps reserved memory and names it in the message",
+          "[allocator]") {
   Config c;
   c.device_total = 1000 * MiB;
   c.device_other = 0;
@@ -126,7 +136,8 @@ TEST_CASE("allocator: a memory fraction caps reserved memory and names it in the
   CHECK(r.oom_message.find("100.00 MiB allowed; ") != std::string::npos);
 }
 
-TEST_CASE("allocator: garbage collection frees old cached blocks once over the threshold", "[allocator]") {
+TEST_CASE("allocator: garbage collection frees old cached blocks once over the threshold",
+          "[allocator]") {
   Config c = parse_config("garbage_collection_threshold:0.2");
   c.device_total = 100 * MiB;
   c.device_other = 0;
@@ -186,7 +197,8 @@ TEST_CASE("allocator: expandable segments map pages at the end of one segment", 
   CHECK(ev[1] == SegmentEvent{Action::kSegmentMap, a->ptr + 40 * MiB, 20 * MiB});
   m.free(b);
   m.empty_cache();  // unmaps the whole pages above a's end
-  CHECK(m.segment_events().back() == SegmentEvent{Action::kSegmentUnmap, a->ptr + 40 * MiB, 20 * MiB});
+  CHECK(m.segment_events().back() ==
+        SegmentEvent{Action::kSegmentUnmap, a->ptr + 40 * MiB, 20 * MiB});
   CHECK(cur(m.stats().reserved_bytes) == static_cast<std::int64_t>(40 * MiB));
   m.free(a);
   m.empty_cache();
@@ -194,7 +206,8 @@ TEST_CASE("allocator: expandable segments map pages at the end of one segment", 
   CHECK(m.mapped_segment_count() == 0);
 }
 
-TEST_CASE("allocator: blocks with pending frees are not reused or merged until completed", "[allocator]") {
+TEST_CASE("allocator: blocks with pending frees are not reused or merged until completed",
+          "[allocator]") {
   CachingAllocator m{Config{}};
   Block* a = m.malloc(4 * MiB, 0).block;
   m.free_request(a);

@@ -25,8 +25,9 @@ std::string config_error(const std::string& text) {
 }  // namespace
 
 TEST_CASE("config: PyTorch's options parse to the values it uses", "[config]") {
-  const Config c = parse_config("expandable_segments:True, max_split_size_mb:64,roundup_power2_divisions:4,"
-                                "garbage_collection_threshold:0.6");
+  const Config c = parse_config(
+      "expandable_segments:True, max_split_size_mb:64,roundup_power2_divisions:4,"
+      "garbage_collection_threshold:0.6");
   CHECK(c.expandable_segments);
   CHECK(c.max_split_size == 64 * kMiB);
   CHECK(c.garbage_collection_threshold == 0.6);
@@ -37,13 +38,15 @@ TEST_CASE("config: PyTorch's options parse to the values it uses", "[config]") {
   CHECK(d.max_non_split_rounding == 20 * kMiB);
 }
 
-TEST_CASE("config: the bracket form of roundup_power2_divisions matches what PyTorch recorded", "[config]") {
+TEST_CASE("config: the bracket form of roundup_power2_divisions matches what PyTorch recorded",
+          "[config]") {
   // tools/alloc-capture recorded this trace with the same string; the snapshot holds PyTorch's
   // resulting per-interval table.
   const auto path = testing::traces_dir() / "snap_sdpa_chunked_rbrackets_1.pickle";
   const Snapshot s = read_snapshot(path);
   const Config recorded = config_from_snapshot(s.root->get("allocator_settings"), path.string());
-  const Config parsed = parse_config("roundup_power2_divisions:[256:1,512:2,1024:4,>:8],max_split_size_mb:40");
+  const Config parsed =
+      parse_config("roundup_power2_divisions:[256:1,512:2,1024:4,>:8],max_split_size_mb:40");
   CHECK(parsed.roundup_power2_divisions == recorded.roundup_power2_divisions);
   CHECK(parsed.max_split_size == recorded.max_split_size);
   CHECK(recorded.roundup_power2_divisions[0] == 1);
@@ -57,7 +60,8 @@ TEST_CASE("config: invalid settings are one clear error", "[config]") {
   CHECK(config_error("roundup_power2_divisions:3").find("power of 2") != std::string::npos);
   CHECK(config_error("roundup_power2_divisions:[300:2]").find("powers of 2") != std::string::npos);
   CHECK(config_error("garbage_collection_threshold:1.5").find("(0, 1)") != std::string::npos);
-  CHECK(config_error("garbage_collection_threshold:abc").find("expected a number") != std::string::npos);
+  CHECK(config_error("garbage_collection_threshold:abc").find("expected a number") !=
+        std::string::npos);
   CHECK(config_error("expandable_segments:maybe").find("True or False") != std::string::npos);
   CHECK(config_error("backend:cudaMallocAsync").find("only the native") != std::string::npos);
   CHECK(config_error("max_split_size:64").find("unknown option") != std::string::npos);
@@ -74,7 +78,8 @@ TEST_CASE("config: rounding follows round_size and roundup_power2_next_division"
   // 4 divisions between 8 KiB and 16 KiB: steps of 2 KiB (plain rounding would give 9216).
   Config four = parse_config("roundup_power2_divisions:4");
   CHECK(CachingAllocator::round_size(9000, four) == 10240);
-  // Not above 512 * divisions: plain 512-byte rounding (1200 -> 1536, not PyTorch's comment's 1280).
+  // Not above 512 * divisions: plain 512-byte rounding (1200 -> 1536, not PyTorch's comment's
+  // 1280).
   CHECK(CachingAllocator::round_size(1200, four) == 1536);
   CHECK(CachingAllocator::round_size(1024, four) == 1024);
   // Sizes not above 512 * divisions keep plain rounding.

@@ -24,9 +24,10 @@ PyRef sample_value() {
   d->set("t", PyObject::boolean(true));
   d->set("f", PyObject::boolean(false));
   auto ints = PyObject::list();
-  for (std::int64_t v : {std::int64_t{0}, std::int64_t{255}, std::int64_t{256}, std::int64_t{65535},
-                         std::int64_t{65536}, std::int64_t{-1}, std::int64_t{INT32_MIN}, std::int64_t{INT32_MAX},
-                         std::int64_t{INT32_MAX} + 1, std::int64_t{139765148024832}, INT64_MAX, INT64_MIN}) {
+  for (std::int64_t v :
+       {std::int64_t{0}, std::int64_t{255}, std::int64_t{256}, std::int64_t{65535},
+        std::int64_t{65536}, std::int64_t{-1}, std::int64_t{INT32_MIN}, std::int64_t{INT32_MAX},
+        std::int64_t{INT32_MAX} + 1, std::int64_t{139765148024832}, INT64_MAX, INT64_MIN}) {
     ints->items.push_back(PyObject::integer(v));
   }
   d->set("ints", ints);
@@ -34,11 +35,13 @@ PyRef sample_value() {
   d->set("unicode", PyObject::str("größe \xe2\x86\x92 ok"));
   d->set("long", PyObject::str(std::string(300, 'x')));
   d->set("tuple2", PyObject::tuple({PyObject::integer(0), PyObject::integer(0)}));
-  d->set("tuple5", PyObject::tuple({PyObject::integer(1), PyObject::integer(2), PyObject::integer(3),
-                                    PyObject::integer(4), PyObject::integer(5)}));
+  d->set("tuple5",
+         PyObject::tuple({PyObject::integer(1), PyObject::integer(2), PyObject::integer(3),
+                          PyObject::integer(4), PyObject::integer(5)}));
   d->set("empty_tuple", PyObject::tuple());
   auto big = PyObject::list();
-  for (int k = 0; k < 2500; ++k) big->items.push_back(PyObject::str(k % 2 ? "alloc" : "free_completed"));
+  for (int k = 0; k < 2500; ++k)
+    big->items.push_back(PyObject::str(k % 2 ? "alloc" : "free_completed"));
   d->set("big_list", big);
   return d;
 }
@@ -127,7 +130,8 @@ TEST_CASE("pickle: every truncation is one clear error with the byte offset", "[
   }
   const auto path = fixtures_dir() / "snap_flex_padded_1.pickle";
   const std::string fixture = read_file(path);
-  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{11}, fixture.size() / 3, fixture.size() - 1}) {
+  for (std::size_t n :
+       {std::size_t{1}, std::size_t{2}, std::size_t{11}, fixture.size() / 3, fixture.size() - 1}) {
     try {
       read_pickle(fixture.substr(0, n), "f.pickle");
       FAIL("truncated fixture parsed");
@@ -149,7 +153,10 @@ TEST_CASE("pickle: hostile lengths, references and structures are rejected", "[p
   // Objects: racelab reads data, never code.
   expect_input_error(proto + "cos\nsystem\n.", "opcode 0x63");
   // A list that contains itself.
-  expect_input_error(proto + std::string("]\x94h\x00" "a.", 6), "contains itself");
+  expect_input_error(proto + std::string("]\x94h\x00"
+                                         "a.",
+                                         6),
+                     "contains itself");
   // Deep nesting.
   std::string deep = proto;
   for (int k = 0; k < 200; ++k) deep += "]";
@@ -164,7 +171,8 @@ TEST_CASE("pickle: hostile lengths, references and structures are rejected", "[p
   expect_input_error(std::string("\x80\x09.", 3), "protocol");
   expect_input_error("", "empty");
   // Integers wider than 64 bits.
-  expect_input_error(proto + std::string("\x8a\x09\x01\x01\x01\x01\x01\x01\x01\x01\x01.", 12), "at most 8 bytes");
+  expect_input_error(proto + std::string("\x8a\x09\x01\x01\x01\x01\x01\x01\x01\x01\x01.", 12),
+                     "at most 8 bytes");
 }
 
 TEST_CASE("pickle: random corruption never crashes the reader", "[pickle]") {
@@ -185,17 +193,20 @@ TEST_CASE("pickle: random corruption never crashes the reader", "[pickle]") {
 }
 
 TEST_CASE("snapshot: a file that is not a snapshot is a clear error", "[pickle]") {
-  CHECK(error_of([] { snapshot_from_value(PyObject::list(), "x.pickle"); }).find("expected a memory snapshot") !=
-        std::string::npos);
+  CHECK(error_of([] {
+          snapshot_from_value(PyObject::list(), "x.pickle");
+        }).find("expected a memory snapshot") != std::string::npos);
   auto d = PyObject::new_dict();
   d->set("segments", PyObject::list());
-  CHECK(error_of([&] { snapshot_from_value(d, "x.pickle"); }).find("_record_memory_history") != std::string::npos);
+  CHECK(error_of([&] { snapshot_from_value(d, "x.pickle"); }).find("_record_memory_history") !=
+        std::string::npos);
   auto bad = PyObject::new_dict();
   auto ev = PyObject::new_dict();
   ev->set("action", PyObject::str("alloc"));
   ev->set("addr", PyObject::str("0x10"));
   ev->set("size", PyObject::integer(512));
   bad->set("device_traces", PyObject::list({PyObject::list({ev})}));
-  CHECK(error_of([&] { snapshot_from_value(bad, "x.pickle"); })
-            .find("device_traces[0][0]: 'addr' must be an int") != std::string::npos);
+  CHECK(error_of([&] {
+          snapshot_from_value(bad, "x.pickle");
+        }).find("device_traces[0][0]: 'addr' must be an int") != std::string::npos);
 }

@@ -85,7 +85,8 @@ TEST_CASE("report: the fixtures' verdicts match their stats JSON", "[replay]") {
   auto run = [](const std::string& v) {
     const auto path = fixtures_dir() / ("snap_" + v + "_1.pickle");
     const Snapshot s = read_snapshot(path);
-    const Boundaries b = boundaries_from_stats(s.traces[0], fixtures_dir() / ("stats_" + v + "_1.json"));
+    const Boundaries b =
+        boundaries_from_stats(s.traces[0], fixtures_dir() / ("stats_" + v + "_1.json"));
     ReplayOptions opt;
     opt.config = config_from_snapshot(s.root->get("allocator_settings"), path.string());
     return analyse(v, s.traces[0], b, opt, 1);
@@ -96,7 +97,8 @@ TEST_CASE("report: the fixtures' verdicts match their stats JSON", "[replay]") {
   CHECK(flex.recorded_matches == 150);
   CHECK(flex.rows.front().at_end.segments == 14);
   CHECK(flex.rows.back().at_end.segments == 14);
-  CHECK(flex.verdict == "stable from iteration 0: no device allocation after it (14 segments, reserved 382 MiB)");
+  CHECK(flex.verdict ==
+        "stable from iteration 0: no device allocation after it (14 segments, reserved 382 MiB)");
 
   const StabilityReport fused = run("sdpa_fused");
   CHECK(fused.stable);
@@ -108,7 +110,8 @@ TEST_CASE("report: the fixtures' verdicts match their stats JSON", "[replay]") {
   CHECK(chunked.recorded_matches == 150);
   CHECK(chunked.growth_at == std::vector<std::string>{"1", "2", "13"});
   CHECK(chunked.verdict ==
-        "not stable: device allocations at iterations 1, 2, 13 (18 -> 21 segments, reserved 376 -> 432 MiB)");
+        "not stable: device allocations at iterations 1, 2, 13 (18 -> 21 segments, reserved 376 -> "
+        "432 MiB)");
 }
 
 TEST_CASE("report: without boundaries the trace is cut into windows of allocations", "[replay]") {

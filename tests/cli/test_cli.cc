@@ -189,3 +189,115 @@ TEST_CASE("SIGINT and --time-limit end a run with the report and schedules found
   CHECK(fs::exists(out / "tl" / "schedules" / "lazy-2-drafters.deadlock.json"));
   fs::remove_all(out);
 }
+
+namespace {
+
+std::string alloc_data(const std::string& rel) {
+  const char* d = std::getenv("RACELAB_ALLOC_DATA");
+  REQUIRE(d != nullptr);
+  return (fs::path(d) / rel).string();
+}
+
+}  // namespace
+
+TEST_CASE("alloc replay --compare prints the agreement line and exits 0 only at 100%", "[cli]") {
+  auto ok =
+      racelab("alloc replay --compare " + alloc_data("fixtures-h200/snap_sdpa_fused_1.pickle"));
+  CHECK(ok.code == 0);
+  CHECK(ok.out.find("allocations: 4540/4540 same placement; segment events: 17/17 identical\n") !=
+        std::string::npos);
+  // Under settings the trace was not recorded with, placements differ: exit 1 and the first ones.
+  auto off =
+      racelab("alloc replay --compare --config max_split_size_mb:64,roundup_power2_divisions:4 " +
+              alloc_data("fixtures-h200/snap_sdpa_chunked_1.pickle"));
+  CHECK(off.code == 1);
+  CHECK(off.out.find("first differences: ") != std::string::npos);
+}
+
+TEST_CASE("alloc replay --out writes a memory_viz pickle that reads back as a snapshot", "[cli]") {
+  const fs::path out = scratch("alloc-replay");
+  auto r =
+      racelab("alloc replay " + alloc_data("h200-traces/snap_sdpa_chunked_es_empty25_1.pickle") +
+              " --out " + out.string());
+  CHECK(r.code == 0);
+  CHECK(r.out.find("empty_cache: 6 calls inferred from the trace") != std::string::npos);
+  REQUIRE(fs::exists(out / "replay.pickle"));
+  REQUIRE(fs::exists(out / "replay.json"));
+  // racelab's own output replays identically against itself.
+  auto again = racelab("alloc replay --compare " + (out / "replay.pickle").string());
+  CHECK(again.code == 0);
+  CHECK(again.out.find("segment events: 113/113 identical") != std::string::npos);
+}
+
+TEST_CASE("alloc report gives the stability verdicts of the fixtures", "[cli]") {
+  const fs::path out = scratch("alloc-report");
+  auto r = racelab("alloc report " + alloc_data("fixtures-h200/snap_flex_padded_1.pickle") + " " +
+                   alloc_data("fixtures-h200/snap_sdpa_chunked_1.pickle") + " " +
+                   alloc_data("fixtures-h200/snap_sdpa_fused_1.pickle") + " --out " + out.string());
+  CHECK(r.code == 0);
+  CHECK(r.out.find(
+            "flex_padded_1: stable from iteration 0: no device allocation after it (14 segments") !=
+        std::string::npos);
+  CHECK(r.out.find("sdpa_chunked_1: not stable: device allocations at iterations 1, 2, 13 (18 -> "
+                   "21 segments, "
+                   "reserved 376 -> 432 MiB)") != std::string::npos);
+  CHECK(r.out.find(
+            "sdpa_fused_1: stable from iteration 0: no device allocation after it (17 segments") !=
+        std::string::npos);
+  CHECK(r.out.find("matches the stats JSON at 150/150 iterations") != std::string::npos);
+  CHECK(fs::exists(out / "alloc-report.json"));
+  CHECK(fs::exists(out / "sdpa_chunked_1.iterations.csv"));
+}
+
+TEST_CASE("alloc whatif predicts the runs recorded under other settings", "[cli]") {
+  auto w = racelab("alloc whatif " + alloc_data("fixtures-h200/snap_sdpa_chunked_1.pickle") +
+                   " --config expandable_segments:True --config "
+                   "max_split_size_mb:64,roundup_power2_divisions:4");
+  CHECK(w.code == 0);
+  // The real runs under these settings (tools/alloc-capture): 446 MiB / 20 maps, 434 MiB / 21
+  // segments.
+  CHECK(w.out.find("expandable_segments:True") != std::string::npos);
+  CHECK(w.out.find("446 MiB        446 MiB         2            20") != std::string::npos);
+  CHECK(w.out.find("434 MiB        434 MiB        21            21") != std::string::npos);
+}
+
+TEST_CASE("alloc: bad traces and settings are one line and exit 2", "[cli]") {
+  const fs::path dir = scratch("alloc-bad");
+  {
+    std::ifstream in(alloc_data("fixtures-h200/snap_sdpa_fused_1.pickle"), std::ios::binary);
+    std::string head(3000, '\0');
+    in.read(head.data(), 3000);
+    std::ofstream(dir / "truncated.pickle", std::ios::binary) << head;
+    std::ofstream(dir / "garbage.pickle", std::ios::binary) << "not a pickle at all";
+    std::ofstream(dir / "other.json") << R"({"rows": []})";
+  }
+  for (const std::string& args : {"alloc replay " + (dir / "truncated.pickle").string(),
+                                  "alloc replay " + (dir / "garbage.pickle").string(),
+                                  "alloc replay " + (dir / "other.json").string(),
+                                  "alloc replay " + (dir / "missing.pickle").string(),
+                                  "alloc replay --config max_split_size_mb:8 " +
+                                      alloc_data("fixtures-h200/snap_sdpa_fused_1.pickle"),
+                                  "alloc whatif --config backend:cudaMallocAsync " +
+                                      alloc_data("fixtures-h200/snap_sdpa_fused_1.pickle"),
+                                  "alloc report --iterations " + (dir / "other.json").string() +
+                                      " " + alloc_data("fixtures-h200/snap_sdpa_fused_1.pickle")}) {
+    INFO(args);
+    auto r = racelab(args);
+    CHECK(r.code == 2);
+    CHECK(lines(r.out) == 1);
+  }
+  auto t = racelab("alloc replay " + (dir / "truncated.pickle").string());
+  CHECK(t.out.find("truncated.pickle: byte ") != std::string::npos);
+  CHECK(t.out.find("expected ") != std::string::npos);
+}
+
+TEST_CASE("alloc convert: pickle to JSON and back keeps the snapshot", "[cli]") {
+  const fs::path dir = scratch("alloc-convert");
+  const std::string src = alloc_data("fixtures-h200/snap_sdpa_fused_1.pickle");
+  CHECK(racelab("alloc convert " + src + " " + (dir / "s.json").string()).code == 0);
+  CHECK(racelab("alloc convert " + (dir / "s.json").string() + " " + (dir / "s.pickle").string())
+            .code == 0);
+  auto r = racelab("alloc replay --compare " + (dir / "s.pickle").string());
+  CHECK(r.code == 0);
+  CHECK(r.out.find("allocations: 4540/4540 same placement") != std::string::npos);
+}
