@@ -127,3 +127,27 @@ TEST_CASE("report: without boundaries the trace is cut into windows of allocatio
   CHECK_FALSE(r.iterations);
   CHECK(r.rows.back().at_end.segments == 17);
 }
+
+TEST_CASE("report: START/END annotations mark iterations when no stats JSON is given", "[replay]") {
+  const auto path = fixtures_dir() / "snap_sdpa_fused_1.pickle";
+  const Snapshot s = read_snapshot(path);
+  const auto& t = s.traces[0];
+  // Three "iterations" ending at the times of three chosen events.
+  std::vector<Annotation> ann;
+  const std::size_t ends[] = {t.size() / 4, t.size() / 2, t.size() - 1};
+  std::int64_t start = t.front().time_us;
+  for (int k = 0; k < 3; ++k) {
+    const std::string name = "step " + std::to_string(k);
+    ann.push_back({"START", name, 0, start});
+    ann.push_back({"END", name, 0, t[ends[k]].time_us});
+    start = t[ends[k]].time_us + 1;
+  }
+  const auto b = boundaries_from_annotations(t, ann);
+  REQUIRE(b.has_value());
+  REQUIRE(b->windows.size() == 3);
+  CHECK(b->windows[0].label == "step 0");
+  CHECK(b->windows[2].end == t.size());
+  CHECK(b->windows[1].first == b->windows[0].end);
+  // One annotation pair is not enough to call them iterations.
+  CHECK_FALSE(boundaries_from_annotations(t, {ann[0], ann[1]}).has_value());
+}
