@@ -9,6 +9,7 @@
 #include "alloc/replay.h"
 #include "alloc/report.h"
 #include "alloc/snapshot.h"
+#include "alloc/whatif.h"
 #include "command.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -210,6 +211,7 @@ struct ReportArgs {
   std::size_t settle = 1;
   int device = -1;
   bool table = false;
+  std::string segments_at;
   std::string out;
   DeviceArgs dev;
 };
@@ -252,7 +254,9 @@ int report_command(const ReportArgs& a) {
     ReplayOptions opt;
     opt.config = trace_config(snap, path, {}, a.dev);
     opt.progress = replay_progress("replaying " + path);
-    reports.push_back(analyse(stem_name(path), trace, b, opt, a.settle));
+    reports.push_back(
+        analyse(stem_name(path), trace, b, opt, a.settle,
+                a.segments_at.empty() ? std::nullopt : std::optional<std::string>(a.segments_at)));
   }
 
   for (const StabilityReport& r : reports) {
@@ -296,7 +300,9 @@ int report_command(const ReportArgs& a) {
       write_file_atomic(fs::path(a.out) / (r.name + ".iterations.csv"), rows_csv(r));
     }
     write_file_atomic(fs::path(a.out) / "alloc-report.json", j.dump(1) + "\n");
-    fmt::print("wrote {}\n", (fs::path(a.out) / "alloc-report.json").string());
+    write_file_atomic(fs::path(a.out) / "report.html", report_html(reports));
+    fmt::print("wrote {} and {}\n", (fs::path(a.out) / "alloc-report.json").string(),
+               (fs::path(a.out) / "report.html").string());
   }
   return kExitOk;
 }
@@ -320,15 +326,10 @@ int whatif_command(const WhatifArgs& a) {
   base.config = trace_config(snap, a.trace, {}, a.dev);
   base.progress = replay_progress("replaying " + a.trace);
   const ReplayResult recorded = replay_trace(trace, base);
-  struct Line {
-    std::string name;
-    ReplayResult r;
-    bool expandable;
-  };
-  std::vector<Line> lines;
-  lines.push_back(
-      {"recorded: " + (base.config.conf.empty() ? std::string("(defaults)") : base.config.conf),
-       recorded, base.config.expandable_segments});
+  std::vector<WhatifLine> lines;
+  lines.push_back(whatif_line(
+      "recorded: " + (base.config.conf.empty() ? std::string("(defaults)") : base.config.conf),
+      recorded, base.config.expandable_segments));
   for (const std::string& text : a.configs) {
     ReplayOptions o;
     o.config = parse_config(text);
@@ -336,36 +337,34 @@ int whatif_command(const WhatifArgs& a) {
     o.real_addresses = false;
     o.empty_cache_at = recorded.empty_cache_at;
     o.progress = replay_progress("replaying " + a.trace + " under " + text);
-    lines.push_back({text.empty() ? std::string("(defaults)") : text, replay_trace(trace, o),
-                     o.config.expandable_segments});
+    lines.push_back(whatif_line(text.empty() ? std::string("(defaults)") : text,
+                                replay_trace(trace, o), o.config.expandable_segments));
   }
   fmt::print("trace: {} (device {}: {} allocations)\n", a.trace, device, recorded.allocs);
   fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", "config", "peak reserved",
              "final reserved", "segments", "device allocs", "retries", "OOMs");
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const Line& l : lines) {
-    const Stats& st = l.r.stats;
-    const std::int64_t segs = l.expandable ? static_cast<std::int64_t>(l.r.final_mapped_segments)
-                                           : st.segment[kAggregate].current;
-    fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", l.name, mib(l.r.peak_reserved),
-               mib(static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].current)), segs,
-               st.num_device_alloc, st.num_alloc_retries, l.r.model_ooms);
+  for (const WhatifLine& l : lines) {
+    fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", l.name, mib(l.peak_reserved),
+               mib(l.final_reserved), l.segments, l.device_allocs, l.retries, l.ooms);
     j.push_back({{"config", l.name},
-                 {"peak_reserved", l.r.peak_reserved},
-                 {"final_reserved", st.reserved_bytes[kAggregate].current},
-                 {"segments", segs},
-                 {"device_allocs", st.num_device_alloc},
-                 {"retries", st.num_alloc_retries},
-                 {"ooms", l.r.model_ooms}});
+                 {"peak_reserved", l.peak_reserved},
+                 {"final_reserved", l.final_reserved},
+                 {"segments", l.segments},
+                 {"device_allocs", l.device_allocs},
+                 {"retries", l.retries},
+                 {"ooms", l.ooms},
+                 {"first_oom", l.first_oom}});
   }
-  for (const Line& l : lines) {
-    if (l.r.oom_messages.empty()) continue;
-    fmt::print("{}: first out of memory at trace event {}: {}\n", l.name, l.r.first_oom_event,
-               l.r.oom_messages.front());
+  for (const WhatifLine& l : lines) {
+    if (!l.first_oom.empty()) fmt::print("{}: {}\n", l.name, l.first_oom);
   }
   if (!a.out.empty()) {
     ensure_directory(a.out);
     write_file_atomic(fs::path(a.out) / "whatif.json", j.dump(1) + "\n");
+    write_file_atomic(fs::path(a.out) / "whatif.html", whatif_html(a.trace, lines));
+    fmt::print("wrote {} and {}\n", (fs::path(a.out) / "whatif.json").string(),
+               (fs::path(a.out) / "whatif.html").string());
   }
   return kExitOk;
 }
@@ -415,7 +414,11 @@ void add_alloc(CLI::App& app, Runner& run) {
                  "windows allowed to allocate before the verdict counts growth");
   pc->add_option("--device", pa->device, "device index (default: the one with a trace)");
   pc->add_flag("--table", pa->table, "print every iteration's row");
-  pc->add_option("--out", pa->out, "write alloc-report.json and <name>.iterations.csv here");
+  pc->add_option(
+      "--segments-at", pa->segments_at,
+      "iteration (or window label) whose end state the HTML segment map shows (default: the last)");
+  pc->add_option("--out", pa->out,
+                 "write alloc-report.json, report.html and <name>.iterations.csv here");
   add_device_options(pc, pa->dev);
   pc->callback([&run, pa] { run = [pa] { return report_command(*pa); }; });
 
@@ -424,7 +427,7 @@ void add_alloc(CLI::App& app, Runner& run) {
   wc->add_option("trace", wa->trace, "snapshot")->required();
   wc->add_option("--config", wa->configs, "PYTORCH_CUDA_ALLOC_CONF settings (repeat)")->required();
   wc->add_option("--device", wa->device, "device index (default: the one with a trace)");
-  wc->add_option("--out", wa->out, "write whatif.json here");
+  wc->add_option("--out", wa->out, "write whatif.json and whatif.html here");
   add_device_options(wc, wa->dev);
   wc->callback([&run, wa] { run = [wa] { return whatif_command(*wa); }; });
 

@@ -3,13 +3,16 @@
 // Exit 1 when anything was found, 0 otherwise.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <optional>
 
 #include "command.h"
 #include "model/suite.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
+#include "util/files.h"
 
 namespace racelab::cli {
 
@@ -44,6 +47,9 @@ int run_explore(const ExploreArgs& a) {
   model::ScenarioRun run = model::run_scenario(sc, o);
   clear_progress();
   nlohmann::json report = report::write_explore_outputs(run, out);
+  write_file_atomic(
+      std::filesystem::path(out) / "report.html",
+      report::explore_html({{&run, report}}, "racelab explore " + sc.name, run.result.seconds));
 
   for (const auto& f : report["findings"]) {
     fmt::print("{} (execution {}, {} preemption(s)): {}\n", f["kind"].get<std::string>(),
@@ -63,7 +69,7 @@ int run_explore(const ExploreArgs& a) {
     fmt::print("interrupted: results so far written\n");
   if (run.result.stop == sched::StopReason::kTimeLimit)
     fmt::print("time limit reached: results so far written\n");
-  fmt::print("report: {}/report.json\n", out);
+  fmt::print("report: {}/report.json, {}/report.html\n", out, out);
   fmt::print("{} executions{} in {:.2f} s ({:.0f} executions/s)\n", run.result.executions,
              run.result.exhausted() ? " (exhaustive within the bound)" : "", run.result.seconds,
              run.result.seconds > 0

@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "racelab/version.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -29,6 +30,8 @@ int run_suite(const SuiteArgs& a) {
   const std::vector<model::Scenario> suite =
       model::load_suite(model::collect_scenario_files(a.paths));
   std::vector<model::ScenarioRun> runs;
+  std::vector<nlohmann::json> reports;
+  runs.reserve(suite.size());
   nlohmann::json summary = nlohmann::json::array();
   int failed = 0;
   for (const model::Scenario& sc : suite) {
@@ -72,6 +75,7 @@ int run_suite(const SuiteArgs& a) {
          {"seconds", run.result.seconds},
          {"report", dir.empty() ? nlohmann::json(nullptr) : nlohmann::json(dir + "/report.json")}});
     runs.push_back(std::move(run));
+    reports.push_back(std::move(report));
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -84,6 +88,10 @@ int run_suite(const SuiteArgs& a) {
                           {"interrupted", interrupted().load()},
                           {"seconds", seconds}};
     write_file_atomic(std::filesystem::path(a.out) / "summary.json", doc.dump(2) + "\n");
+    std::vector<report::HtmlScenario> pages;
+    for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
+    write_file_atomic(std::filesystem::path(a.out) / "report.html",
+                      report::explore_html(pages, "racelab suite", seconds));
   }
   if (!a.junit.empty()) write_file_atomic(a.junit, report::junit_xml(runs, seconds));
   fmt::print("{} scenarios: {} passed, {} failed{} in {:.2f} s\n", runs.size(),

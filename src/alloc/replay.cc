@@ -195,6 +195,7 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
       r.samples.push_back(s);
       ++sample_pos;
     }
+    if (opt.segments_after && *opt.segments_after == i) r.segments_at = m.segments_value();
     if (opt.progress && (i % 65536 == 0 || i + 1 == trace.size()))
       opt.progress(i + 1, trace.size());
   }

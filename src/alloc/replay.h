@@ -44,6 +44,8 @@ struct ReplayOptions {
   // Events after which to take a Sample (sorted, any subset of indices).
   std::vector<std::size_t> sample_after;
   std::function<void(std::size_t done, std::size_t total)> progress;
+  // Capture the segments (as a snapshot lists them) after this trace event.
+  std::optional<std::size_t> segments_after;
   // Keep the model's own trace (needed for model_snapshot_value).
   bool keep_trace = false;
 };
@@ -72,7 +74,8 @@ struct ReplayResult {
   std::uint64_t peak_reserved = 0;
   std::int64_t peak_segments = 0;
   std::size_t final_mapped_segments = 0;
-  PyRef segments;  // the model's final state, as snapshot 'segments'
+  PyRef segments;     // the model's final state, as snapshot 'segments'
+  PyRef segments_at;  // the state after ReplayOptions::segments_after
   std::vector<SegmentEvent> model_events;
   std::vector<TraceEvent> model_trace;  // when ReplayOptions::keep_trace
   std::size_t unmatched_frees = 0;      // frees of addresses the trace never allocated

@@ -118,8 +118,25 @@ Boundaries boundaries_by_window(const std::vector<TraceEvent>& trace, std::size_
 }
 
 StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& trace,
-                        const Boundaries& boundaries, ReplayOptions options, std::size_t settle) {
+                        const Boundaries& boundaries, ReplayOptions options, std::size_t settle,
+                        std::optional<std::string> segments_at) {
   StabilityReport rep;
+  {
+    const Window* w = &boundaries.windows.back();
+    if (segments_at) {
+      auto it = std::find_if(boundaries.windows.begin(), boundaries.windows.end(),
+                             [&](const Window& x) { return x.label == *segments_at; });
+      if (it == boundaries.windows.end()) {
+        throw InputError(fmt::format("--segments-at: no {} '{}' in {} ({} to {})",
+                                     boundaries.iterations ? "iteration" : "window", *segments_at,
+                                     name, boundaries.windows.front().label,
+                                     boundaries.windows.back().label));
+      }
+      w = &*it;
+    }
+    rep.segments_label = w->label;
+    options.segments_after = w->end > 0 ? w->end - 1 : 0;
+  }
   rep.name = name;
   rep.boundaries_source = boundaries.source;
   rep.iterations = boundaries.iterations;

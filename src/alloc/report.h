@@ -63,13 +63,20 @@ struct StabilityReport {
   std::size_t recorded_rows = 0;       // rows with stats JSON numbers
   std::size_t recorded_matches = 0;
   std::uint64_t peak_reserved = 0;
-  ReplayResult replay;  // samples dropped
+  std::string segments_label;  // the window the segment map shows
+  ReplayResult replay;         // samples dropped
 };
 
 // Replays `trace` with `options` (samples at every window end) and judges stability: memory is
 // stable when no device allocation happens after the first `settle` windows.
+// `segments_at`: the window whose end state the segment map shows (default: the last).
 StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& trace,
-                        const Boundaries& boundaries, ReplayOptions options, std::size_t settle);
+                        const Boundaries& boundaries, ReplayOptions options, std::size_t settle,
+                        std::optional<std::string> segments_at = std::nullopt);
+
+// report.html for one or more traces: reserved and allocated over time with device allocations
+// marked, the segment map, the per-iteration table.
+std::string report_html(const std::vector<StabilityReport>& reports);
 
 nlohmann::ordered_json report_json(const StabilityReport& r);
 std::string rows_csv(const StabilityReport& r);

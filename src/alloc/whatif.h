@@ -1,0 +1,25 @@
+#pragma once
+// racelab alloc whatif: the same trace under other allocator settings.
+#include <string>
+#include <vector>
+
+#include "alloc/replay.h"
+
+namespace racelab::alloc {
+
+struct WhatifLine {
+  std::string name;  // the settings
+  std::uint64_t peak_reserved = 0;
+  std::uint64_t final_reserved = 0;
+  std::int64_t segments = 0;  // cudaMalloc'd segments, or mapped ranges with expandable segments
+  std::int64_t device_allocs = 0;
+  std::int64_t retries = 0;
+  std::size_t ooms = 0;
+  std::string first_oom;  // "first out of memory at trace event N: <PyTorch's message>"
+};
+
+WhatifLine whatif_line(const std::string& name, const ReplayResult& r, bool expandable);
+
+std::string whatif_html(const std::string& trace, const std::vector<WhatifLine>& lines);
+
+}  // namespace racelab::alloc
