@@ -101,16 +101,6 @@ std::size_t pick_device(const Snapshot& s, int device, const std::string& origin
   return found;
 }
 
-std::function<void(std::size_t, std::size_t)> replay_progress(const std::string& what) {
-  if (::isatty(STDERR_FILENO) == 0) return nullptr;
-  return [what](std::size_t done, std::size_t total) {
-    std::fprintf(stderr, "\r%s: %zu/%zu events (%zu%%)", what.c_str(), done, total,
-                 total ? done * 100 / total : 100);
-    if (done == total) std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-  };
-}
-
 Config trace_config(const Snapshot& s, const std::string& origin,
                     const std::vector<std::string>& configs, const DeviceArgs& dev) {
   Config c = config_from_snapshot(s.root->get("allocator_settings"), origin);
@@ -146,7 +136,7 @@ int replay_command(const ReplayArgs& a) {
   opt.config = trace_config(snap, a.trace, a.config, a.dev);
   opt.real_addresses = true;
   opt.keep_trace = !a.out.empty();
-  opt.progress = replay_progress("replaying " + a.trace);
+  opt.progress = count_progress("replaying " + a.trace, "events");
   const ReplayResult r = replay_trace(trace, opt);
 
   fmt::print("trace: {} (device {}: {} events)\n", a.trace, device, trace.size());
@@ -191,9 +181,10 @@ int replay_command(const ReplayArgs& a) {
                (dir / "replay.pickle").string(), (dir / "replay.json").string());
   }
   if (!a.compare) return kExitOk;
-  fmt::print("allocations: {}/{} same placement; segment events: {}/{} identical\n", r.allocs_same,
-             r.allocs, r.segment_events_same,
-             std::max(r.real_segment_events, r.model_segment_events));
+  const std::string agreement = fmt::format(
+      "allocations: {}/{} same placement; segment events: {}/{} identical", r.allocs_same, r.allocs,
+      r.segment_events_same, std::max(r.real_segment_events, r.model_segment_events));
+  fmt::print("{}\n", paint(agreement, r.identical() ? Colour::kGreen : Colour::kRed));
   for (const auto& m : r.alloc_mismatches)
     fmt::print("  first differences: event {}: {}\n", m.event, m.text);
   for (const auto& m : r.segment_mismatches) fmt::print("  first differences: {}\n", m.text);
@@ -253,14 +244,14 @@ int report_command(const ReportArgs& a) {
     }
     ReplayOptions opt;
     opt.config = trace_config(snap, path, {}, a.dev);
-    opt.progress = replay_progress("replaying " + path);
+    opt.progress = count_progress("replaying " + path, "events");
     reports.push_back(
         analyse(stem_name(path), trace, b, opt, a.settle,
                 a.segments_at.empty() ? std::nullopt : std::optional<std::string>(a.segments_at)));
   }
 
   for (const StabilityReport& r : reports) {
-    fmt::print("{}: {}\n", r.name, r.verdict);
+    fmt::print("{}: {}\n", r.name, paint(r.verdict, r.stable ? Colour::kGreen : Colour::kRed));
     fmt::print("  {} {} ({}); placement {}/{} same as recorded", r.rows.size(),
                r.iterations ? "iterations" : "windows", r.boundaries_source, r.replay.allocs_same,
                r.replay.allocs);
@@ -324,7 +315,7 @@ int whatif_command(const WhatifArgs& a) {
   // The recorded settings first: they also say where the program called empty_cache.
   ReplayOptions base;
   base.config = trace_config(snap, a.trace, {}, a.dev);
-  base.progress = replay_progress("replaying " + a.trace);
+  base.progress = count_progress("replaying " + a.trace, "events");
   const ReplayResult recorded = replay_trace(trace, base);
   std::vector<WhatifLine> lines;
   lines.push_back(whatif_line(
@@ -336,7 +327,7 @@ int whatif_command(const WhatifArgs& a) {
     apply_device(o.config, a.dev);
     o.real_addresses = false;
     o.empty_cache_at = recorded.empty_cache_at;
-    o.progress = replay_progress("replaying " + a.trace + " under " + text);
+    o.progress = count_progress("replaying " + a.trace + " under " + text, "events");
     lines.push_back(whatif_line(text.empty() ? std::string("(defaults)") : text,
                                 replay_trace(trace, o), o.config.expandable_segments));
   }

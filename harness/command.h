@@ -27,4 +27,12 @@ std::atomic<bool>& interrupted();
 std::function<void(const sched::ExploreProgress&)> progress_printer(const std::string& what);
 void clear_progress();
 
+// A progress bar for counted work ("replaying X [####....] 45% 20000/45858 events"), on a TTY only.
+std::function<void(std::size_t done, std::size_t total)> count_progress(const std::string& what,
+                                                                        const std::string& unit);
+
+// Colour for the end-of-run summary, only when stdout is a terminal and NO_COLOR is unset.
+enum class Colour { kGreen, kRed, kYellow, kDim };
+std::string paint(const std::string& text, Colour c);
+
 }  // namespace racelab::cli

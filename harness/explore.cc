@@ -57,10 +57,11 @@ int run_explore(const ExploreArgs& a) {
                f["message"].get<std::string>());
     fmt::print("  replay: {}\n", f["replay"].get<std::string>());
   }
-  if (run.result.found.empty()) fmt::print("no findings\n");
+  if (run.result.found.empty()) fmt::print("{}\n", paint("no findings", Colour::kGreen));
   if (!sc.must.empty() || !sc.must_not.empty()) {
     fmt::print(
-        "expectations {}{}{}\n", run.holds() ? "hold" : "do not hold",
+        "expectations {}{}{}\n",
+        run.holds() ? paint("hold", Colour::kGreen) : paint("do not hold", Colour::kRed),
         run.missing.empty() ? "" : fmt::format("; missing: {}", fmt::join(run.missing, ", ")),
         run.unexpected.empty() ? ""
                                : fmt::format("; unexpected: {}", fmt::join(run.unexpected, ", ")));

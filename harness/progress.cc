@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "command.h"
 
@@ -13,21 +14,61 @@ std::atomic<bool>& interrupted() {
 }
 
 namespace {
+
 bool g_drawn = false;
+
+std::string bar(double fraction, int width = 24) {
+  fraction = std::max(0.0, std::min(1.0, fraction));
+  const int full = static_cast<int>(fraction * width + 0.5);
+  return "[" + std::string(static_cast<std::size_t>(full), '#') +
+         std::string(static_cast<std::size_t>(width - full), '.') + "]";
+}
+
+}  // namespace
+
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
+
+std::string paint(const std::string& text, Colour c) {
+  static const bool enabled = ::isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
+  if (!enabled) return text;
+  const char* code = c == Colour::kGreen    ? "32"
+                     : c == Colour::kRed    ? "31"
+                     : c == Colour::kYellow ? "33"
+                                            : "2";
+  return fmt::format("\033[{}m{}\033[0m", code, text);
 }
 
 std::function<void(const sched::ExploreProgress&)> progress_printer(const std::string& what) {
-  if (::isatty(STDERR_FILENO) == 0) return nullptr;
+  if (!stderr_is_terminal()) return nullptr;
   return [what](const sched::ExploreProgress& p) {
     const double rate = p.seconds > 0 ? static_cast<double>(p.executions) / p.seconds : 0.0;
     const double left =
         rate > 0 ? static_cast<double>(p.iterations - std::min(p.iterations, p.executions)) / rate
                  : 0.0;
-    std::fprintf(stderr,
-                 "\r\033[K%s: %llu/%llu executions, %.0f/s, %zu finding kind(s), ~%.0f s left",
-                 what.c_str(), static_cast<unsigned long long>(p.executions),
-                 static_cast<unsigned long long>(p.iterations), rate, p.kinds_found, left);
+    const double done =
+        p.iterations ? static_cast<double>(p.executions) / static_cast<double>(p.iterations) : 0.0;
+    std::fprintf(
+        stderr,
+        "\r\033[K%s %s %3.0f%% %llu/%llu executions, %.0f/s, %zu finding kind(s), ~%.0f s left",
+        what.c_str(), bar(done).c_str(), done * 100, static_cast<unsigned long long>(p.executions),
+        static_cast<unsigned long long>(p.iterations), rate, p.kinds_found, left);
     g_drawn = true;
+  };
+}
+
+std::function<void(std::size_t, std::size_t)> count_progress(const std::string& what,
+                                                             const std::string& unit) {
+  if (!stderr_is_terminal()) return nullptr;
+  return [what, unit](std::size_t done, std::size_t total) {
+    const double f = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+    std::fprintf(stderr, "\r\033[K%s %s %3.0f%% %zu/%zu %s", what.c_str(), bar(f).c_str(), f * 100,
+                 done, total, unit.c_str());
+    g_drawn = true;
+    if (done >= total) {
+      std::fprintf(stderr, "\r\033[K");
+      g_drawn = false;
+    }
+    std::fflush(stderr);
   };
 }
 

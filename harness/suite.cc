@@ -39,7 +39,8 @@ int run_suite(const SuiteArgs& a) {
     sched::ExploreOptions o = model::explore_options(sc);
     o.time_limit_s = a.time_limit;
     o.interrupt = &interrupted();
-    o.progress = progress_printer(sc.name);
+    o.progress =
+        progress_printer(fmt::format("[{}/{}] {}", runs.size() + 1, suite.size(), sc.name));
     model::ScenarioRun run = model::run_scenario(sc, o);
     clear_progress();
     const std::string dir = a.out.empty() ? "" : (std::filesystem::path(a.out) / sc.name).string();
@@ -47,8 +48,9 @@ int run_suite(const SuiteArgs& a) {
     failed += run.holds() ? 0 : 1;
     std::string found;
     for (const auto& f : run.result.found) found += (found.empty() ? "" : ", ") + f.finding.kind;
-    fmt::print("{} {:<34} found [{}]; {} executions{}, {:.2f} s\n", run.holds() ? "PASS" : "FAIL",
-               sc.name, found, run.result.executions, run.result.exhausted() ? " (exhaustive)" : "",
+    fmt::print("{} {:<34} found [{}]; {} executions{}, {:.2f} s\n",
+               run.holds() ? paint("PASS", Colour::kGreen) : paint("FAIL", Colour::kRed), sc.name,
+               found, run.result.executions, run.result.exhausted() ? " (exhaustive)" : "",
                run.result.seconds);
     if (!run.holds()) {
       if (!run.missing.empty())
@@ -94,9 +96,11 @@ int run_suite(const SuiteArgs& a) {
                       report::explore_html(pages, "racelab suite", seconds));
   }
   if (!a.junit.empty()) write_file_atomic(a.junit, report::junit_xml(runs, seconds));
-  fmt::print("{} scenarios: {} passed, {} failed{} in {:.2f} s\n", runs.size(),
-             static_cast<int>(runs.size()) - failed, failed,
-             interrupted().load() ? " (interrupted)" : "", seconds);
+  const std::string line = fmt::format("{} scenarios: {} passed, {} failed{} in {:.2f} s",
+                                       runs.size(), static_cast<int>(runs.size()) - failed, failed,
+                                       interrupted().load() ? " (interrupted)" : "", seconds);
+  fmt::print("{}\n",
+             paint(line, failed == 0 && !interrupted().load() ? Colour::kGreen : Colour::kRed));
   return failed == 0 && !interrupted().load() ? kExitOk : kExitFound;
 }
 

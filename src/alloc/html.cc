@@ -1,4 +1,6 @@
 // report.html and whatif.html for racelab alloc.
+#include "util/html.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 #include "alloc/report.h"
 #include "alloc/whatif.h"
 #include "racelab/version.h"
-#include "util/html.h"
 
 namespace racelab::alloc {
 
@@ -21,12 +22,14 @@ double to_mib(std::uint64_t b) { return static_cast<double>(b) / static_cast<dou
 std::string segment_map(const PyObject& segments, const std::string& title) {
   std::uint64_t largest = 1;
   for (const auto& seg : segments.items) {
-    if (const PyObject* t = seg->get("total_size")) largest = std::max<std::uint64_t>(largest, static_cast<std::uint64_t>(t->i));
+    if (const PyObject* t = seg->get("total_size"))
+      largest = std::max<std::uint64_t>(largest, static_cast<std::uint64_t>(t->i));
   }
   const double left = 210, width = 660, row = 22, top = 26;
   const double H = top + row * static_cast<double>(segments.items.size()) + 30;
   std::string svg = fmt::format(
-      "<svg class=\"segmap\" viewBox=\"0 0 900 {0:.0f}\" width=\"900\" height=\"{0:.0f}\" role=\"img\" aria-label=\"segment map\">",
+      "<svg class=\"segmap\" viewBox=\"0 0 900 {0:.0f}\" width=\"900\" height=\"{0:.0f}\" "
+      "role=\"img\" aria-label=\"segment map\">",
       H);
   svg += fmt::format("<text x=\"0\" y=\"16\">{}</text>", escape(title));
   std::size_t k = 0;
@@ -36,23 +39,31 @@ std::string segment_map(const PyObject& segments, const std::string& title) {
     const double y = top + row * static_cast<double>(k++);
     const double w = width * static_cast<double>(total) / static_cast<double>(largest);
     const PyObject* type = seg->get("segment_type");
-    svg += fmt::format("<text x=\"{}\" y=\"{:.0f}\" text-anchor=\"end\">0x{:x} · {:.1f} MiB {}</text>", left - 8, y + 14,
-                       base, to_mib(total), type && type->is_str() ? escape(type->s) : "");
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{:.0f}\" text-anchor=\"end\">0x{:x} · {:.1f} MiB {}</text>", left - 8,
+        y + 14, base, to_mib(total), type && type->is_str() ? escape(type->s) : "");
     for (const auto& b : seg->get("blocks")->items) {
       const auto addr = static_cast<std::uint64_t>(b->get("address")->i);
       const auto size = static_cast<std::uint64_t>(b->get("size")->i);
       const std::string& state = b->get("state")->s;
       const double bx = left + w * static_cast<double>(addr - base) / static_cast<double>(total);
       const double bw = std::max(0.5, w * static_cast<double>(size) / static_cast<double>(total));
-      const char* cls = state == "active_allocated" ? "blk-alloc" : state == "inactive" ? "blk-inactive" : "blk-pending";
-      svg += fmt::format("<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"16\"><title>0x{:x}: {} ({})</title></rect>",
-                         cls, bx, y + 2, bw, addr, escape(format_bytes(size)), escape(state));
+      const char* cls = state == "active_allocated" ? "blk-alloc"
+                        : state == "inactive"       ? "blk-inactive"
+                                                    : "blk-pending";
+      svg += fmt::format(
+          "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" "
+          "height=\"16\"><title>0x{:x}: {} ({})</title></rect>",
+          cls, bx, y + 2, bw, addr, escape(format_bytes(size)), escape(state));
     }
-    svg += fmt::format("<rect class=\"seg-outline\" x=\"{}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"16\"/>", left, y + 2, w);
+    svg += fmt::format(
+        "<rect class=\"seg-outline\" x=\"{}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"16\"/>", left,
+        y + 2, w);
   }
   svg += fmt::format(
-      "<text class=\"muted\" x=\"{}\" y=\"{:.0f}\">blue: allocated · grey: free (cached) · orange: freed, pending</text>", left,
-      H - 8);
+      "<text class=\"muted\" x=\"{}\" y=\"{:.0f}\">blue: allocated · grey: free (cached) · orange: "
+      "freed, pending</text>",
+      left, H - 8);
   return svg + "</svg>";
 }
 
@@ -61,30 +72,35 @@ std::string mib_text(std::uint64_t b) { return fmt::format("{:.0f} MiB", to_mib(
 }  // namespace
 
 std::string report_html(const std::vector<StabilityReport>& reports) {
-  std::string body = fmt::format("<h1>Allocator stability</h1><div class=\"sub\">racelab {} · {} trace(s)</div>", kVersion,
-                                 reports.size());
+  std::string body =
+      fmt::format("<h1>Allocator stability</h1><div class=\"sub\">racelab {} · {} trace(s)</div>",
+                  kVersion, reports.size());
   body +=
-      "<table><tr><th>trace</th><th>verdict</th><th class=\"num\">segments</th><th class=\"num\">reserved</th>"
+      "<table><tr><th>trace</th><th>verdict</th><th class=\"num\">segments</th><th "
+      "class=\"num\">reserved</th>"
       "<th class=\"num\">peak reserved</th><th class=\"num\">placement</th></tr>";
   for (const StabilityReport& r : reports) {
     const Sample& a = r.rows.front().at_end;
     const Sample& z = r.rows.back().at_end;
     body += fmt::format(
-        "<tr><td><a href=\"#{0}\">{0}</a></td><td class=\"{1}\">{2}</td><td class=\"num\">{3} → {4}</td><td "
+        "<tr><td><a href=\"#{0}\">{0}</a></td><td class=\"{1}\">{2}</td><td class=\"num\">{3} → "
+        "{4}</td><td "
         "class=\"num\">{5} → {6}</td><td class=\"num\">{7}</td><td class=\"num\">{8}/{9}</td></tr>",
-        escape(r.name), r.stable ? "pass" : "fail", r.stable ? "stable" : "not stable", a.segments, z.segments,
-        mib_text(a.reserved), mib_text(z.reserved), mib_text(r.peak_reserved), r.replay.allocs_same, r.replay.allocs);
+        escape(r.name), r.stable ? "pass" : "fail", r.stable ? "stable" : "not stable", a.segments,
+        z.segments, mib_text(a.reserved), mib_text(z.reserved), mib_text(r.peak_reserved),
+        r.replay.allocs_same, r.replay.allocs);
   }
   body += "</table>";
   for (const StabilityReport& r : reports) {
-    body += fmt::format("<h2 id=\"{0}\">{0}</h2><p class=\"{1}\">{2}</p>", escape(r.name), r.stable ? "pass" : "fail",
-                        escape(r.verdict));
-    body += fmt::format("<div class=\"sub\">{} {} from {} · {}/{} allocations at the recorded address{}</div>", r.rows.size(),
-                        r.iterations ? "iterations" : "windows", escape(r.boundaries_source), r.replay.allocs_same,
-                        r.replay.allocs,
-                        r.recorded_rows ? fmt::format(" · matches the stats JSON at {}/{} iterations", r.recorded_matches,
-                                                      r.recorded_rows)
-                                        : "");
+    body += fmt::format("<h2 id=\"{0}\">{0}</h2><p class=\"{1}\">{2}</p>", escape(r.name),
+                        r.stable ? "pass" : "fail", escape(r.verdict));
+    body += fmt::format(
+        "<div class=\"sub\">{} {} from {} · {}/{} allocations at the recorded address{}</div>",
+        r.rows.size(), r.iterations ? "iterations" : "windows", escape(r.boundaries_source),
+        r.replay.allocs_same, r.replay.allocs,
+        r.recorded_rows ? fmt::format(" · matches the stats JSON at {}/{} iterations",
+                                      r.recorded_matches, r.recorded_rows)
+                        : "");
     std::vector<std::string> labels;
     html::Series reserved{"reserved", "s-a", {}}, allocated{"allocated", "s-b", {}};
     std::vector<std::size_t> growth;
@@ -95,25 +111,35 @@ std::string report_html(const std::vector<StabilityReport>& reports) {
       allocated.values.push_back(to_mib(row.at_end.allocated));
       if (row.device_allocs_in > 0) growth.push_back(k);
     }
-    body += html::line_chart("plot", fmt::format("memory at the end of each {} (MiB)", r.iterations ? "iteration" : "window"),
-                             labels, {reserved, allocated}, "MiB", growth, "device allocation during it");
+    body += html::line_chart(
+        "plot",
+        fmt::format("memory at the end of each {} (MiB)", r.iterations ? "iteration" : "window"),
+        labels, {reserved, allocated}, "MiB", growth, "device allocation during it");
     if (r.replay.segments_at) {
       body += segment_map(*r.replay.segments_at,
-                          fmt::format("segments at the end of {} {}", r.iterations ? "iteration" : "window", r.segments_label));
+                          fmt::format("segments at the end of {} {}",
+                                      r.iterations ? "iteration" : "window", r.segments_label));
     }
     body += "<details><summary>per-iteration table</summary><table><tr><th>" +
             std::string(r.iterations ? "iteration" : "window") +
-            "</th><th class=\"num\">reserved</th><th class=\"num\">allocated</th><th class=\"num\">segments</th>"
-            "<th class=\"num\">device allocs</th><th class=\"num\">inactive split</th><th class=\"num\">largest free</th>"
+            "</th><th class=\"num\">reserved</th><th class=\"num\">allocated</th><th "
+            "class=\"num\">segments</th>"
+            "<th class=\"num\">device allocs</th><th class=\"num\">inactive split</th><th "
+            "class=\"num\">largest free</th>"
             "<th class=\"num\">fragmentation</th><th>stats JSON</th></tr>";
     for (const Row& row : r.rows) {
       body += fmt::format(
-          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}{}</td>"
-          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td><td>{}</td></tr>",
-          escape(row.label), mib_text(row.at_end.reserved), mib_text(row.at_end.allocated), row.at_end.segments,
-          row.at_end.device_allocs, row.device_allocs_in > 0 ? fmt::format(" (+{})", row.device_allocs_in) : "",
-          mib_text(row.at_end.inactive_split_bytes), mib_text(row.at_end.largest_free), row.fragmentation * 100,
-          r.recorded_rows ? (row.matches_recorded ? "same" : "<span class=\"fail\">differs</span>") : "");
+          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+          "class=\"num\">{}</td><td class=\"num\">{}{}</td>"
+          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+          "class=\"num\">{:.1f}%</td><td>{}</td></tr>",
+          escape(row.label), mib_text(row.at_end.reserved), mib_text(row.at_end.allocated),
+          row.at_end.segments, row.at_end.device_allocs,
+          row.device_allocs_in > 0 ? fmt::format(" (+{})", row.device_allocs_in) : "",
+          mib_text(row.at_end.inactive_split_bytes), mib_text(row.at_end.largest_free),
+          row.fragmentation * 100,
+          r.recorded_rows ? (row.matches_recorded ? "same" : "<span class=\"fail\">differs</span>")
+                          : "");
     }
     body += "</table></details>";
   }
@@ -121,29 +147,35 @@ std::string report_html(const std::vector<StabilityReport>& reports) {
 }
 
 std::string whatif_html(const std::string& trace, const std::vector<WhatifLine>& lines) {
-  std::string body = fmt::format("<h1>What if: allocator settings</h1><div class=\"sub\">racelab {} · {}</div>", kVersion,
-                                 escape(trace));
+  std::string body =
+      fmt::format("<h1>What if: allocator settings</h1><div class=\"sub\">racelab {} · {}</div>",
+                  kVersion, escape(trace));
   body +=
-      "<table><tr><th>settings</th><th class=\"num\">peak reserved</th><th class=\"num\">final reserved</th>"
-      "<th class=\"num\">segments</th><th class=\"num\">device allocs</th><th class=\"num\">retries</th><th "
+      "<table><tr><th>settings</th><th class=\"num\">peak reserved</th><th class=\"num\">final "
+      "reserved</th>"
+      "<th class=\"num\">segments</th><th class=\"num\">device allocs</th><th "
+      "class=\"num\">retries</th><th "
       "class=\"num\">OOMs</th></tr>";
   std::vector<std::string> names;
   std::vector<double> peaks, allocs;
   for (const WhatifLine& l : lines) {
     body += fmt::format(
-        "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num{}\">{}</td></tr>",
-        escape(l.name), mib_text(l.peak_reserved), mib_text(l.final_reserved), l.segments, l.device_allocs, l.retries,
-        l.ooms ? " fail" : "", l.ooms);
+        escape(l.name), mib_text(l.peak_reserved), mib_text(l.final_reserved), l.segments,
+        l.device_allocs, l.retries, l.ooms ? " fail" : "", l.ooms);
     names.push_back(l.name);
     peaks.push_back(std::round(to_mib(l.peak_reserved)));
     allocs.push_back(static_cast<double>(l.device_allocs));
   }
   body += "</table>";
   body += html::bar_chart("plot", "peak reserved (MiB)", names, peaks, "MiB");
-  body += html::bar_chart("plot", "device allocations (cudaMalloc or page maps)", names, allocs, "");
+  body +=
+      html::bar_chart("plot", "device allocations (cudaMalloc or page maps)", names, allocs, "");
   for (const WhatifLine& l : lines) {
-    if (!l.first_oom.empty()) body += fmt::format("<p><b>{}</b>: {}</p>", escape(l.name), escape(l.first_oom));
+    if (!l.first_oom.empty())
+      body += fmt::format("<p><b>{}</b>: {}</p>", escape(l.name), escape(l.first_oom));
   }
   return html::page("racelab alloc whatif", "table svg.plot", body);
 }

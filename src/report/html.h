@@ -14,7 +14,8 @@ struct HtmlScenario {
   nlohmann::json report;  // what write_explore_outputs returned (schedule paths, replay commands)
 };
 
-std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::string& title, double seconds);
+std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::string& title,
+                         double seconds);
 
 // The lanes of one execution (an <svg class="lanes">).
 std::string lanes_svg(const sched::Execution& exec, const sched::Finding* finding);

@@ -12,12 +12,23 @@ std::string escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -94,13 +105,15 @@ std::string page(std::string_view title, std::string_view expect, std::string_vi
 
 std::string copyable(std::string_view text) {
   return fmt::format(
-      "<div class=\"copy\"><code>{}</code><button type=\"button\" onclick=\"racelabCopy(this)\">copy</button></div>",
+      "<div class=\"copy\"><code>{}</code><button type=\"button\" "
+      "onclick=\"racelabCopy(this)\">copy</button></div>",
       escape(text));
 }
 
-std::string line_chart(std::string_view klass, std::string_view title, const std::vector<std::string>& x_labels,
-                       const std::vector<Series>& series, std::string_view unit,
-                       const std::vector<std::size_t>& markers, std::string_view marker_name) {
+std::string line_chart(std::string_view klass, std::string_view title,
+                       const std::vector<std::string>& x_labels, const std::vector<Series>& series,
+                       std::string_view unit, const std::vector<std::size_t>& markers,
+                       std::string_view marker_name) {
   const double W = 900, H = 260, left = 64, right = 16, top = 28, bottom = 34;
   const std::size_t n = x_labels.size();
   double ymax = 0;
@@ -108,40 +121,52 @@ std::string line_chart(std::string_view klass, std::string_view title, const std
     for (double v : s.values) ymax = std::max(ymax, v);
   }
   ymax = nice_max(ymax);
-  auto X = [&](std::size_t i) { return left + (n <= 1 ? 0.0 : (W - left - right) * static_cast<double>(i) / static_cast<double>(n - 1)); };
+  auto X = [&](std::size_t i) {
+    return left + (n <= 1
+                       ? 0.0
+                       : (W - left - right) * static_cast<double>(i) / static_cast<double>(n - 1));
+  };
   auto Y = [&](double v) { return top + (H - top - bottom) * (1.0 - v / ymax); };
   std::string svg = fmt::format(
-      "<svg class=\"{}\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">",
+      "<svg class=\"{}\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
+      "aria-label=\"{}\">",
       escape(klass), W, H, W, H, escape(title));
   svg += fmt::format("<text x=\"{}\" y=\"16\">{}</text>", left, escape(title));
   for (int k = 0; k <= 4; ++k) {
     const double v = ymax * k / 4;
-    svg += fmt::format("<line class=\"axis\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>", left, W - right, Y(v), Y(v));
-    svg += fmt::format("<text class=\"muted\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{:g} {}</text>", left - 6,
-                       Y(v) + 4, v, escape(unit));
+    svg += fmt::format("<line class=\"axis\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>",
+                       left, W - right, Y(v), Y(v));
+    svg += fmt::format(
+        "<text class=\"muted\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{:g} {}</text>", left - 6,
+        Y(v) + 4, v, escape(unit));
   }
   const std::size_t ticks = std::min<std::size_t>(n, 10);
   for (std::size_t t = 0; t < ticks; ++t) {
     const std::size_t i = ticks <= 1 ? 0 : t * (n - 1) / (ticks - 1);
-    svg += fmt::format("<text class=\"muted\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>", X(i), H - 12,
-                       escape(x_labels[i]));
+    svg +=
+        fmt::format("<text class=\"muted\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                    X(i), H - 12, escape(x_labels[i]));
   }
   for (const Series& s : series) {
     std::string pts;
-    for (std::size_t i = 0; i < s.values.size() && i < n; ++i) pts += fmt::format("{:.1f},{:.1f} ", X(i), Y(s.values[i]));
-    svg += fmt::format("<polyline class=\"{}\" points=\"{}\"><title>{}</title></polyline>", escape(s.css), pts,
-                       escape(s.name));
+    for (std::size_t i = 0; i < s.values.size() && i < n; ++i)
+      pts += fmt::format("{:.1f},{:.1f} ", X(i), Y(s.values[i]));
+    svg += fmt::format("<polyline class=\"{}\" points=\"{}\"><title>{}</title></polyline>",
+                       escape(s.css), pts, escape(s.name));
   }
   if (!series.empty()) {
     for (std::size_t i : markers) {
       if (i >= series[0].values.size()) continue;
-      svg += fmt::format("<circle class=\"marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>{} at {}</title></circle>",
-                         X(i), Y(series[0].values[i]), escape(marker_name), escape(x_labels[i]));
+      svg += fmt::format(
+          "<circle class=\"marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>{} at "
+          "{}</title></circle>",
+          X(i), Y(series[0].values[i]), escape(marker_name), escape(x_labels[i]));
     }
   }
   svg += "</svg>";
   std::string legend = "<div class=\"legend\">";
-  static const std::pair<const char*, const char*> kColours[] = {{"s-a", "var(--blue)"}, {"s-b", "var(--orange)"}, {"s-c", "var(--purple)"}};
+  static const std::pair<const char*, const char*> kColours[] = {
+      {"s-a", "var(--blue)"}, {"s-b", "var(--orange)"}, {"s-c", "var(--purple)"}};
   for (const Series& s : series) {
     const char* colour = "var(--grey)";
     for (const auto& [c, v] : kColours) {
@@ -149,29 +174,39 @@ std::string line_chart(std::string_view klass, std::string_view title, const std
     }
     legend += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", colour, escape(s.name));
   }
-  if (!markers.empty()) legend += fmt::format("<span><i style=\"background:var(--fail);border-radius:5px\"></i>{}</span>", escape(marker_name));
+  if (!markers.empty())
+    legend +=
+        fmt::format("<span><i style=\"background:var(--fail);border-radius:5px\"></i>{}</span>",
+                    escape(marker_name));
   legend += "</div>";
   return svg + legend;
 }
 
-std::string bar_chart(std::string_view klass, std::string_view title, const std::vector<std::string>& labels,
-                      const std::vector<double>& values, std::string_view unit) {
+std::string bar_chart(std::string_view klass, std::string_view title,
+                      const std::vector<std::string>& labels, const std::vector<double>& values,
+                      std::string_view unit) {
   const double W = 900, row = 26, left = 360, top = 26;
   const double H = top + row * static_cast<double>(labels.size()) + 10;
   double vmax = 0;
   for (double v : values) vmax = std::max(vmax, v);
   vmax = nice_max(vmax);
-  std::string svg = fmt::format("<svg class=\"{}\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">",
-                                escape(klass), W, H, W, H, escape(title));
+  std::string svg = fmt::format(
+      "<svg class=\"{}\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
+      "aria-label=\"{}\">",
+      escape(klass), W, H, W, H, escape(title));
   svg += fmt::format("<text x=\"0\" y=\"16\">{}</text>", escape(title));
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const double y = top + row * static_cast<double>(i);
     const double w = (W - left - 90) * values[i] / vmax;
     std::string label = labels[i].size() > 58 ? labels[i].substr(0, 55) + "..." : labels[i];
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", left - 8, y + 15, escape(label));
-    svg += fmt::format("<rect class=\"bar\" x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\"><title>{}: {:g} {}</title></rect>",
-                       left, y + 4, std::max(1.0, w), row - 8, escape(labels[i]), values[i], escape(unit));
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{:g} {}</text>", left + std::max(1.0, w) + 6, y + 15, values[i], escape(unit));
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", left - 8,
+                       y + 15, escape(label));
+    svg += fmt::format(
+        "<rect class=\"bar\" x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\"><title>{}: {:g} "
+        "{}</title></rect>",
+        left, y + 4, std::max(1.0, w), row - 8, escape(labels[i]), values[i], escape(unit));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{:g} {}</text>",
+                       left + std::max(1.0, w) + 6, y + 15, values[i], escape(unit));
   }
   return svg + "</svg>";
 }

@@ -26,12 +26,14 @@ struct Series {
 
 // A line chart over x = 0..n-1 (labels for some ticks), y from 0 to the maximum, with optional
 // markers (indices) drawn as dots on the first series. `klass` is the <svg> class.
-std::string line_chart(std::string_view klass, std::string_view title, const std::vector<std::string>& x_labels,
-                       const std::vector<Series>& series, std::string_view unit,
-                       const std::vector<std::size_t>& markers, std::string_view marker_name);
+std::string line_chart(std::string_view klass, std::string_view title,
+                       const std::vector<std::string>& x_labels, const std::vector<Series>& series,
+                       std::string_view unit, const std::vector<std::size_t>& markers,
+                       std::string_view marker_name);
 
 // Horizontal bars, one per label.
-std::string bar_chart(std::string_view klass, std::string_view title, const std::vector<std::string>& labels,
-                      const std::vector<double>& values, std::string_view unit);
+std::string bar_chart(std::string_view klass, std::string_view title,
+                      const std::vector<std::string>& labels, const std::vector<double>& values,
+                      std::string_view unit);
 
 }  // namespace racelab::html

@@ -87,6 +87,7 @@ TEST_CASE("explore writes the report and a schedule per finding; replay reproduc
   CHECK(e.out.find("replay: racelab replay ") != std::string::npos);
   CHECK(e.out.find("executions/s)") != std::string::npos);
   REQUIRE(fs::exists(out / "report.json"));
+  CHECK(fs::exists(out / "report.html"));
   const fs::path schedule = out / "schedules" / "lazy-2-drafters.deadlock.json";
   REQUIRE(fs::exists(schedule));
   auto r = racelab("replay " + schedule.string());
