@@ -32,6 +32,10 @@ class Strategy {
   virtual bool exhausted() const { return false; }
   // For reports: e.g. "pct(depth=3, seed=1)".
   virtual std::string describe() const = 0;
+  // A copy with the same parameters and learned state, for another worker: execution i of the copy
+  // is execution i of the original. nullptr when the strategy cannot be split that way (DFS splits
+  // its tree instead, replay and guided strategies do not split).
+  virtual std::unique_ptr<Strategy> clone() const { return nullptr; }
 };
 
 // Thrown by a strategy that cannot continue an execution (replay divergence, nondeterminism).

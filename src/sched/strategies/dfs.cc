@@ -17,9 +17,20 @@
 namespace racelab::sched {
 namespace {
 
+using Frame = DfsFrame;
+
 class DfsStrategy : public Strategy {
  public:
-  explicit DfsStrategy(int max_preemptions) : bound_(std::max(0, max_preemptions)) {}
+  // `prefix`: decisions that never change (a subtree of the full search); `max_depth`: decisions
+  // beyond it are not branched on (prefix enumeration); `prefixes_out`: receives the stack at the
+  // end of every execution (each one a prefix of at most max_depth decisions, in DFS order).
+  DfsStrategy(int max_preemptions, DfsPrefix prefix = {}, std::size_t max_depth = SIZE_MAX,
+              std::vector<DfsPrefix>* prefixes_out = nullptr)
+      : bound_(std::max(0, max_preemptions)),
+        stack_(std::move(prefix)),
+        fixed_(stack_.size()),
+        max_depth_(max_depth),
+        prefixes_out_(prefixes_out) {}
 
   bool begin_execution(std::uint64_t) override {
     depth_ = 0;
@@ -27,7 +38,7 @@ class DfsStrategy : public Strategy {
       started_ = true;
       return true;
     }
-    while (!stack_.empty()) {
+    while (stack_.size() > fixed_) {
       Frame& f = stack_.back();
       for (std::size_t i = f.chosen + 1; i < f.options.size(); ++i) {
         if (allowed(f, i)) {
@@ -41,6 +52,10 @@ class DfsStrategy : public Strategy {
     return false;
   }
 
+  void end_execution() override {
+    if (prefixes_out_) prefixes_out_->push_back(stack_);
+  }
+
   ThreadId pick(const Decision& d) override {
     if (depth_ < stack_.size()) {
       const Frame& f = stack_[depth_++];
@@ -52,6 +67,10 @@ class DfsStrategy : public Strategy {
             d.step, f.options.size(), d.enabled.size()));
       }
       return f.options[f.chosen];
+    }
+    if (depth_ >= max_depth_) {  // beyond the enumerated depth: the first option, not recorded
+      ++depth_;
+      return d.previous_enabled ? d.previous : d.enabled.front();
     }
     Frame f;
     f.previous = d.previous;
@@ -76,13 +95,6 @@ class DfsStrategy : public Strategy {
   std::string describe() const override { return fmt::format("dfs(max_preemptions={})", bound_); }
 
  private:
-  struct Frame {
-    std::vector<ThreadId> options;
-    std::size_t chosen = 0;
-    int preemptions_before = 0;  // preemptions taken by the choices above this frame
-    ThreadId previous = kNoThread;
-    bool previous_enabled = false;
-  };
   static bool is_preemption(const Frame& f, std::size_t i) {
     return f.previous_enabled && f.options[i] != f.previous;
   }
@@ -92,6 +104,9 @@ class DfsStrategy : public Strategy {
 
   int bound_;
   std::vector<Frame> stack_;
+  std::size_t fixed_ = 0;
+  std::size_t max_depth_ = SIZE_MAX;
+  std::vector<DfsPrefix>* prefixes_out_ = nullptr;
   std::size_t depth_ = 0;
   bool started_ = false;
   bool exhausted_ = false;
@@ -101,6 +116,15 @@ class DfsStrategy : public Strategy {
 
 std::unique_ptr<Strategy> make_dfs(int max_preemptions) {
   return std::make_unique<DfsStrategy>(max_preemptions);
+}
+
+std::unique_ptr<Strategy> make_dfs_prefixes(int max_preemptions, std::size_t depth,
+                                            std::vector<DfsPrefix>* out) {
+  return std::make_unique<DfsStrategy>(max_preemptions, DfsPrefix{}, depth, out);
+}
+
+std::unique_ptr<Strategy> make_dfs_subtree(int max_preemptions, DfsPrefix prefix) {
+  return std::make_unique<DfsStrategy>(max_preemptions, std::move(prefix));
 }
 
 }  // namespace racelab::sched

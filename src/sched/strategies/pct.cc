@@ -4,8 +4,10 @@
 // change points uniformly among the first k steps. The enabled thread with the highest priority
 // runs; when the step count reaches change point j (1 <= j < d), the thread that would run drops to
 // priority j, below every initial priority. A bug of depth d (d ordering constraints) is found with
-// probability at least 1/(n * k^(d-1)) per execution. k is the longest execution seen so far (the
-// paper assumes it is known; the first execution measures it).
+// probability at least 1/(n * k^(d-1)) per execution. k is the longest of the executions seen so
+// far among the first kPctCalibration ones (the paper assumes it is known; the first executions
+// measure it). Freezing k after them makes execution i depend only on i and those calibration
+// executions, so workers and shards that run the calibration first agree on every execution.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,6 +25,7 @@ class PctStrategy : public Strategy {
   PctStrategy(std::uint64_t seed, int depth) : seed_(seed), depth_(std::max(1, depth)) {}
 
   bool begin_execution(std::uint64_t index) override {
+    index_ = index;
     rng_.reseed(execution_seed(seed_, index));
     priorities_.clear();
     change_points_.clear();
@@ -48,7 +51,15 @@ class PctStrategy : public Strategy {
     return best;
   }
 
-  void end_execution() override { max_steps_seen_ = std::max(max_steps_seen_, steps_); }
+  void end_execution() override {
+    if (index_ < kPctCalibration) max_steps_seen_ = std::max(max_steps_seen_, steps_);
+  }
+
+  std::unique_ptr<Strategy> clone() const override {
+    auto c = std::make_unique<PctStrategy>(seed_, depth_);
+    c->max_steps_seen_ = max_steps_seen_;
+    return c;
+  }
 
   std::string describe() const override {
     return fmt::format("pct(depth={}, seed={})", depth_, seed_);
@@ -72,6 +83,7 @@ class PctStrategy : public Strategy {
 
   std::uint64_t seed_;
   int depth_;
+  std::uint64_t index_ = 0;
   Rng rng_;
   std::vector<std::uint64_t> priorities_;     // per thread; higher runs first
   std::vector<std::uint64_t> change_points_;  // steps at which the running thread is demoted

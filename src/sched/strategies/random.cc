@@ -17,6 +17,9 @@ class RandomStrategy : public Strategy {
   }
   ThreadId pick(const Decision& d) override { return d.enabled[rng_.below(d.enabled.size())]; }
   std::string describe() const override { return fmt::format("random(seed={})", seed_); }
+  std::unique_ptr<Strategy> clone() const override {
+    return std::make_unique<RandomStrategy>(seed_);
+  }
 
  private:
   std::uint64_t seed_;

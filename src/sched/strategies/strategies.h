@@ -1,5 +1,6 @@
 #pragma once
 // The strategies, chosen by name in one place (make_strategy). Each lives in its own file.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -27,9 +28,29 @@ std::unique_ptr<Strategy> make_random(std::uint64_t seed);
 // PCT (Burckhardt, Kothari, Musuvathi, Nagarakatte: "A Randomized Scheduler with Probabilistic
 // Guarantees of Finding Bugs", ASPLOS 2010).
 std::unique_ptr<Strategy> make_pct(std::uint64_t seed, int depth);
+// PCT learns the execution length k from its first executions, then keeps it.
+inline constexpr std::uint64_t kPctCalibration = 64;
 // Depth-first search of every schedule with at most `max_preemptions` preemptions (CHESS-style
 // iterative context bounding, Musuvathi & Qadeer, PLDI 2007).
 std::unique_ptr<Strategy> make_dfs(int max_preemptions);
+
+// Splitting the DFS search tree (parallel and sharded exploration). A prefix is the first
+// decisions of an execution; the executions of the bounded DFS that share a prefix are contiguous
+// in its order, so the subtrees of the prefixes, in order, are exactly the single-worker search.
+struct DfsFrame {
+  std::vector<ThreadId> options;  // enabled threads in the order tried (the previous one first)
+  std::size_t chosen = 0;
+  int preemptions_before = 0;  // preemptions taken by the choices above this frame
+  ThreadId previous = kNoThread;
+  bool previous_enabled = false;
+};
+using DfsPrefix = std::vector<DfsFrame>;
+// A DFS that branches only on the first `depth` decisions; after each execution it appends that
+// execution's prefix to `out`. One execution per prefix, in DFS order.
+std::unique_ptr<Strategy> make_dfs_prefixes(int max_preemptions, std::size_t depth,
+                                            std::vector<DfsPrefix>* out);
+// The bounded DFS restricted to the executions that start with `prefix`.
+std::unique_ptr<Strategy> make_dfs_subtree(int max_preemptions, DfsPrefix prefix);
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& params);
 
 // A recorded step to replay: the thread's name and the operation's text, as schedule files hold.
