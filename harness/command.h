@@ -20,6 +20,17 @@ void add_shrink(CLI::App& app, Runner& run);
 void add_suite(CLI::App& app, Runner& run);
 void add_alloc(CLI::App& app, Runner& run);
 
+void add_merge(CLI::App& app, Runner& run);
+
+// --jobs N and --shard K/N (explore, suite).
+struct PartitionArgs {
+  unsigned jobs = 1;
+  std::string shard;  // "K/N"
+};
+void add_partition_options(CLI::App* cmd, PartitionArgs& args);
+// Throws InputError for a malformed --shard.
+sched::Partition partition_from(const PartitionArgs& args);
+
 // Raised by SIGINT; long runs stop at the next execution and write what they found.
 std::atomic<bool>& interrupted();
 

@@ -25,6 +25,7 @@ struct ExploreArgs {
   std::optional<int> depth, max_preemptions;
   double time_limit = 0;
   std::string out;
+  PartitionArgs part;
   bool no_shrink = false;
   std::string backend = "coroutine";
 };
@@ -41,6 +42,7 @@ int run_explore(const ExploreArgs& a) {
   o.shrink = !a.no_shrink;
   o.run.backend = a.backend == "threads" ? sched::Backend::kThreads : sched::Backend::kCoroutine;
   o.interrupt = &interrupted();
+  o.partition = partition_from(a.part);
   o.progress = progress_printer("explore " + sc.name);
   const std::string out = a.out.empty() ? "racelab-out/" + sc.name : a.out;
 
@@ -97,6 +99,7 @@ void add_explore(CLI::App& app, Runner& run) {
   cmd->add_option("--time-limit", args->time_limit, "stop after this many seconds, keeping results")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", args->out, "output directory (default: racelab-out/<scenario name>)");
+  add_partition_options(cmd, args->part);
   cmd->add_flag("--no-shrink", args->no_shrink,
                 "keep schedules as found instead of shrinking them");
   cmd->add_option("--backend", args->backend, "coroutine (fast) | threads (one OS thread each)")

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   cli::add_shrink(app, run);
   cli::add_suite(app, run);
   cli::add_alloc(app, run);
+  cli::add_merge(app, run);
 
   try {
     app.parse(argc, argv);

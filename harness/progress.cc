@@ -3,10 +3,39 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "command.h"
+#include "util/errors.h"
 
 namespace racelab::cli {
+
+void add_partition_options(CLI::App* cmd, PartitionArgs& a) {
+  cmd->add_option(
+      "--jobs,-j", a.jobs,
+      "worker threads, each running whole executions (0: one per core); results are the "
+      "same for any number");
+  cmd->add_option("--shard", a.shard,
+                  "run only shard K of N (0-based, e.g. 2/8); combine the shards' --out "
+                  "directories with racelab merge");
+}
+
+sched::Partition partition_from(const PartitionArgs& a) {
+  sched::Partition p;
+  p.jobs = a.jobs == 0 ? std::max(1u, std::thread::hardware_concurrency()) : a.jobs;
+  if (!a.shard.empty()) {
+    unsigned long long k = 0, n = 0;
+    char slash = 0;
+    int used = 0;
+    if (std::sscanf(a.shard.c_str(), "%llu%c%llu%n", &k, &slash, &n, &used) != 3 || slash != '/' ||
+        used != static_cast<int>(a.shard.size()) || n == 0 || k >= n) {
+      throw InputError("--shard: expected K/N with 0 <= K < N (e.g. 0/4), got '" + a.shard + "'");
+    }
+    p.shard = k;
+    p.shards = n;
+  }
+  return p;
+}
 
 std::atomic<bool>& interrupted() {
   static std::atomic<bool> flag{false};

@@ -23,21 +23,25 @@ struct SuiteArgs {
   std::string junit;
   std::string out;
   double time_limit = 0;
+  PartitionArgs part;
+  sched::Partition partition;
 };
 
-int run_suite(const SuiteArgs& a) {
+int run_suite(SuiteArgs a) {
+  a.partition = partition_from(a.part);
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<model::Scenario> suite =
       model::load_suite(model::collect_scenario_files(a.paths));
   std::vector<model::ScenarioRun> runs;
   std::vector<nlohmann::json> reports;
   runs.reserve(suite.size());
-  nlohmann::json summary = nlohmann::json::array();
+  std::vector<nlohmann::json> summary;
   int failed = 0;
   for (const model::Scenario& sc : suite) {
     if (interrupted().load()) break;
     sched::ExploreOptions o = model::explore_options(sc);
     o.time_limit_s = a.time_limit;
+    o.partition = a.partition;
     o.interrupt = &interrupted();
     o.progress =
         progress_printer(fmt::format("[{}/{}] {}", runs.size() + 1, suite.size(), sc.name));
@@ -65,17 +69,7 @@ int run_suite(const SuiteArgs& a) {
         }
       }
     }
-    summary.push_back(
-        {{"scenario", sc.name},
-         {"path", sc.path},
-         {"hold", run.holds()},
-         {"found", report["findings"].size()},
-         {"missing", run.missing},
-         {"unexpected", run.unexpected},
-         {"executions", run.result.executions},
-         {"exhausted", run.result.exhausted()},
-         {"seconds", run.result.seconds},
-         {"report", dir.empty() ? nlohmann::json(nullptr) : nlohmann::json(dir + "/report.json")}});
+    summary.push_back(report::suite_summary_entry(run, report, dir));
     runs.push_back(std::move(run));
     reports.push_back(std::move(report));
   }
@@ -83,12 +77,8 @@ int run_suite(const SuiteArgs& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!a.out.empty()) {
     ensure_directory(a.out);
-    nlohmann::json doc = {{"racelab_version", kVersion},
-                          {"scenarios", summary},
-                          {"passed", static_cast<int>(runs.size()) - failed},
-                          {"failed", failed},
-                          {"interrupted", interrupted().load()},
-                          {"seconds", seconds}};
+    const nlohmann::json doc =
+        report::suite_summary(summary, failed, interrupted().load(), seconds, a.partition);
     write_file_atomic(std::filesystem::path(a.out) / "summary.json", doc.dump(2) + "\n");
     std::vector<report::HtmlScenario> pages;
     for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
@@ -113,6 +103,7 @@ void add_suite(CLI::App& app, Runner& run) {
       ->required();
   cmd->add_option("--junit", args->junit, "write JUnit XML here");
   cmd->add_option("--out", args->out, "write DIR/summary.json and DIR/<scenario>/report.json");
+  add_partition_options(cmd, args->part);
   cmd->add_option("--time-limit", args->time_limit, "per-scenario time limit in seconds")
       ->check(CLI::NonNegativeNumber);
   cmd->callback([&run, args] { run = [args] { return run_suite(*args); }; });

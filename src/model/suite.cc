@@ -25,8 +25,8 @@ ScenarioRun run_scenario(const Scenario& s, const sched::ExploreOptions& options
   ScenarioRun run;
   run.scenario = s;
   run.options = options;
+  run.result = sched::explore([&s] { return std::make_unique<PipelineModel>(s); }, options);
   PipelineModel model(s);
-  run.result = sched::explore(model, options);
   for (const auto& kind : s.must) {
     if (run.result.find(kind) == nullptr) run.missing.push_back(kind);
   }

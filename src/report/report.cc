@@ -50,6 +50,7 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                  {"virtual_time_s", f.result.exec->makespan()},
                  {"details", f.finding.details},
                  {"cycle", f.finding.cycle}};
+    if (f.subtree) item["subtree"] = *f.subtree;  // DFS shard: execution counts within it
     if (!dir.empty()) {
       const fs::path sched_dir = fs::path(dir) / "schedules";
       ensure_directory(sched_dir);
@@ -71,6 +72,9 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
       {"strategy", sched::strategy_name(run.options.strategy.kind)},
       {"strategy_description", run.result.strategy},
       {"seed", run.options.strategy.seed},
+      {"strategy_params",
+       {{"depth", run.options.strategy.depth},
+        {"max_preemptions", run.options.strategy.max_preemptions}}},
       {"iterations", run.options.iterations},
       {"executions", run.result.executions},
       {"steps", run.result.steps},
@@ -85,11 +89,54 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
         {"missing", run.missing},
         {"unexpected", run.unexpected}}},
       {"virtual_time", {{"warmup_s", run.warmup_seconds}, {"makespan_s", run.makespan_seconds}}}};
+  const sched::Partition& part = run.options.partition;
+  if (part.shards > 1) {
+    // What `racelab merge` needs to put this shard's results in the single-worker order.
+    report["partition"] = {{"shard", part.shard}, {"shards", part.shards}};
+    if (run.options.strategy.kind == sched::StrategyKind::kDfs) {
+      json ran = json::array();
+      for (const auto& t : run.result.subtrees) {
+        ran.push_back({{"index", t.index},
+                       {"executions", t.executions},
+                       {"steps", t.steps},
+                       {"complete", t.complete}});
+      }
+      report["dfs_split"] = {
+          {"depth", run.result.split_depth}, {"subtrees", run.result.subtree_count}, {"ran", ran}};
+    }
+  }
   if (!dir.empty()) {
     ensure_directory(dir);
     write_file_atomic(fs::path(dir) / "report.json", report.dump(2) + "\n");
   }
   return report;
+}
+
+json suite_summary_entry(const model::ScenarioRun& run, const json& report,
+                         const std::string& dir) {
+  return {{"scenario", run.scenario.name},
+          {"path", run.scenario.path},
+          {"hold", run.holds()},
+          {"found", report["findings"].size()},
+          {"missing", run.missing},
+          {"unexpected", run.unexpected},
+          {"executions", run.result.executions},
+          {"exhausted", run.result.exhausted()},
+          {"seconds", run.result.seconds},
+          {"report", dir.empty() ? json(nullptr) : json(dir + "/report.json")}};
+}
+
+json suite_summary(const std::vector<json>& entries, int failed, bool interrupted, double seconds,
+                   const sched::Partition& partition) {
+  json doc = {{"racelab_version", kVersion},
+              {"scenarios", entries},
+              {"passed", static_cast<int>(entries.size()) - failed},
+              {"failed", failed},
+              {"interrupted", interrupted},
+              {"seconds", seconds}};
+  if (partition.shards > 1)
+    doc["partition"] = {{"shard", partition.shard}, {"shards", partition.shards}};
+  return doc;
 }
 
 std::string xml_escape(const std::string& text) {

@@ -26,4 +26,10 @@ std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double second
 
 std::string xml_escape(const std::string& text);
 
+// summary.json (racelab suite, racelab merge): one entry per scenario, then the document.
+nlohmann::json suite_summary_entry(const model::ScenarioRun& run, const nlohmann::json& report,
+                                   const std::string& dir);
+nlohmann::json suite_summary(const std::vector<nlohmann::json>& entries, int failed,
+                             bool interrupted, double seconds, const sched::Partition& partition);
+
 }  // namespace racelab::report

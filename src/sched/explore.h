@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +26,20 @@ struct ExploreProgress {
   double seconds = 0;
 };
 
+// How the executions of one exploration are split. Execution indices (random, PCT) or DFS subtrees
+// are dealt to shards by index modulo `shards`; within a shard, `jobs` threads take them in
+// order. Findings are kept by their position in the single-worker order, so the result is the
+// same for any jobs and, once shards are merged, for any shards.
+struct Partition {
+  std::uint64_t shard = 0;
+  std::uint64_t shards = 1;
+  unsigned jobs = 1;
+  bool split() const { return shards > 1 || jobs > 1; }
+};
+
 struct ExploreOptions {
   StrategyParams strategy;
+  Partition partition;
   std::uint64_t iterations = 1000;
   double time_limit_s = 0;  // 0: none
   RunOptions run;
@@ -36,7 +50,8 @@ struct ExploreOptions {
 
 struct FoundKind {
   Finding finding;
-  std::uint64_t execution = 0;  // the first execution that found it
+  std::uint64_t execution = 0;  // the first execution that found it (DFS shard: within its subtree)
+  std::optional<std::uint64_t> subtree;  // DFS split across shards: the subtree it is in
   std::uint64_t preemptions = 0;
   std::uint64_t original_preemptions = 0;
   ExecutionResult result;  // the (shrunk) execution
@@ -45,6 +60,14 @@ struct FoundKind {
 enum class StopReason { kBudget, kExhausted, kTimeLimit, kInterrupted };
 const char* stop_reason_name(StopReason r);
 
+// One DFS subtree run by this shard (split explorations).
+struct DfsSubtree {
+  std::uint64_t index = 0;
+  std::uint64_t executions = 0;
+  std::uint64_t steps = 0;
+  bool complete = false;  // every execution of the subtree ran (not cut by the budget)
+};
+
 struct ExploreResult {
   std::string strategy;  // describe() of the strategy
   std::uint64_t executions = 0;
@@ -52,11 +75,20 @@ struct ExploreResult {
   double seconds = 0;
   StopReason stop = StopReason::kBudget;
   std::vector<FoundKind> found;  // in order of discovery
+  // DFS split: the split depth, the number of subtrees of the whole search, and this run's.
+  std::size_t split_depth = 0;
+  std::uint64_t subtree_count = 0;
+  std::vector<DfsSubtree> subtrees;
 
   bool exhausted() const { return stop == StopReason::kExhausted; }
   const FoundKind* find(std::string_view kind) const;
 };
 
+// Sequential exploration of one subject (options.partition must not split).
 ExploreResult explore(Subject& subject, const ExploreOptions& options);
+
+// Any partition: every worker thread gets its own subject from `make`.
+using SubjectFactory = std::function<std::unique_ptr<Subject>()>;
+ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options);
 
 }  // namespace racelab::sched

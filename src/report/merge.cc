@@ -1,0 +1,204 @@
+#include "report/merge.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <tuple>
+
+#include "model/pipeline.h"
+#include "sched/schedule.h"
+#include "util/errors.h"
+#include "util/files.h"
+
+namespace racelab::report {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json read_report(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "report.json";
+  if (!fs::exists(path)) throw InputError(fmt::format("{}: no report.json (not an explore --out directory)", dir));
+  try {
+    return json::parse(read_file(path));
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: byte {}: invalid JSON", path.string(), e.byte));
+  }
+}
+
+template <class T>
+T field(const json& r, const char* key, const std::string& dir) {
+  if (!r.contains(key)) throw InputError(fmt::format("{}/report.json: missing '{}'", dir, key));
+  try {
+    return r[key].get<T>();
+  } catch (const json::exception&) {
+    throw InputError(fmt::format("{}/report.json: '{}' has the wrong type", dir, key));
+  }
+}
+
+}  // namespace
+
+model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
+  if (dirs.empty()) throw InputError("merge: no shard directories given");
+  std::vector<json> reports;
+  for (const auto& d : dirs) reports.push_back(read_report(d));
+
+  // Everything that must be equal for the shards to be parts of one exploration.
+  const json& first = reports.front();
+  const char* same_keys[] = {"scenario", "scenario_hash", "strategy_description", "seed", "iterations", "strategy_params"};
+  std::uint64_t shards = 0;
+  std::map<std::uint64_t, std::string> seen;
+  for (std::size_t k = 0; k < reports.size(); ++k) {
+    const json& r = reports[k];
+    if (!r.contains("partition")) {
+      throw InputError(fmt::format("{}: not a shard (run explore/suite with --shard K/N)", dirs[k]));
+    }
+    for (const char* key : same_keys) {
+      if (!r.contains(key) || r[key] != first[key]) {
+        throw InputError(fmt::format("{}: {} {} does not match {}'s {}: these shards are not one exploration",
+                                     dirs[k], key, r.contains(key) ? r[key].dump() : "(missing)", dirs[0],
+                                     first.contains(key) ? first[key].dump() : "(missing)"));
+      }
+    }
+    const auto n = field<std::uint64_t>(r["partition"], "shards", dirs[k]);
+    const auto s = field<std::uint64_t>(r["partition"], "shard", dirs[k]);
+    if (k == 0) shards = n;
+    if (n != shards) {
+      throw InputError(fmt::format("{}: shard of {} does not match {}'s shards of {}", dirs[k], n, dirs[0], shards));
+    }
+    if (seen.count(s)) throw InputError(fmt::format("{}: shard {}/{} is also in {}", dirs[k], s, n, seen[s]));
+    seen[s] = dirs[k];
+  }
+  for (std::uint64_t s = 0; s < shards; ++s) {
+    if (!seen.count(s)) throw InputError(fmt::format("merge: shard {}/{} is missing ({} of {} given)", s, shards, seen.size(), shards));
+  }
+
+  // The scenario, as the shards ran it.
+  model::ScenarioRun run;
+  const auto path = field<std::string>(first, "scenario_path", dirs[0]);
+  run.scenario = model::load_scenario(path);
+  if (run.scenario.hash != first["scenario_hash"].get<std::string>()) {
+    throw InputError(fmt::format("{}: the scenario changed since the shards ran (hash {} now, {} then)", path,
+                                 run.scenario.hash, first["scenario_hash"].get<std::string>()));
+  }
+  run.options = model::explore_options(run.scenario);
+  run.options.strategy.kind = sched::parse_strategy(field<std::string>(first, "strategy", dirs[0]));
+  run.options.strategy.seed = field<std::uint64_t>(first, "seed", dirs[0]);
+  run.options.strategy.depth = field<int>(first["strategy_params"], "depth", dirs[0]);
+  run.options.strategy.max_preemptions = field<int>(first["strategy_params"], "max_preemptions", dirs[0]);
+  run.options.iterations = field<std::uint64_t>(first, "iterations", dirs[0]);
+  run.result.strategy = first["strategy_description"].get<std::string>();
+  const bool dfs = run.options.strategy.kind == sched::StrategyKind::kDfs;
+
+  // DFS: the subtrees of all shards, in order, give each subtree's place in the single order.
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t total = 0;
+  bool all_complete = true;
+  if (dfs) {
+    const auto count = field<std::uint64_t>(first.value("dfs_split", json::object()), "subtrees", dirs[0]);
+    std::vector<std::int64_t> sizes(count, -1);
+    for (std::size_t k = 0; k < reports.size(); ++k) {
+      const json& split = reports[k].value("dfs_split", json::object());
+      if (field<std::uint64_t>(split, "subtrees", dirs[k]) != count) {
+        throw InputError(fmt::format("{}: split into {} subtrees, {} into {}", dirs[k], split["subtrees"].dump(), dirs[0], count));
+      }
+      for (const auto& t : split["ran"]) {
+        const auto j = t["index"].get<std::uint64_t>();
+        if (j >= count || sizes[j] >= 0) throw InputError(fmt::format("{}: subtree {} out of range or repeated", dirs[k], j));
+        sizes[j] = t["executions"].get<std::int64_t>();
+        all_complete = all_complete && t["complete"].get<bool>();
+        run.result.steps += t["steps"].get<std::uint64_t>();
+      }
+    }
+    offsets.resize(count);
+    for (std::uint64_t j = 0; j < count; ++j) {
+      if (sizes[j] < 0) throw InputError(fmt::format("merge: no shard ran DFS subtree {}", j));
+      offsets[j] = total;
+      total += static_cast<std::uint64_t>(sizes[j]);
+    }
+  }
+
+  // The first occurrence of each kind in the single-worker order.
+  struct Pick {
+    std::tuple<std::uint64_t, std::uint64_t, std::size_t> key;
+    std::size_t shard;
+    json finding;
+  };
+  std::map<std::string, Pick> best;
+  std::string stop = "budget";
+  for (std::size_t k = 0; k < reports.size(); ++k) {
+    const json& r = reports[k];
+    if (!dfs) {
+      run.result.executions += field<std::uint64_t>(r, "executions", dirs[k]);
+      run.result.steps += field<std::uint64_t>(r, "steps", dirs[k]);
+    }
+    run.result.seconds = std::max(run.result.seconds, field<double>(r, "seconds", dirs[k]));
+    const auto s = field<std::string>(r, "stopped_by", dirs[k]);
+    if (s == "interrupted" || s == "time_limit") stop = s;
+    const json& fs_ = r.value("findings", json::array());
+    for (std::size_t pos = 0; pos < fs_.size(); ++pos) {
+      const json& f = fs_[pos];
+      const auto kind = f["kind"].get<std::string>();
+      const auto e = f["execution"].get<std::uint64_t>();
+      auto key = dfs ? std::make_tuple(f.value("subtree", std::uint64_t{0}), e, pos) : std::make_tuple(e, std::uint64_t{0}, pos);
+      if (dfs && !f.contains("subtree")) throw InputError(fmt::format("{}: DFS finding without its subtree", dirs[k]));
+      if (dfs && std::get<1>(key) >= (std::get<0>(key) < offsets.size() && offsets[std::get<0>(key)] < run.options.iterations
+                                          ? run.options.iterations - offsets[std::get<0>(key)]
+                                          : 0)) {
+        continue;  // beyond the budget in the single-worker order
+      }
+      auto it = best.find(kind);
+      if (it == best.end() || key < it->second.key) best[kind] = Pick{key, k, f};
+    }
+  }
+  if (dfs) {
+    run.result.executions = std::min(total, run.options.iterations);
+    if (stop == "budget" && all_complete && total < run.options.iterations) stop = "exhausted";
+  }
+  run.result.stop = stop == "interrupted" ? sched::StopReason::kInterrupted
+                    : stop == "time_limit" ? sched::StopReason::kTimeLimit
+                    : stop == "exhausted"  ? sched::StopReason::kExhausted
+                                           : sched::StopReason::kBudget;
+
+  // Re-execute each winning finding from its shard's schedule.
+  std::vector<const Pick*> order;
+  for (const auto& [kind, p] : best) order.push_back(&p);
+  std::sort(order.begin(), order.end(), [](const Pick* a, const Pick* b) { return a->key < b->key; });
+  model::PipelineModel model(run.scenario);
+  for (const Pick* p : order) {
+    const auto kind = p->finding["kind"].get<std::string>();
+    const fs::path sched_path = fs::path(dirs[p->shard]) / "schedules" / (run.scenario.name + "." + kind + ".json");
+    const sched::Schedule s = sched::read_schedule(sched_path.string());
+    sched::ReplayStrategy replay(s.steps, sched::OnDivergence::kFail);
+    sched::ExecutionResult result = sched::run_replay(model, replay, sched_path.string());
+    sched::FoundKind fk;
+    fk.execution = dfs ? offsets[std::get<0>(p->key)] + std::get<1>(p->key) : std::get<0>(p->key);
+    fk.preemptions = p->finding["preemptions"].get<std::uint64_t>();
+    fk.original_preemptions = p->finding["preemptions_before_shrink"].get<std::uint64_t>();
+    bool matched = false;
+    for (const auto& f : result.findings()) {
+      if (f.kind == kind) {
+        fk.finding = f;
+        matched = true;
+      }
+    }
+    if (!matched) throw InputError(fmt::format("{}: replaying it no longer gives {}", sched_path.string(), kind));
+    fk.result = std::move(result);
+    run.result.found.push_back(std::move(fk));
+  }
+  for (const auto& kind : run.scenario.must) {
+    if (run.result.find(kind) == nullptr) run.missing.push_back(kind);
+  }
+  for (const auto& kind : run.scenario.must_not) {
+    if (run.result.find(kind) != nullptr) run.unexpected.push_back(kind);
+  }
+  const json& vt = first.value("virtual_time", json::object());
+  run.warmup_seconds = vt.value("warmup_s", 0.0);
+  run.makespan_seconds = vt.value("makespan_s", 0.0);
+  return run;
+}
+
+}  // namespace racelab::report
