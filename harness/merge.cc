@@ -1,6 +1,8 @@
 // racelab merge DIR...: the --out directories of the shards of one exploration or one suite,
 // combined into the report.json, schedules, summary.json, JUnit XML and report.html that one
 // unsharded run would have written (timings apart). docs/scale.md.
+#include "report/merge.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -8,7 +10,6 @@
 #include "command.h"
 #include "racelab/version.h"
 #include "report/html.h"
-#include "report/merge.h"
 #include "report/report.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -44,7 +45,8 @@ int merge_command(const MergeArgs& a) {
     try {
       summary = nlohmann::json::parse(read_file(fs::path(a.dirs.front()) / "summary.json"));
     } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(fmt::format("{}/summary.json: byte {}: invalid JSON", a.dirs.front(), e.byte));
+      throw InputError(
+          fmt::format("{}/summary.json: byte {}: invalid JSON", a.dirs.front(), e.byte));
     }
     runs.reserve(summary["scenarios"].size());
     for (const auto& entry : summary["scenarios"]) {
@@ -64,18 +66,22 @@ int merge_command(const MergeArgs& a) {
     failed += run.holds() ? 0 : 1;
     seconds += run.result.seconds;
     fmt::print("{} {:<34} {} finding kind(s); {} executions{}\n",
-               run.holds() ? paint("PASS", Colour::kGreen) : paint("FAIL", Colour::kRed), run.scenario.name,
-               run.result.found.size(), run.result.executions, run.result.exhausted() ? " (exhaustive)" : "");
+               run.holds() ? paint("PASS", Colour::kGreen) : paint("FAIL", Colour::kRed),
+               run.scenario.name, run.result.found.size(), run.result.executions,
+               run.result.exhausted() ? " (exhaustive)" : "");
   }
   std::vector<report::HtmlScenario> pages;
   for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
   ensure_directory(a.out);
   if (suites) {
-    write_file_atomic(fs::path(a.out) / "summary.json",
-                      report::suite_summary(entries, failed, false, seconds, sched::Partition{}).dump(2) + "\n");
+    write_file_atomic(
+        fs::path(a.out) / "summary.json",
+        report::suite_summary(entries, failed, false, seconds, sched::Partition{}).dump(2) + "\n");
   }
-  write_file_atomic(fs::path(a.out) / "report.html",
-                    report::explore_html(pages, suites ? "racelab suite (merged)" : "racelab explore (merged)", seconds));
+  write_file_atomic(
+      fs::path(a.out) / "report.html",
+      report::explore_html(pages, suites ? "racelab suite (merged)" : "racelab explore (merged)",
+                           seconds));
   if (!a.junit.empty()) write_file_atomic(a.junit, report::junit_xml(runs, seconds));
   fmt::print("merged {} shard(s) into {}\n", a.dirs.size(), a.out);
   if (suites) return failed == 0 ? kExitOk : kExitFound;
@@ -86,9 +92,12 @@ int merge_command(const MergeArgs& a) {
 
 void add_merge(CLI::App& app, Runner& run) {
   auto args = std::make_shared<MergeArgs>();
-  auto* cmd = app.add_subcommand("merge", "Combine the --out directories of --shard runs into one result");
-  cmd->add_option("dirs", args->dirs, "every shard's --out directory (explore or suite)")->required();
-  cmd->add_option("--out", args->out, "where to write the merged result (default: racelab-out/merged)");
+  auto* cmd =
+      app.add_subcommand("merge", "Combine the --out directories of --shard runs into one result");
+  cmd->add_option("dirs", args->dirs, "every shard's --out directory (explore or suite)")
+      ->required();
+  cmd->add_option("--out", args->out,
+                  "where to write the merged result (default: racelab-out/merged)");
   cmd->add_option("--junit", args->junit, "also write JUnit XML here");
   cmd->callback([&run, args] { run = [args] { return merge_command(*args); }; });
 }

@@ -21,7 +21,8 @@ namespace {
 
 json read_report(const std::string& dir) {
   const fs::path path = fs::path(dir) / "report.json";
-  if (!fs::exists(path)) throw InputError(fmt::format("{}: no report.json (not an explore --out directory)", dir));
+  if (!fs::exists(path))
+    throw InputError(fmt::format("{}: no report.json (not an explore --out directory)", dir));
   try {
     return json::parse(read_file(path));
   } catch (const json::parse_error& e) {
@@ -48,32 +49,39 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
 
   // Everything that must be equal for the shards to be parts of one exploration.
   const json& first = reports.front();
-  const char* same_keys[] = {"scenario", "scenario_hash", "strategy_description", "seed", "iterations", "strategy_params"};
+  const char* same_keys[] = {"scenario", "scenario_hash", "strategy_description",
+                             "seed",     "iterations",    "strategy_params"};
   std::uint64_t shards = 0;
   std::map<std::uint64_t, std::string> seen;
   for (std::size_t k = 0; k < reports.size(); ++k) {
     const json& r = reports[k];
     if (!r.contains("partition")) {
-      throw InputError(fmt::format("{}: not a shard (run explore/suite with --shard K/N)", dirs[k]));
+      throw InputError(
+          fmt::format("{}: not a shard (run explore/suite with --shard K/N)", dirs[k]));
     }
     for (const char* key : same_keys) {
       if (!r.contains(key) || r[key] != first[key]) {
-        throw InputError(fmt::format("{}: {} {} does not match {}'s {}: these shards are not one exploration",
-                                     dirs[k], key, r.contains(key) ? r[key].dump() : "(missing)", dirs[0],
-                                     first.contains(key) ? first[key].dump() : "(missing)"));
+        throw InputError(
+            fmt::format("{}: {} {} does not match {}'s {}: these shards are not one exploration",
+                        dirs[k], key, r.contains(key) ? r[key].dump() : "(missing)", dirs[0],
+                        first.contains(key) ? first[key].dump() : "(missing)"));
       }
     }
     const auto n = field<std::uint64_t>(r["partition"], "shards", dirs[k]);
     const auto s = field<std::uint64_t>(r["partition"], "shard", dirs[k]);
     if (k == 0) shards = n;
     if (n != shards) {
-      throw InputError(fmt::format("{}: shard of {} does not match {}'s shards of {}", dirs[k], n, dirs[0], shards));
+      throw InputError(fmt::format("{}: shard of {} does not match {}'s shards of {}", dirs[k], n,
+                                   dirs[0], shards));
     }
-    if (seen.count(s)) throw InputError(fmt::format("{}: shard {}/{} is also in {}", dirs[k], s, n, seen[s]));
+    if (seen.count(s))
+      throw InputError(fmt::format("{}: shard {}/{} is also in {}", dirs[k], s, n, seen[s]));
     seen[s] = dirs[k];
   }
   for (std::uint64_t s = 0; s < shards; ++s) {
-    if (!seen.count(s)) throw InputError(fmt::format("merge: shard {}/{} is missing ({} of {} given)", s, shards, seen.size(), shards));
+    if (!seen.count(s))
+      throw InputError(fmt::format("merge: shard {}/{} is missing ({} of {} given)", s, shards,
+                                   seen.size(), shards));
   }
 
   // The scenario, as the shards ran it.
@@ -81,14 +89,16 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   const auto path = field<std::string>(first, "scenario_path", dirs[0]);
   run.scenario = model::load_scenario(path);
   if (run.scenario.hash != first["scenario_hash"].get<std::string>()) {
-    throw InputError(fmt::format("{}: the scenario changed since the shards ran (hash {} now, {} then)", path,
-                                 run.scenario.hash, first["scenario_hash"].get<std::string>()));
+    throw InputError(
+        fmt::format("{}: the scenario changed since the shards ran (hash {} now, {} then)", path,
+                    run.scenario.hash, first["scenario_hash"].get<std::string>()));
   }
   run.options = model::explore_options(run.scenario);
   run.options.strategy.kind = sched::parse_strategy(field<std::string>(first, "strategy", dirs[0]));
   run.options.strategy.seed = field<std::uint64_t>(first, "seed", dirs[0]);
   run.options.strategy.depth = field<int>(first["strategy_params"], "depth", dirs[0]);
-  run.options.strategy.max_preemptions = field<int>(first["strategy_params"], "max_preemptions", dirs[0]);
+  run.options.strategy.max_preemptions =
+      field<int>(first["strategy_params"], "max_preemptions", dirs[0]);
   run.options.iterations = field<std::uint64_t>(first, "iterations", dirs[0]);
   run.result.strategy = first["strategy_description"].get<std::string>();
   const bool dfs = run.options.strategy.kind == sched::StrategyKind::kDfs;
@@ -98,16 +108,19 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   std::uint64_t total = 0;
   bool all_complete = true;
   if (dfs) {
-    const auto count = field<std::uint64_t>(first.value("dfs_split", json::object()), "subtrees", dirs[0]);
+    const auto count =
+        field<std::uint64_t>(first.value("dfs_split", json::object()), "subtrees", dirs[0]);
     std::vector<std::int64_t> sizes(count, -1);
     for (std::size_t k = 0; k < reports.size(); ++k) {
       const json& split = reports[k].value("dfs_split", json::object());
       if (field<std::uint64_t>(split, "subtrees", dirs[k]) != count) {
-        throw InputError(fmt::format("{}: split into {} subtrees, {} into {}", dirs[k], split["subtrees"].dump(), dirs[0], count));
+        throw InputError(fmt::format("{}: split into {} subtrees, {} into {}", dirs[k],
+                                     split["subtrees"].dump(), dirs[0], count));
       }
       for (const auto& t : split["ran"]) {
         const auto j = t["index"].get<std::uint64_t>();
-        if (j >= count || sizes[j] >= 0) throw InputError(fmt::format("{}: subtree {} out of range or repeated", dirs[k], j));
+        if (j >= count || sizes[j] >= 0)
+          throw InputError(fmt::format("{}: subtree {} out of range or repeated", dirs[k], j));
         sizes[j] = t["executions"].get<std::int64_t>();
         all_complete = all_complete && t["complete"].get<bool>();
         run.result.steps += t["steps"].get<std::uint64_t>();
@@ -143,9 +156,12 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
       const json& f = fs_[pos];
       const auto kind = f["kind"].get<std::string>();
       const auto e = f["execution"].get<std::uint64_t>();
-      auto key = dfs ? std::make_tuple(f.value("subtree", std::uint64_t{0}), e, pos) : std::make_tuple(e, std::uint64_t{0}, pos);
-      if (dfs && !f.contains("subtree")) throw InputError(fmt::format("{}: DFS finding without its subtree", dirs[k]));
-      if (dfs && std::get<1>(key) >= (std::get<0>(key) < offsets.size() && offsets[std::get<0>(key)] < run.options.iterations
+      auto key = dfs ? std::make_tuple(f.value("subtree", std::uint64_t{0}), e, pos)
+                     : std::make_tuple(e, std::uint64_t{0}, pos);
+      if (dfs && !f.contains("subtree"))
+        throw InputError(fmt::format("{}: DFS finding without its subtree", dirs[k]));
+      if (dfs && std::get<1>(key) >= (std::get<0>(key) < offsets.size() &&
+                                              offsets[std::get<0>(key)] < run.options.iterations
                                           ? run.options.iterations - offsets[std::get<0>(key)]
                                           : 0)) {
         continue;  // beyond the budget in the single-worker order
@@ -158,7 +174,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     run.result.executions = std::min(total, run.options.iterations);
     if (stop == "budget" && all_complete && total < run.options.iterations) stop = "exhausted";
   }
-  run.result.stop = stop == "interrupted" ? sched::StopReason::kInterrupted
+  run.result.stop = stop == "interrupted"  ? sched::StopReason::kInterrupted
                     : stop == "time_limit" ? sched::StopReason::kTimeLimit
                     : stop == "exhausted"  ? sched::StopReason::kExhausted
                                            : sched::StopReason::kBudget;
@@ -166,11 +182,13 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   // Re-execute each winning finding from its shard's schedule.
   std::vector<const Pick*> order;
   for (const auto& [kind, p] : best) order.push_back(&p);
-  std::sort(order.begin(), order.end(), [](const Pick* a, const Pick* b) { return a->key < b->key; });
+  std::sort(order.begin(), order.end(),
+            [](const Pick* a, const Pick* b) { return a->key < b->key; });
   model::PipelineModel model(run.scenario);
   for (const Pick* p : order) {
     const auto kind = p->finding["kind"].get<std::string>();
-    const fs::path sched_path = fs::path(dirs[p->shard]) / "schedules" / (run.scenario.name + "." + kind + ".json");
+    const fs::path sched_path =
+        fs::path(dirs[p->shard]) / "schedules" / (run.scenario.name + "." + kind + ".json");
     const sched::Schedule s = sched::read_schedule(sched_path.string());
     sched::ReplayStrategy replay(s.steps, sched::OnDivergence::kFail);
     sched::ExecutionResult result = sched::run_replay(model, replay, sched_path.string());
@@ -185,7 +203,9 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
         matched = true;
       }
     }
-    if (!matched) throw InputError(fmt::format("{}: replaying it no longer gives {}", sched_path.string(), kind));
+    if (!matched)
+      throw InputError(
+          fmt::format("{}: replaying it no longer gives {}", sched_path.string(), kind));
     fk.result = std::move(result);
     run.result.found.push_back(std::move(fk));
   }

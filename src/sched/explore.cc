@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -177,7 +178,9 @@ class Workers {
     std::vector<std::thread> threads;
     std::exception_ptr error;
     std::mutex error_mutex;
-    std::atomic<unsigned> running{jobs};
+    unsigned running = jobs;
+    std::mutex done_mutex;
+    std::condition_variable done;
     for (unsigned w = 0; w < jobs; ++w) {
       threads.emplace_back([&, w] {
         try {
@@ -187,12 +190,16 @@ class Workers {
           if (!error) error = std::current_exception();
           stop_.set(StopReason::kInterrupted);
         }
-        running.fetch_sub(1);
+        std::lock_guard<std::mutex> lock(done_mutex);
+        --running;
+        done.notify_all();
       });
     }
-    while (running.load() > 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (o_.progress) o_.progress({executions.load(), o_.iterations, kinds.load(), elapsed()});
+    {
+      std::unique_lock<std::mutex> lock(done_mutex);
+      while (!done.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; })) {
+        if (o_.progress) o_.progress({executions.load(), o_.iterations, kinds.load(), elapsed()});
+      }
     }
     for (auto& t : threads) t.join();
     if (error) std::rethrow_exception(error);

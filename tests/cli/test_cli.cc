@@ -302,3 +302,93 @@ TEST_CASE("alloc convert: pickle to JSON and back keeps the snapshot", "[cli]") 
   CHECK(r.code == 0);
   CHECK(r.out.find("allocations: 4540/4540 same placement") != std::string::npos);
 }
+
+namespace {
+
+// Report text without the timing fields.
+std::string without_timings(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.find("\"seconds\"") == std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
+std::string file_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "explore --shard: 4 merged DFS shards are the unsharded run, byte for byte apart from timings",
+    "[cli]") {
+  const fs::path base = scratch("shards");
+  const std::string sc =
+      std::string(std::getenv("RACELAB_SOURCE_DIR")) + "/scenarios/deadlock/lazy-2-drafters.toml";
+  const std::string flags = " --strategy dfs --max-preemptions 1 --iterations 1000000";
+  fs::create_directories(base / "one");
+  fs::create_directories(base / "split");
+  auto one = shell("cd " + (base / "one").string() + " && " + bin() + " explore " + sc + flags +
+                   " --out out");
+  CHECK(one.code == 1);
+  std::string dirs;
+  for (int k = 0; k < 4; ++k) {
+    auto s = shell("cd " + (base / "split").string() + " && " + bin() + " explore " + sc + flags +
+                   " --jobs 2 --shard " + std::to_string(k) + "/4 --out s" + std::to_string(k));
+    CHECK(s.code <= 1);
+    dirs += " s" + std::to_string(k);
+  }
+  auto m =
+      shell("cd " + (base / "split").string() + " && " + bin() + " merge" + dirs + " --out out");
+  CHECK(m.code == 1);  // like explore: something was found
+  CHECK(without_timings(base / "one/out/report.json") ==
+        without_timings(base / "split/out/report.json"));
+  for (const char* kind : {"deadlock", "duplicate_compile", "compile_after_warmup"}) {
+    const std::string f = std::string("out/schedules/lazy-2-drafters.") + kind + ".json";
+    INFO(f);
+    REQUIRE(fs::exists(base / "one" / f));
+    CHECK(file_text(base / "one" / f) == file_text(base / "split" / f));
+  }
+  CHECK(fs::exists(base / "split/out/report.html"));
+}
+
+TEST_CASE("merge refuses shards that do not belong together", "[cli]") {
+  const fs::path base = scratch("merge-bad");
+  const std::string sc = "scenarios/deadlock/lazy-2-drafters.toml";
+  auto run = [&](const std::string& extra, const std::string& out) {
+    return racelab("explore " + sc + " --iterations 200 " + extra + " --out " +
+                   (base / out).string());
+  };
+  run("--shard 0/2", "a0");
+  run("--shard 1/2", "a1");
+  run("--shard 1/2 --seed 9", "b1");
+  run("--shard 1/3", "c1");
+  run("", "whole");
+  auto ok = racelab("merge " + (base / "a0").string() + " " + (base / "a1").string() + " --out " +
+                    (base / "m").string());
+  CHECK(ok.code == 1);
+  struct Bad {
+    std::string dirs, needle;
+  };
+  for (const Bad& b : {Bad{"a0 b1", "seed"}, Bad{"a0 c1", "shards of 2"}, Bad{"a0", "missing"},
+                       Bad{"a0 a0", "is also in"}, Bad{"a0 whole", "not a shard"}}) {
+    std::string dirs;
+    std::istringstream in(b.dirs);
+    for (std::string d; in >> d;) dirs += " " + (base / d).string();
+    auto r = racelab("merge" + dirs + " --out " + (base / "x").string());
+    INFO(b.dirs << ": " << r.out);
+    CHECK(r.code == 2);
+    CHECK(lines(r.out) == 1);
+    CHECK(r.out.find(b.needle) != std::string::npos);
+  }
+  for (const char* bad : {"4/4", "1", "a/b", "1/0", "-1/2"}) {
+    auto r = racelab("explore " + sc + " --shard " + bad);
+    INFO(bad);
+    CHECK(r.code == 2);
+  }
+}

@@ -1,0 +1,121 @@
+// Splitting an exploration: the same findings, first executions, preemptions, traces and counts
+// for any number of worker threads, and shards whose union is the single-worker exploration.
+#include <memory>
+#include <set>
+
+#include "catch.h"
+#include "corpus.h"
+#include "sched/explore.h"
+
+using namespace racelab;
+using namespace racelab::sched;
+
+namespace {
+
+template <class S>
+SubjectFactory factory(bool fixed) {
+  return [fixed] { return std::make_unique<S>(fixed); };
+}
+
+ExploreOptions options(StrategyKind kind, std::uint64_t iterations, unsigned jobs = 1, std::uint64_t shard = 0,
+                       std::uint64_t shards = 1) {
+  ExploreOptions o;
+  o.strategy.kind = kind;
+  o.strategy.seed = 7;
+  o.strategy.depth = 3;
+  o.strategy.max_preemptions = 2;
+  o.iterations = iterations;
+  o.partition = {shard, shards, jobs};
+  return o;
+}
+
+void check_same(const ExploreResult& a, const ExploreResult& b) {
+  CHECK(a.executions == b.executions);
+  CHECK(a.steps == b.steps);
+  CHECK(a.stop == b.stop);
+  REQUIRE(a.found.size() == b.found.size());
+  for (std::size_t k = 0; k < a.found.size(); ++k) {
+    INFO(a.found[k].finding.kind);
+    CHECK(a.found[k].finding.kind == b.found[k].finding.kind);
+    CHECK(a.found[k].execution == b.found[k].execution);
+    CHECK(a.found[k].preemptions == b.found[k].preemptions);
+    CHECK(a.found[k].original_preemptions == b.found[k].original_preemptions);
+    CHECK(a.found[k].finding.message == b.found[k].finding.message);
+    CHECK(a.found[k].result.trace_text() == b.found[k].result.trace_text());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("parallel: --jobs gives the single-worker result for random, PCT and DFS", "[parallel]") {
+  struct Subject_ {
+    const char* name;
+    SubjectFactory make;
+  };
+  const Subject_ subjects[] = {{"lost-update", factory<corpus::LostUpdate>(false)},
+                               {"lock-order", factory<corpus::LockOrderInversion>(false)},
+                               {"lazy-init", factory<corpus::LazyInit>(false)},
+                               {"lazy-init-fixed", factory<corpus::LazyInit>(true)}};
+  for (const auto& s : subjects) {
+    for (StrategyKind kind : {StrategyKind::kRandom, StrategyKind::kPct, StrategyKind::kDfs}) {
+      INFO(s.name << " " << strategy_name(kind));
+      const ExploreResult one = explore(s.make, options(kind, 300));
+      CHECK((!one.found.empty() || std::string(s.name) == "lazy-init-fixed"));
+      for (unsigned jobs : {2u, 3u}) {
+        INFO("jobs " << jobs);
+        check_same(one, explore(s.make, options(kind, 300, jobs)));
+      }
+    }
+  }
+}
+
+TEST_CASE("parallel: shards of random and PCT cover every execution once", "[parallel]") {
+  const auto make = factory<corpus::LostUpdate>(false);
+  for (StrategyKind kind : {StrategyKind::kRandom, StrategyKind::kPct}) {
+    const ExploreResult one = explore(make, options(kind, 200));
+    std::uint64_t executions = 0, steps = 0;
+    std::set<std::string> kinds;
+    for (std::uint64_t k = 0; k < 3; ++k) {
+      const ExploreResult part = explore(make, options(kind, 200, 2, k, 3));
+      executions += part.executions;
+      steps += part.steps;
+      for (const auto& f : part.found) {
+        kinds.insert(f.finding.kind);
+        CHECK(f.execution % 3 == k);  // this shard's indices only
+        const FoundKind* whole = one.find(f.finding.kind);
+        REQUIRE(whole != nullptr);
+        CHECK(f.execution >= whole->execution);  // never earlier than the true first
+        if (f.execution == whole->execution) CHECK(f.result.trace_text() == whole->result.trace_text());
+      }
+    }
+    CHECK(executions == one.executions);
+    CHECK(steps == one.steps);
+    CHECK(kinds.size() == one.found.size());
+  }
+}
+
+TEST_CASE("parallel: DFS subtrees of all shards are exactly the single-worker search", "[parallel]") {
+  const auto make = factory<corpus::LazyInit>(true);  // clean: the whole bounded space is searched
+  const ExploreResult one = explore(make, options(StrategyKind::kDfs, 1000000));
+  REQUIRE(one.exhausted());
+  std::uint64_t executions = 0, steps = 0, subtrees = 0;
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    const ExploreResult part = explore(make, options(StrategyKind::kDfs, 1000000, 2, k, 4));
+    CHECK(part.subtree_count > 4);
+    CHECK(part.exhausted());
+    for (const auto& t : part.subtrees) {
+      CHECK(t.index % 4 == k);
+      CHECK(t.complete);
+      executions += t.executions;
+      steps += t.steps;
+      ++subtrees;
+    }
+    CHECK(part.found.empty());
+  }
+  CHECK(executions == one.executions);
+  CHECK(steps == one.steps);
+  // A budget that cuts the search: the split run stops at the same place.
+  const ExploreResult cut = explore(make, options(StrategyKind::kDfs, one.executions / 2));
+  check_same(cut, explore(make, options(StrategyKind::kDfs, one.executions / 2, 3)));
+  CHECK(cut.stop == StopReason::kBudget);
+}
