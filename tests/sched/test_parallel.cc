@@ -17,8 +17,8 @@ SubjectFactory factory(bool fixed) {
   return [fixed] { return std::make_unique<S>(fixed); };
 }
 
-ExploreOptions options(StrategyKind kind, std::uint64_t iterations, unsigned jobs = 1, std::uint64_t shard = 0,
-                       std::uint64_t shards = 1) {
+ExploreOptions options(StrategyKind kind, std::uint64_t iterations, unsigned jobs = 1,
+                       std::uint64_t shard = 0, std::uint64_t shards = 1) {
   ExploreOptions o;
   o.strategy.kind = kind;
   o.strategy.seed = 7;
@@ -85,7 +85,8 @@ TEST_CASE("parallel: shards of random and PCT cover every execution once", "[par
         const FoundKind* whole = one.find(f.finding.kind);
         REQUIRE(whole != nullptr);
         CHECK(f.execution >= whole->execution);  // never earlier than the true first
-        if (f.execution == whole->execution) CHECK(f.result.trace_text() == whole->result.trace_text());
+        if (f.execution == whole->execution)
+          CHECK(f.result.trace_text() == whole->result.trace_text());
       }
     }
     CHECK(executions == one.executions);
@@ -94,7 +95,8 @@ TEST_CASE("parallel: shards of random and PCT cover every execution once", "[par
   }
 }
 
-TEST_CASE("parallel: DFS subtrees of all shards are exactly the single-worker search", "[parallel]") {
+TEST_CASE("parallel: DFS subtrees of all shards are exactly the single-worker search",
+          "[parallel]") {
   const auto make = factory<corpus::LazyInit>(true);  // clean: the whole bounded space is searched
   const ExploreResult one = explore(make, options(StrategyKind::kDfs, 1000000));
   REQUIRE(one.exhausted());
