@@ -95,13 +95,36 @@ CachingAllocator::CachingAllocator(Config config, AddressHint hint)
   }
 }
 
-CachingAllocator::~CachingAllocator() {
-  std::unordered_set<Block*> all(active_.begin(), active_.end());
-  for (BlockPool* p : {&large_, &small_}) {
-    all.insert(p->blocks.begin(), p->blocks.end());
-    all.insert(p->unmapped.begin(), p->unmapped.end());
+CachingAllocator::~CachingAllocator() = default;  // chunks_ own every block
+
+Block* CachingAllocator::new_block() {
+  if (free_blocks_.empty()) {
+    constexpr std::size_t kChunk = 256;
+    chunks_.push_back(std::make_unique<Block[]>(kChunk));
+    for (std::size_t k = kChunk; k-- > 0;) free_blocks_.push_back(&chunks_.back()[k]);
   }
-  for (Block* b : all) delete b;
+  Block* b = free_blocks_.back();
+  free_blocks_.pop_back();
+  *b = Block{};
+  return b;
+}
+
+void CachingAllocator::delete_block(Block* b) { free_blocks_.push_back(b); }
+
+void CachingAllocator::link_active(Block* b) {
+  b->active_prev = nullptr;
+  b->active_next = active_head_;
+  if (active_head_) active_head_->active_prev = b;
+  active_head_ = b;
+}
+
+void CachingAllocator::unlink_active(Block* b) {
+  if (b->active_prev)
+    b->active_prev->active_next = b->active_next;
+  else if (active_head_ == b)
+    active_head_ = b->active_next;
+  if (b->active_next) b->active_next->active_prev = b->active_prev;
+  b->active_prev = b->active_next = nullptr;
 }
 
 std::uint64_t CachingAllocator::round_size(std::uint64_t size, const Config& c) {
@@ -246,7 +269,7 @@ Block* CachingAllocator::alloc_found_block(Params& p, std::uint64_t orig_size, b
   const bool already_split = block->is_split();
   if (split) {
     Block* remaining = block;
-    block = new Block;
+    block = new_block();
     block->stream = p.stream;
     block->size = p.size;
     block->pool = &pool;
@@ -271,7 +294,7 @@ Block* CachingAllocator::alloc_found_block(Params& p, std::uint64_t orig_size, b
   }
   block->allocated = true;
   block->requested_size = orig_size;
-  active_.insert(block);
+  link_active(block);
   increase(stats_.allocation, pool, 1);
   increase(stats_.allocated_bytes, pool, block->size);
   increase(stats_.active, pool, 1);
@@ -291,7 +314,7 @@ bool CachingAllocator::alloc_block(Params& p, bool is_retry) {
   }
   if (total_allocated_memory_ + size > capacity()) return false;  // cudaMalloc fails
   total_allocated_memory_ += size;
-  auto* b = new Block;
+  auto* b = new_block();
   b->stream = p.stream;
   b->size = size;
   b->pool = p.pool;
@@ -340,9 +363,9 @@ void CachingAllocator::release_cached_blocks() {
   // synchronize_and_free_events: every outstanding free completes.
   stats_.num_sync_all_streams++;
   std::vector<Block*> pending;
-  for (Block* b : active_) {
+  for_each_active([&](Block* b) {
     if (b->pending_free) pending.push_back(b);
-  }
+  });
   std::sort(pending.begin(), pending.end(),
             [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
   for (Block* b : pending) free_block(b);
@@ -375,7 +398,7 @@ void CachingAllocator::release_block(Block* b) {
   decrease(stats_.reserved_bytes, *b->pool, b->size);
   if (b->size >= config_.max_split_size) decrease_stat(stats_.oversize_segments, 1);
   b->pool->blocks.erase(b);
-  delete b;
+  delete_block(b);
 }
 
 void CachingAllocator::garbage_collect_cached_blocks() {
@@ -444,7 +467,7 @@ void CachingAllocator::free_block(Block* b) {
       net_bytes -= static_cast<std::int64_t>(subsumed);
     }
   }
-  active_.erase(b);
+  unlink_active(b);
   insert_into_blocks(pool, b);
   if (b->is_split()) {
     net_blocks += 1;
@@ -482,7 +505,7 @@ std::uint64_t CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPo
   } else {
     pool.unmapped.erase(src);
   }
-  delete src;
+  delete_block(src);
   return subsumed;
 }
 
@@ -549,7 +572,7 @@ Block* CachingAllocator::find_expandable_block(std::int64_t stream, BlockPool& p
   es->max_handles = (want + es->segment_size - 1) / es->segment_size;
   es->stream = stream;
   es->base = new_address(es->size());
-  auto* c = new Block;
+  auto* c = new_block();
   c->stream = stream;
   c->size = es->size();
   c->pool = &pool;
@@ -576,7 +599,7 @@ bool CachingAllocator::map_block(Block* to_map, std::uint64_t size) {
   pool.unmapped.erase(to_map);
   to_map->mapped = true;
   if (bytes < to_map->size) {
-    auto* rest = new Block;
+    auto* rest = new_block();
     rest->stream = to_map->stream;
     rest->size = to_map->size - bytes;
     rest->pool = &pool;
@@ -628,7 +651,7 @@ void CachingAllocator::unmap_block(Block* b) {
   pool.blocks.erase(b);
   const std::uint64_t before = uptr - b->ptr;
   if (before > 0) {
-    auto* f = new Block;
+    auto* f = new_block();
     f->stream = b->stream;
     f->size = before;
     f->pool = &pool;
@@ -642,7 +665,7 @@ void CachingAllocator::unmap_block(Block* b) {
   }
   const std::uint64_t after = b->size - (before + usize);
   if (after > 0) {
-    auto* f = new Block;
+    auto* f = new_block();
     f->stream = b->stream;
     f->size = after;
     f->pool = &pool;
@@ -671,7 +694,7 @@ void CachingAllocator::release_expandable_segment(Block* b) {
   b->pool->unmapped.erase(b);
   release_address(b->es->base);
   std::erase_if(expandable_, [&](const auto& es) { return es.get() == b->es; });
-  delete b;
+  delete_block(b);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -724,7 +747,7 @@ std::size_t CachingAllocator::mapped_segment_count() const {
   for (const BlockPool* p : {&large_, &small_}) {
     for (const Block* b : p->blocks) count_heads(b);
   }
-  for (const Block* b : active_) count_heads(b);
+  for_each_active([&](const Block* b) { count_heads(b); });
   return n;
 }
 
@@ -736,7 +759,7 @@ PyRef CachingAllocator::segments_value(std::int64_t device) const {
   for (const BlockPool* p : {&large_, &small_}) {
     for (const Block* b : p->blocks) add(b);
   }
-  for (const Block* b : active_) add(b);
+  for_each_active([&](const Block* b) { add(b); });
   std::sort(heads.begin(), heads.end(),
             [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
   auto segments = PyObject::list();

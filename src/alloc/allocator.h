@@ -80,6 +80,8 @@ struct Block {
   Block* next = nullptr;
   std::int64_t gc_count_base = 0;
   ExpandableSegment* es = nullptr;
+  Block* active_prev = nullptr;  // the allocator's list of active (allocated or pending) blocks
+  Block* active_next = nullptr;
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
 };
@@ -188,6 +190,16 @@ class CachingAllocator {
   static std::pair<std::uint64_t, std::uint64_t> unmap_pages(const ExpandableSegment& es,
                                                              std::uint64_t ptr, std::uint64_t size);
 
+  // Blocks come from chunks the allocator owns, recycled through a free list.
+  Block* new_block();
+  void delete_block(Block* b);
+  void link_active(Block* b);
+  void unlink_active(Block* b);
+  template <class F>
+  void for_each_active(F f) const {
+    for (Block* b = active_head_; b; b = b->active_next) f(b);
+  }
+
   std::uint64_t new_address(std::uint64_t size);
   void release_address(std::uint64_t addr);
   std::uint64_t capacity() const;
@@ -198,7 +210,9 @@ class CachingAllocator {
   Stats stats_;
   BlockPool large_{false};
   BlockPool small_{true};
-  std::unordered_set<Block*> active_;
+  Block* active_head_ = nullptr;
+  std::vector<std::unique_ptr<Block[]>> chunks_;
+  std::vector<Block*> free_blocks_;
   std::vector<std::unique_ptr<ExpandableSegment>> expandable_;
   std::uint64_t total_allocated_memory_ = 0;
   std::uint64_t allowed_memory_maximum_ = 0;

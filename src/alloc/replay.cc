@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_map>
+
+#include "alloc/addr_map.h"
 
 namespace racelab::alloc {
 
@@ -67,7 +68,7 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
     return bases[next_base++];
   });
 
-  std::unordered_map<std::uint64_t, Block*> live;  // real address -> model block
+  AddrMap<Block*> live;  // real address -> model block
   std::vector<SegmentEvent> real_segments;
   std::vector<SegmentEvent> model_segments;
   std::size_t model_events_seen = 0;
@@ -121,7 +122,7 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
           }
           break;
         }
-        live[e.addr] = res.block;
+        live.put(e.addr, res.block);
         if (opt.keep_trace)
           r.model_trace.push_back({Action::kAlloc, res.block->ptr, e.size, e.stream, e.time_us});
         if (res.block->ptr == e.addr) {
@@ -133,25 +134,25 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
         break;
       }
       case Action::kFreeRequested: {
-        auto it = live.find(e.addr);
-        if (it == live.end()) {
+        Block** found = live.find(e.addr);
+        if (found == nullptr) {
           ++r.unmatched_frees;
           break;
         }
-        if (it->second->allocated) {
-          m.free_request(it->second);
+        if ((*found)->allocated) {
+          m.free_request(*found);
           if (opt.keep_trace) {
             r.model_trace.push_back(
-                {Action::kFreeRequested, it->second->ptr, e.size, e.stream, e.time_us});
+                {Action::kFreeRequested, (*found)->ptr, e.size, e.stream, e.time_us});
           }
         }
         break;
       }
       case Action::kFreeCompleted: {
-        auto it = live.find(e.addr);
-        if (it == live.end()) break;
-        Block* b = it->second;
-        live.erase(it);
+        Block** found = live.find(e.addr);
+        if (found == nullptr) break;
+        Block* b = *found;
+        live.erase(e.addr);
         const std::uint64_t ptr = b->ptr;
         m.free_complete(b);
         drain(e.time_us, e.stream);

@@ -34,12 +34,10 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
   subject.setup(ctx);
   if (threads) threads->start();
 
-  std::vector<ThreadId> enabled;
-  enabled.reserve(exec.thread_count());
   ThreadId previous = kNoThread;
   try {
     for (std::uint64_t step = 0;; ++step) {
-      exec.collect_enabled(enabled);
+      const std::vector<ThreadId>& enabled = exec.enabled();
       if (enabled.empty()) {
         if (!exec.all_done()) exec.check_deadlock();
         break;

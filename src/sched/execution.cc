@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 namespace racelab::sched {
@@ -96,6 +97,8 @@ ThreadId Execution::spawn(std::string name, Task body, bool daemon) {
   t.root.promise().root_thread = id;
   t.resume = t.root;
   threads_.push_back(std::move(t));
+  if (static_cast<std::size_t>(id) >> 6 >= enabled_bits_.size()) enabled_bits_.push_back(0);
+  refresh(id);
   return id;
 }
 
@@ -123,11 +126,69 @@ bool Execution::is_enabled(ThreadId id) const {
   }
 }
 
-void Execution::collect_enabled(std::vector<ThreadId>& out) const {
-  out.clear();
-  for (ThreadId t = 0; t < static_cast<ThreadId>(threads_.size()); ++t) {
-    if (is_enabled(t)) out.push_back(t);
+void Execution::refresh(ThreadId t) {
+  const std::uint64_t bit = std::uint64_t{1} << (t & 63);
+  std::uint64_t& word = enabled_bits_[static_cast<std::size_t>(t) >> 6];
+  const std::uint64_t want = is_enabled(t) ? bit : 0;
+  if ((word & bit) == want) return;
+  word ^= bit;
+  enabled_dirty_ = true;
+}
+
+const std::vector<ThreadId>& Execution::enabled() const {
+  if (enabled_dirty_) {
+    enabled_.clear();
+    for (std::size_t w = 0; w < enabled_bits_.size(); ++w) {
+      for (std::uint64_t bits = enabled_bits_[w]; bits != 0; bits &= bits - 1) {
+        enabled_.push_back(
+            static_cast<ThreadId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+      }
+    }
+    enabled_dirty_ = false;
   }
+  return enabled_;
+}
+
+void Execution::pending_changed(ThreadId t) {
+  const Op& op = threads_[t].pending;
+  const std::uint32_t stamp = ++threads_[t].watch;
+  auto watch = [&](WaitKind kind, int object) {
+    auto& lists = waiters_[kind];
+    if (static_cast<std::size_t>(object) >= lists.size())
+      lists.resize(static_cast<std::size_t>(object) + 1);
+    lists[static_cast<std::size_t>(object)].push_back({t, stamp});
+  };
+  switch (op.kind) {
+    case OpKind::kLock:
+      watch(kWaitMutex, op.object);
+      break;
+    case OpKind::kEventWait:
+      watch(kWaitEvent, op.object);
+      break;
+    case OpKind::kTake:
+      watch(kWaitQueue, op.object);
+      break;
+    case OpKind::kWaitJob:
+      watch(kWaitJob, op.object);
+      break;
+    default:
+      break;
+  }
+  refresh(t);
+}
+
+void Execution::notify(WaitKind kind, int object) {
+  auto& lists = waiters_[kind];
+  if (static_cast<std::size_t>(object) >= lists.size()) return;
+  auto& w = lists[static_cast<std::size_t>(object)];
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const Thread& th = threads_[w[i].thread];
+    if (th.finished || th.watch != w[i].watch) continue;  // stale: it waits on something else now
+    w[keep++] = w[i];
+    refresh(w[i].thread);
+  }
+  w.resize(keep);
 }
 
 bool Execution::all_done() const {
@@ -166,6 +227,7 @@ void Execution::apply(ThreadId id) {
       ++m.depth;
       t.vtime = std::max(t.vtime, m.released_at);
       acquire(t, m.clock);
+      notify(kWaitMutex, op.object);
       break;
     }
     case OpKind::kUnlock: {
@@ -179,6 +241,7 @@ void Execution::apply(ThreadId id) {
         m.owner = kNoThread;
         m.released_at = t.vtime;
         release(t, id, m.clock);
+        notify(kWaitMutex, op.object);
       }
       break;
     }
@@ -187,6 +250,7 @@ void Execution::apply(ThreadId id) {
       if (!e.set) e.set_at = t.vtime;
       e.set = true;
       release(t, id, e.clock);
+      notify(kWaitEvent, op.object);
       break;
     }
     case OpKind::kEventWait: {
@@ -206,6 +270,7 @@ void Execution::apply(ThreadId id) {
       int job_id = static_cast<int>(jobs_.size() - 1);
       queues_[op.object].waiting.push_back(job_id);
       t.result = job_id;
+      notify(kWaitQueue, op.object);
       break;
     }
     case OpKind::kTake: {
@@ -218,6 +283,7 @@ void Execution::apply(ThreadId id) {
       }
       int job_id = q.waiting.front();
       q.waiting.pop_front();
+      if (q.waiting.empty()) notify(kWaitQueue, op.object);
       Job& job = jobs_[job_id];
       job.taken_by = id;
       t.vtime = std::max(t.vtime, job.submitted_at);
@@ -230,6 +296,7 @@ void Execution::apply(ThreadId id) {
       job.done = true;
       job.done_at = t.vtime;
       release(t, id, job.done_clock);
+      notify(kWaitJob, op.object);
       break;
     }
     case OpKind::kWaitJob: {
@@ -243,6 +310,7 @@ void Execution::apply(ThreadId id) {
       q.closed = true;
       q.closed_at = t.vtime;
       release(t, id, q.clock);
+      notify(kWaitQueue, op.object);
       break;
     }
     case OpKind::kRead:
@@ -301,11 +369,13 @@ void Execution::park(Op op, std::coroutine_handle<> resume_at) {
   Thread& t = threads_[current_];
   t.pending = op;
   t.resume = resume_at;
+  pending_changed(current_);
 }
 
 void Execution::on_root_finished(ThreadId id) {
   Thread& t = threads_[id];
   t.finished = true;
+  refresh(id);
   auto& promise = t.root.promise();
   if (promise.error) {
     try {

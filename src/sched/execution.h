@@ -61,7 +61,11 @@ class Execution {
   const std::string& thread_name(ThreadId t) const { return threads_[t].name; }
   bool finished(ThreadId t) const { return threads_[t].finished; }
   bool is_enabled(ThreadId t) const;
-  void collect_enabled(std::vector<ThreadId>& out) const;
+  void collect_enabled(std::vector<ThreadId>& out) const { out = enabled(); }
+  // The enabled threads, ascending. A bit per thread is kept up to date as steps change what
+  // threads wait on (a step touches only the waiters of the objects it changes); the list is
+  // rebuilt from the bits, a word at a time, only when a bit changed.
+  const std::vector<ThreadId>& enabled() const;
   const Op& pending(ThreadId t) const { return threads_[t].pending; }
   void apply(ThreadId t);  // performs t's pending operation and records the step
   bool all_done() const;   // every non-daemon thread finished
@@ -73,7 +77,10 @@ class Execution {
 
   // ---- Called from awaiters (on behalf of current()).
   void park(Op op, std::coroutine_handle<> resume_at);
-  void set_pending(Op op) { threads_[current_].pending = op; }
+  void set_pending(Op op) {
+    threads_[current_].pending = op;
+    pending_changed(current_);
+  }
   std::int64_t result() const { return threads_[current_].result; }
   void on_root_finished(ThreadId t);
 
@@ -105,6 +112,7 @@ class Execution {
     bool daemon = false;
     bool started = false;
     bool finished = false;
+    std::uint32_t watch = 0;  // bumped whenever the pending operation changes
     Op pending;
     std::coroutine_handle<> resume;
     std::coroutine_handle<Task::promise_type> root;
@@ -161,6 +169,21 @@ class Execution {
   void acquire(Thread& t, const Clock& from);
   void release(Thread& t, ThreadId id, Clock& into);
   void check_access(ThreadId id, Var& var, bool write);
+  // Incremental enabled set: threads whose pending operation waits on an object are listed under
+  // it (lists are pruned lazily); a step that changes an object refreshes only its waiters.
+  enum WaitKind { kWaitMutex = 0, kWaitEvent = 1, kWaitQueue = 2, kWaitJob = 3 };
+  void refresh(ThreadId t);
+  void pending_changed(ThreadId t);
+  void notify(WaitKind kind, int object);
+  mutable std::vector<ThreadId> enabled_;
+  mutable bool enabled_dirty_ = false;
+  std::vector<std::uint64_t> enabled_bits_;
+  struct Waiter {
+    ThreadId thread;
+    std::uint32_t watch;  // valid while the thread's watch counter still has this value
+  };
+  std::vector<std::vector<Waiter>> waiters_[4];
+
   std::string job_text(int job) const;
   std::string wait_text(ThreadId t) const;
   ThreadId waits_for(ThreadId t) const;
