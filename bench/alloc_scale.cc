@@ -29,7 +29,8 @@ std::vector<TraceEvent> synthetic(std::size_t events) {
   std::vector<TraceEvent> t;
   t.reserve(events + 64);
   racelab::Rng rng(1);
-  std::uint64_t next_addr = 0x100000000ULL;  // distinct fake addresses; replay only needs them unique
+  std::uint64_t next_addr =
+      0x100000000ULL;  // distinct fake addresses; replay only needs them unique
   std::vector<std::uint64_t> kept;
   std::int64_t time = 0;
   while (t.size() < events) {
@@ -37,7 +38,10 @@ std::vector<TraceEvent> synthetic(std::size_t events) {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> step;
     const int tensors = 20 + static_cast<int>(rng.below(20));
     for (int k = 0; k < tensors && t.size() < events; ++k) {
-      const std::uint64_t size = len * (k % 5 == 0 ? 8192 : k % 3 == 0 ? 256 : 4096) + rng.below(4) * 512;
+      const std::uint64_t size = len * (k % 5 == 0   ? 8192
+                                        : k % 3 == 0 ? 256
+                                                     : 4096) +
+                                 rng.below(4) * 512;
       const std::uint64_t addr = next_addr;
       next_addr += 1 << 20;
       t.push_back({Action::kAlloc, addr, size, 0, ++time});
@@ -73,9 +77,11 @@ int main(int argc, char** argv) {
   const ReplayResult r = replay_trace(trace, opt);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
-      "events %zu allocations %zu replay %.3f s (%.2f million events/s) peak RSS %ld KB (trace in memory %ld KB, "
+      "events %zu allocations %zu replay %.3f s (%.2f million events/s) peak RSS %ld KB (trace in "
+      "memory %ld KB, "
       "before %ld KB) reserved %.0f MiB segments %lld\n",
-      trace.size(), r.allocs, s, static_cast<double>(trace.size()) / s / 1e6, peak_rss_kb(), rss_trace - rss0, rss0,
-      static_cast<double>(r.peak_reserved) / (1 << 20), static_cast<long long>(r.stats.segment[kAggregate].current));
+      trace.size(), r.allocs, s, static_cast<double>(trace.size()) / s / 1e6, peak_rss_kb(),
+      rss_trace - rss0, rss0, static_cast<double>(r.peak_reserved) / (1 << 20),
+      static_cast<long long>(r.stats.segment[kAggregate].current));
   return 0;
 }

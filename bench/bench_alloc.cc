@@ -17,7 +17,8 @@ void BM_AllocMallocFree(benchmark::State& state) {
   CachingAllocator m{Config{}};
   // A warm cache with a few dozen blocks of mixed sizes, like a training step's steady state.
   std::vector<Block*> live;
-  for (int k = 0; k < 40; ++k) live.push_back(m.malloc(static_cast<std::uint64_t>((k % 7 + 1) * 3 << 20), 0).block);
+  for (int k = 0; k < 40; ++k)
+    live.push_back(m.malloc(static_cast<std::uint64_t>((k % 7 + 1) * 3 << 20), 0).block);
   for (std::size_t k = 0; k < live.size(); k += 2) m.free(live[k]);
   std::uint64_t size = 4 << 20;
   for (auto _ : state) {
@@ -32,7 +33,8 @@ BENCHMARK(BM_AllocMallocFree);
 void BM_AllocReplayFixture(benchmark::State& state) {
   const char* data = std::getenv("RACELAB_ALLOC_DATA");
   const std::filesystem::path path =
-      std::filesystem::path(data ? data : "build/ci/tests/data/alloc") / "fixtures-h200/snap_sdpa_chunked_1.pickle";
+      std::filesystem::path(data ? data : "build/ci/tests/data/alloc") /
+      "fixtures-h200/snap_sdpa_chunked_1.pickle";
   if (!std::filesystem::exists(path)) {
     state.SkipWithError("fixture not unpacked: set RACELAB_ALLOC_DATA");
     return;
@@ -46,7 +48,8 @@ void BM_AllocReplayFixture(benchmark::State& state) {
     events += r.events;
     benchmark::DoNotOptimize(r.allocs_same);
   }
-  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_AllocReplayFixture)->Unit(benchmark::kMillisecond);
 

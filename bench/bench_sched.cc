@@ -19,15 +19,17 @@ namespace {
 
 model::Scenario scenario(int devices, int drafters) {
   return model::parse_scenario(
-      "name = \"bench\"\n[pipeline]\ndevices = " + std::to_string(devices) + "\ndrafters_per_device = " +
-          std::to_string(drafters) +
-          "\nsteps = 2\nattention = \"flex_compiled\"\nseq_len = 1024\n[warmup]\nmode = \"sequential\"\nbackward = "
+      "name = \"bench\"\n[pipeline]\ndevices = " + std::to_string(devices) +
+          "\ndrafters_per_device = " + std::to_string(drafters) +
+          "\nsteps = 2\nattention = \"flex_compiled\"\nseq_len = 1024\n[warmup]\nmode = "
+          "\"sequential\"\nbackward = "
           "true\n",
       "bench.toml");
 }
 
 void execution(benchmark::State& state, sched::Backend backend) {
-  const model::Scenario sc = scenario(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  const model::Scenario sc =
+      scenario(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   model::PipelineModel m(sc);
   auto strategy = sched::make_random(1);
   sched::RunOptions o;
@@ -38,7 +40,8 @@ void execution(benchmark::State& state, sched::Backend backend) {
     steps += r->exec->steps().size();
   }
   state.counters["steps/exec"] = static_cast<double>(steps) / static_cast<double>(i);
-  state.counters["steps/s"] = benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate);
+  state.counters["steps/s"] =
+      benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate);
 }
 
 void BM_ExecutionCoroutine(benchmark::State& s) { execution(s, sched::Backend::kCoroutine); }
@@ -74,8 +77,8 @@ void BM_ControlledSwitch(benchmark::State& state) {
     auto r = sched::run_execution(subject, *strategy, i++, o);
     switches += 2 * r->exec->steps().size();
   }
-  state.counters["switches"] = benchmark::Counter(static_cast<double>(switches), benchmark::Counter::kIsRate |
-                                                                                     benchmark::Counter::kInvert);
+  state.counters["switches"] = benchmark::Counter(
+      static_cast<double>(switches), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_ControlledSwitch)->Arg(0)->Arg(1)->ArgName("threads")->UseRealTime();
 
