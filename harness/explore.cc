@@ -26,6 +26,7 @@ struct ExploreArgs {
   double time_limit = 0;
   std::string out;
   PartitionArgs part;
+  bool check_determinism = false;
   bool no_shrink = false;
   std::string backend = "coroutine";
 };
@@ -43,6 +44,7 @@ int run_explore(const ExploreArgs& a) {
   o.run.backend = a.backend == "threads" ? sched::Backend::kThreads : sched::Backend::kCoroutine;
   o.interrupt = &interrupted();
   o.partition = partition_from(a.part);
+  o.check_determinism = a.check_determinism;
   o.progress = progress_printer("explore " + sc.name);
   const std::string out = a.out.empty() ? "racelab-out/" + sc.name : a.out;
 
@@ -60,6 +62,12 @@ int run_explore(const ExploreArgs& a) {
     fmt::print("  replay: {}\n", f["replay"].get<std::string>());
   }
   if (run.result.found.empty()) fmt::print("{}\n", paint("no findings", Colour::kGreen));
+  if (a.check_determinism) {
+    fmt::print("determinism: {} schedule(s) re-executed, {}\n", run.result.determinism_checked,
+               run.result.determinism_failures.empty() ? paint("identical traces", Colour::kGreen)
+                                                       : paint("DIFFERENT", Colour::kRed));
+    for (const auto& d : run.result.determinism_failures) fmt::print("  {}\n", d);
+  }
   if (!sc.must.empty() || !sc.must_not.empty()) {
     fmt::print(
         "expectations {}{}{}\n",
@@ -100,6 +108,9 @@ void add_explore(CLI::App& app, Runner& run) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", args->out, "output directory (default: racelab-out/<scenario name>)");
   add_partition_options(cmd, args->part);
+  cmd->add_flag("--check-determinism", args->check_determinism,
+                "re-execute every finding's schedule and compare the traces step by step (on by "
+                "default in suite)");
   cmd->add_flag("--no-shrink", args->no_shrink,
                 "keep schedules as found instead of shrinking them");
   cmd->add_option("--backend", args->backend, "coroutine (fast) | threads (one OS thread each)")

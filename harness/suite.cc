@@ -25,6 +25,7 @@ struct SuiteArgs {
   double time_limit = 0;
   PartitionArgs part;
   sched::Partition partition;
+  bool no_check_determinism = false;
 };
 
 int run_suite(SuiteArgs a) {
@@ -42,6 +43,7 @@ int run_suite(SuiteArgs a) {
     sched::ExploreOptions o = model::explore_options(sc);
     o.time_limit_s = a.time_limit;
     o.partition = a.partition;
+    o.check_determinism = !a.no_check_determinism;
     o.interrupt = &interrupted();
     o.progress =
         progress_printer(fmt::format("[{}/{}] {}", runs.size() + 1, suite.size(), sc.name));
@@ -56,6 +58,8 @@ int run_suite(SuiteArgs a) {
                run.holds() ? paint("PASS", Colour::kGreen) : paint("FAIL", Colour::kRed), sc.name,
                found, run.result.executions, run.result.exhausted() ? " (exhaustive)" : "",
                run.result.seconds);
+    for (const auto& d : run.result.determinism_failures)
+      fmt::print("     not deterministic: {}\n", d);
     if (!run.holds()) {
       if (!run.missing.empty())
         fmt::print("     expected but not found: {}\n", fmt::join(run.missing, ", "));
@@ -104,6 +108,8 @@ void add_suite(CLI::App& app, Runner& run) {
   cmd->add_option("--junit", args->junit, "write JUnit XML here");
   cmd->add_option("--out", args->out, "write DIR/summary.json and DIR/<scenario>/report.json");
   add_partition_options(cmd, args->part);
+  cmd->add_flag("--no-check-determinism", args->no_check_determinism,
+                "skip re-executing every finding's schedule to compare the traces step by step");
   cmd->add_option("--time-limit", args->time_limit, "per-scenario time limit in seconds")
       ->check(CLI::NonNegativeNumber);
   cmd->callback([&run, args] { run = [args] { return run_suite(*args); }; });

@@ -15,7 +15,9 @@ struct ScenarioRun {
   sched::ExploreResult result;
   std::vector<std::string> missing;     // in expect.must, never found
   std::vector<std::string> unexpected;  // in expect.must_not, found
-  bool holds() const { return missing.empty() && unexpected.empty(); }
+  bool holds() const {
+    return missing.empty() && unexpected.empty() && result.determinism_failures.empty();
+  }
   // Virtual time of a reference execution (no preemptions, lowest thread first): what the warmup
   // costs before the drafters start, and when the last thread finishes.
   double warmup_seconds = 0;

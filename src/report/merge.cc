@@ -209,6 +209,10 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     fk.result = std::move(result);
     run.result.found.push_back(std::move(fk));
   }
+  if (first.contains("determinism")) {  // the shards checked: so does the merged run
+    run.options.check_determinism = true;
+    sched::check_determinism(model, run.result, run.options.run);
+  }
   for (const auto& kind : run.scenario.must) {
     if (run.result.find(kind) == nullptr) run.missing.push_back(kind);
   }

@@ -89,6 +89,10 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
         {"missing", run.missing},
         {"unexpected", run.unexpected}}},
       {"virtual_time", {{"warmup_s", run.warmup_seconds}, {"makespan_s", run.makespan_seconds}}}};
+  if (run.options.check_determinism) {
+    report["determinism"] = {{"checked", run.result.determinism_checked},
+                             {"failures", run.result.determinism_failures}};
+  }
   const sched::Partition& part = run.options.partition;
   if (part.shards > 1) {
     // What `racelab merge` needs to put this shard's results in the single-worker order.

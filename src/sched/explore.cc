@@ -1,5 +1,7 @@
 #include "sched/explore.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -49,6 +51,39 @@ void shrink_all(Subject& subject, ExploreResult& out, const ExploreOptions& opti
 }
 
 }  // namespace
+
+void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& run) {
+  auto lines = [](const std::string& text) {
+    std::vector<std::string> v;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        v.push_back(text.substr(start, i - start));
+        start = i + 1;
+      }
+    }
+    return v;
+  };
+  for (const FoundKind& fk : out.found) {
+    GuidedStrategy again(fk.result.choices());
+    auto second = run_execution(subject, again, 0, run);
+    ++out.determinism_checked;
+    const auto a = lines(fk.result.trace_text());
+    const auto b = lines(second->trace_text());
+    std::size_t k = 0;
+    while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
+    const bool same_findings = second->found(fk.finding.kind);
+    if (k == a.size() && k == b.size() && same_findings) continue;
+    out.determinism_failures.push_back(
+        k < a.size() || k < b.size()
+            ? fmt::format("{}: re-executing the schedule diverged at step {}: first run '{}', "
+                          "second run '{}'",
+                          fk.finding.kind, k, k < a.size() ? a[k] : "(end)",
+                          k < b.size() ? b[k] : "(end)")
+            : fmt::format("{}: re-executing the schedule gave the same steps but not the finding",
+                          fk.finding.kind));
+  }
+}
 
 ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   using clock = std::chrono::steady_clock;
@@ -105,6 +140,7 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
     }
   }
   if (options.shrink) shrink_all(subject, out, options);
+  if (options.check_determinism) check_determinism(subject, out, options.run);
   out.seconds = elapsed();
   if (options.progress)
     options.progress({out.executions, options.iterations, out.found.size(), out.seconds});
@@ -299,6 +335,7 @@ ExploreResult explore_indices(const SubjectFactory& make, const ExploreOptions& 
   out.stop = stop.raised() ? static_cast<StopReason>(stop.reason.load()) : StopReason::kBudget;
   collect_found(*subject0, hits, o, out, false, {});
   if (o.shrink) shrink_all(*subject0, out, o);
+  if (o.check_determinism) check_determinism(*subject0, out, o.run);
   out.seconds = workers.elapsed();
   if (o.progress) o.progress({out.executions, o.iterations, out.found.size(), out.seconds});
   return out;
@@ -436,6 +473,7 @@ ExploreResult explore_dfs_split(const SubjectFactory& make, const ExploreOptions
     collect_found(*subject0, hits, o, out, false, offsets);
   }
   if (o.shrink) shrink_all(*subject0, out, o);
+  if (o.check_determinism) check_determinism(*subject0, out, o.run);
   out.seconds = workers.elapsed();
   if (o.progress) o.progress({out.executions, o.iterations, out.found.size(), out.seconds});
   return out;

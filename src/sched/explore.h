@@ -44,6 +44,8 @@ struct ExploreOptions {
   double time_limit_s = 0;  // 0: none
   RunOptions run;
   bool shrink = true;
+  // Re-execute every finding's (shrunk) schedule and compare the two traces step by step.
+  bool check_determinism = false;
   const std::atomic<bool>* interrupt = nullptr;
   std::function<void(const ExploreProgress&)> progress;  // called about every 100 ms
 };
@@ -75,6 +77,9 @@ struct ExploreResult {
   double seconds = 0;
   StopReason stop = StopReason::kBudget;
   std::vector<FoundKind> found;  // in order of discovery
+  // --check-determinism: schedules re-executed, and every difference ("<kind>: step k: ...").
+  std::size_t determinism_checked = 0;
+  std::vector<std::string> determinism_failures;
   // DFS split: the split depth, the number of subtrees of the whole search, and this run's.
   std::size_t split_depth = 0;
   std::uint64_t subtree_count = 0;
@@ -83,6 +88,10 @@ struct ExploreResult {
   bool exhausted() const { return stop == StopReason::kExhausted; }
   const FoundKind* find(std::string_view kind) const;
 };
+
+// Re-executes every finding's schedule and records, in out.determinism_*, whether the second
+// trace equals the first step for step (it must, for a deterministic subject and scheduler).
+void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& run);
 
 // Sequential exploration of one subject (options.partition must not split).
 ExploreResult explore(Subject& subject, const ExploreOptions& options);

@@ -121,3 +121,44 @@ TEST_CASE("parallel: DFS subtrees of all shards are exactly the single-worker se
   check_same(cut, explore(make, options(StrategyKind::kDfs, one.executions / 2, 3)));
   CHECK(cut.stop == StopReason::kBudget);
 }
+
+namespace {
+
+// Finds an assertion, but every run takes one more step than the one before: not deterministic.
+class Drifting : public sched::Subject {
+ public:
+  std::string name() const override { return "drifting"; }
+  std::string content_hash() const override { return "drifting/1"; }
+  void setup(sched::Context& ctx) override {
+    label_ = ctx.label("tick");
+    ++runs_;
+    ctx.spawn("a", body(ctx));
+  }
+
+ private:
+  sched::Task body(sched::Context& ctx) {
+    for (int k = 0; k < runs_; ++k) co_await ctx.point(label_);
+    ctx.check(false, "always fails");
+  }
+  int label_ = -1;
+  int runs_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("check_determinism re-executes findings and reports a subject that drifts",
+          "[parallel]") {
+  ExploreOptions o = options(StrategyKind::kRandom, 3);
+  o.shrink = false;
+  o.check_determinism = true;
+  corpus::LockOrderInversion steady(false);
+  const ExploreResult ok = explore(steady, o);
+  CHECK(ok.determinism_checked == ok.found.size());
+  CHECK(ok.determinism_failures.empty());
+  Drifting drifting;
+  const ExploreResult bad = explore(drifting, o);
+  REQUIRE(bad.determinism_checked == 1);
+  REQUIRE(bad.determinism_failures.size() == 1);
+  CHECK(bad.determinism_failures[0].find("assertion: re-executing the schedule diverged at step") ==
+        0);
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The unit, model and live tests built with AddressSanitizer, UndefinedBehaviorSanitizer and
+# LeakSanitizer (preset asan, which leaves the benchmarks out).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/install-deps.sh
+cmake --preset asan >/dev/null
+cmake --build build/asan -j "$(nproc)"
+ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+  ctest --preset asan "$@"
