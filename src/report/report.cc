@@ -6,6 +6,7 @@
 
 #include "racelab/version.h"
 #include "util/files.h"
+#include "util/html.h"
 
 namespace racelab::report {
 
@@ -144,34 +145,12 @@ json suite_summary(const std::vector<json>& entries, int failed, bool interrupte
 }
 
 std::string xml_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-          out += ' ';
-        } else {
-          out += c;
-        }
-    }
+  // XML 1.0 forbids most control characters even as references: they become spaces.
+  std::string clean = text;
+  for (char& c : clean) {
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') c = ' ';
   }
-  return out;
+  return html::escape(clean);
 }
 
 }  // namespace racelab::report

@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
       for (const auto& e : fs::directory_iterator(dir)) {
         if (!e.is_regular_file()) continue;
         std::ifstream in(e.path(), std::ios::binary);
-        std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
         t.fn(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
         ++inputs;
       }
