@@ -164,7 +164,7 @@ int replay_command(const ReplayArgs& a) {
   if (!a.out.empty()) {
     ensure_directory(a.out);
     const fs::path dir(a.out);
-    write_snapshot_value(dir / "replay.pickle", *model_snapshot_value(snap, trace, r));
+    write_snapshot_value(dir / "replay.pickle", *model_snapshot_value(snap, r));
     nlohmann::ordered_json summary;
     summary["trace"] = a.trace;
     summary["device"] = device;

@@ -225,9 +225,7 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
   return r;
 }
 
-PyRef model_snapshot_value(const Snapshot& source, const std::vector<TraceEvent>& trace,
-                           const ReplayResult& result) {
-  (void)trace;
+PyRef model_snapshot_value(const Snapshot& source, const ReplayResult& result) {
   auto root = PyObject::new_dict();
   root->set("segments", result.segments ? result.segments : PyObject::list());
   auto events = PyObject::list();
@@ -244,23 +242,17 @@ PyRef model_snapshot_value(const Snapshot& source, const std::vector<TraceEvent>
     events->items.push_back(d);
   }
   root->set("device_traces", PyObject::list({events}));
-  const PyObject* settings = source.root ? source.root->get("allocator_settings") : nullptr;
-  if (settings) {
-    // Shared, not copied: the tree is written, never mutated, after this point.
+  // The source's settings and annotations, shared (the tree is only written from here on).
+  PyRef settings = PyObject::new_dict();
+  PyRef annotations = PyObject::list();
+  if (source.root) {
     for (const auto& [k, v] : source.root->dict) {
-      if (k->is_str() && k->s == "allocator_settings") root->set("allocator_settings", v);
+      if (k->is_str() && k->s == "allocator_settings") settings = v;
+      if (k->is_str() && k->s == "external_annotations") annotations = v;
     }
-  } else {
-    root->set("allocator_settings", PyObject::new_dict());
   }
-  auto ann = PyObject::list();
-  if (const PyObject* a = source.root ? source.root->get("external_annotations") : nullptr) {
-    for (const auto& [k, v] : source.root->dict) {
-      if (k->is_str() && k->s == "external_annotations") ann = v;
-    }
-    (void)a;
-  }
-  root->set("external_annotations", ann);
+  root->set("allocator_settings", settings);
+  root->set("external_annotations", annotations);
   return root;
 }
 

@@ -91,7 +91,6 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
 // A snapshot of the model's run, as PyTorch would have written it: 'segments' (final state),
 // 'device_traces' (alloc/free events as replayed, segment events as the model made them),
 // 'allocator_settings' and 'external_annotations' copied from the source.
-PyRef model_snapshot_value(const Snapshot& source, const std::vector<TraceEvent>& trace,
-                           const ReplayResult& result);
+PyRef model_snapshot_value(const Snapshot& source, const ReplayResult& result);
 
 }  // namespace racelab::alloc

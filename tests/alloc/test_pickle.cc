@@ -96,7 +96,7 @@ TEST_CASE("pickle: racelab's snapshots have the keys and types PyTorch writes", 
   opt.config = config_from_snapshot(real.root->get("allocator_settings"), path.string());
   opt.keep_trace = true;
   const ReplayResult r = replay_trace(real.traces[0], opt);
-  const PyRef ours = model_snapshot_value(real, real.traces[0], r);
+  const PyRef ours = model_snapshot_value(real, r);
 
   // Same keys in the same order with the same types, at every level memory_viz reads.
   auto shape_equal = [](const PyObject& a, const PyObject& b) {
