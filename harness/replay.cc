@@ -4,11 +4,15 @@
 // the scenario.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "command.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
+#include "report/html.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
+#include "util/files.h"
 
 namespace racelab::cli {
 
@@ -20,6 +24,7 @@ struct ReplayArgs {
   std::string scenario;
   std::uint64_t seed = 1;
   bool trace = false;
+  std::string out;
 };
 
 int replay_command(const ReplayArgs& a) {
@@ -37,6 +42,13 @@ int replay_command(const ReplayArgs& a) {
                a.seed);
   }
   const std::string& kind = s.finding_kind;
+  if (!a.out.empty()) {
+    ensure_directory(a.out);
+    const std::string page = (std::filesystem::path(a.out) / "report.html").string();
+    write_file_atomic(
+        page, report::replay_html(a.schedule, result, kind, !kind.empty() && result.found(kind)));
+    fmt::print("report: {}\n", page);
+  }
   for (const auto& f : result.findings()) {
     fmt::print("{}\n",
                f.message.rfind(f.kind + ":", 0) == 0 ? f.message : f.kind + ": " + f.message);
@@ -62,6 +74,8 @@ void add_replay(CLI::App& app, Runner& run) {
   cmd->add_option("--scenario", args->scenario, "the scenario file, when it moved since recording");
   cmd->add_option("--seed", args->seed, "seed for --on-divergence random");
   cmd->add_flag("--trace", args->trace, "print every step");
+  cmd->add_option("--out", args->out,
+                  "write DIR/report.html: the findings, the wait-for cycle and the interleaving");
   cmd->callback([&run, args] { run = [args] { return replay_command(*args); }; });
 }
 

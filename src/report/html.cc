@@ -162,6 +162,32 @@ std::string cycle_svg(const sched::Finding& f) {
   return svg + "</svg>";
 }
 
+std::string replay_html(const std::string& schedule_path, const sched::ExecutionResult& result,
+                        const std::string& expected_kind, bool reproduced) {
+  std::string body =
+      fmt::format("<h1>racelab replay</h1><div class=\"sub\">racelab {} · {} · {} steps</div>",
+                  kVersion, escape(schedule_path), result.exec->steps().size());
+  body += fmt::format(
+      "<p class=\"{}\">{}</p>", reproduced ? "fail" : "pass",
+      reproduced ? escape("reproduced " + expected_kind)
+                 : escape("completed without " +
+                          (expected_kind.empty() ? std::string("findings") : expected_kind)));
+  body += "<div>Replay it again:</div>" + html::copyable("racelab replay " + schedule_path);
+  const sched::Finding* main = nullptr;
+  for (const auto& f : result.findings()) {
+    body += fmt::format("<h3>{}: {}</h3>", escape(f.kind), escape(f.message));
+    if (!f.cycle.empty()) body += cycle_svg(f);
+    if (!f.details.empty()) {
+      body += "<ul>";
+      for (const auto& d : f.details) body += "<li>" + escape(d) + "</li>";
+      body += "</ul>";
+    }
+    if (f.kind == expected_kind || main == nullptr) main = &f;
+  }
+  body += "<h3>Interleaving</h3><div class=\"scroll\">" + lanes_svg(*result.exec, main) + "</div>";
+  return html::page("racelab replay", "svg.lanes", body);
+}
+
 std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::string& title,
                          double seconds) {
   std::string body =

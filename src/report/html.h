@@ -17,6 +17,10 @@ struct HtmlScenario {
 std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::string& title,
                          double seconds);
 
+// report.html for one replayed schedule: its findings (cycle, details) and the interleaving.
+std::string replay_html(const std::string& schedule_path, const sched::ExecutionResult& result,
+                        const std::string& expected_kind, bool reproduced);
+
 // The lanes of one execution (an <svg class="lanes">).
 std::string lanes_svg(const sched::Execution& exec, const sched::Finding* finding);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Opens racelab's HTML reports in headless Chromium: one deadlock finding (lanes and wait-for
-# cycle), one allocator report (memory plot and segment map) and one what-if. Fails on any console
+# cycle) as explore and as replay write it, one allocator report (memory plot and segment map) and one what-if. Fails on any console
 # message (racelab's pages write none, so any is an error), on a failed self-check, or on a missing
 # element; takes a screenshot of each.
 # Usage: check_reports.sh RACELAB_BIN SOURCE_DIR ALLOC_DATA WORKDIR   (exit 77: no chromium)
@@ -14,6 +14,7 @@ fi
 rm -rf "$work" && mkdir -p "$work"
 cd "$src"
 "$racelab" explore scenarios/deadlock/lazy-2-drafters.toml --out "$work/explore" >/dev/null || test $? -eq 1
+"$racelab" replay "$work/explore/schedules/lazy-2-drafters.deadlock.json" --out "$work/replay" >/dev/null || test $? -eq 1
 "$racelab" alloc report "$data/fixtures-h200/snap_sdpa_chunked_1.pickle" --out "$work/alloc" >/dev/null
 "$racelab" alloc whatif "$data/fixtures-h200/snap_sdpa_chunked_1.pickle" --config expandable_segments:True \
   --out "$work/whatif" >/dev/null
@@ -41,5 +42,6 @@ check() {  # page, then the CSS classes that must be drawn
   echo "ok $name: self-check ok, no console output, ${*} drawn, screenshot $size bytes"
 }
 check "$work/explore/report.html" lanes cycle
+check "$work/replay/report.html" lanes cycle
 check "$work/alloc/report.html" plot segmap
 check "$work/whatif/whatif.html" plot

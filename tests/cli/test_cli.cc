@@ -89,6 +89,9 @@ TEST_CASE("explore writes the report and a schedule per finding; replay reproduc
   REQUIRE(fs::exists(out / "report.json"));
   CHECK(fs::exists(out / "report.html"));
   const fs::path schedule = out / "schedules" / "lazy-2-drafters.deadlock.json";
+  auto page = racelab("replay " + schedule.string() + " --out " + (out / "replayed").string());
+  CHECK(page.code == 1);
+  CHECK(fs::exists(out / "replayed" / "report.html"));
   REQUIRE(fs::exists(schedule));
   auto r = racelab("replay " + schedule.string());
   CHECK(r.code == 1);
