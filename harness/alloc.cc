@@ -74,31 +74,26 @@ void add_device_options(CLI::App* cmd, DeviceArgs& d) {
                   "acts only with one set)");
 }
 
-// Which device's trace to replay: the only one with events unless --device says.
-std::size_t pick_device(const Snapshot& s, int device, const std::string& origin) {
+// Which devices' traces to replay: every device with events, or the one --device names.
+std::vector<std::size_t> pick_devices(const Snapshot& s, int device, const std::string& origin) {
   if (device >= 0) {
     if (static_cast<std::size_t>(device) >= s.traces.size()) {
       throw InputError(fmt::format("{}: no trace for device {} ({} device traces)", origin, device,
                                    s.traces.size()));
     }
-    return static_cast<std::size_t>(device);
+    return {static_cast<std::size_t>(device)};
   }
-  std::size_t found = s.traces.size();
+  std::vector<std::size_t> out;
   for (std::size_t d = 0; d < s.traces.size(); ++d) {
-    if (s.traces[d].empty()) continue;
-    if (found != s.traces.size()) {
-      throw InputError(
-          fmt::format("{}: several devices have traces; choose one with --device", origin));
-    }
-    found = d;
+    if (!s.traces[d].empty()) out.push_back(d);
   }
-  if (found == s.traces.size()) {
+  if (out.empty()) {
     throw InputError(
         fmt::format("{}: the trace is empty: record with "
                     "torch.cuda.memory._record_memory_history() before allocating",
                     origin));
   }
-  return found;
+  return out;
 }
 
 Config trace_config(const Snapshot& s, const std::string& origin,
@@ -130,67 +125,84 @@ struct ReplayArgs {
 
 int replay_command(const ReplayArgs& a) {
   const Snapshot snap = read_snapshot(a.trace);
-  const std::size_t device = pick_device(snap, a.device, a.trace);
-  const auto& trace = snap.traces[device];
-  ReplayOptions opt;
-  opt.config = trace_config(snap, a.trace, a.config, a.dev);
-  opt.real_addresses = true;
-  opt.keep_trace = !a.out.empty();
-  opt.progress = count_progress("replaying " + a.trace, "events");
-  const ReplayResult r = replay_trace(trace, opt);
-
-  fmt::print("trace: {} (device {}: {} events)\n", a.trace, device, trace.size());
-  fmt::print("config: {}{}\n", opt.config.describe(),
-             a.config.empty() ? " (from the snapshot)" : "");
-  if (snap.ignored_events)
+  const std::vector<std::size_t> devices = pick_devices(snap, a.device, a.trace);
+  const Config config = trace_config(snap, a.trace, a.config, a.dev);
+  fmt::print("trace: {} ({} device trace(s) with events)\n", a.trace, devices.size());
+  fmt::print("config: {}{}\n", config.describe(), a.config.empty() ? " (from the snapshot)" : "");
+  if (snap.ignored_events) {
     fmt::print("ignored: {} events of actions this version does not know\n", snap.ignored_events);
-  if (r.unmatched_frees) {
-    fmt::print(
-        "warning: {} frees of blocks the trace never allocated: record history from an empty "
-        "allocator (before the first CUDA allocation) for an exact replay\n",
-        r.unmatched_frees);
   }
-  if (!r.empty_cache_at.empty())
-    fmt::print("empty_cache: {} calls inferred from the trace\n", r.empty_cache_at.size());
-  const Stats& st = r.stats;
-  fmt::print(
-      "model: reserved {} (peak {}), {} segments, {} device allocations, {} device frees, {} "
-      "retries, {} OOMs\n",
-      mib(static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].current)), mib(r.peak_reserved),
-      opt.config.expandable_segments ? static_cast<std::int64_t>(r.final_mapped_segments)
-                                     : st.segment[kAggregate].current,
-      st.num_device_alloc, st.num_device_free, st.num_alloc_retries, st.num_ooms);
-  for (const auto& m : r.oom_messages) fmt::print("model out of memory: {}\n", m);
+  std::vector<ReplayResult> results;
+  results.reserve(devices.size());
+  nlohmann::ordered_json per_device = nlohmann::ordered_json::array();
+  bool all_identical = true;
+  for (std::size_t device : devices) {
+    const auto& trace = snap.traces[device];
+    ReplayOptions opt;
+    opt.config = config;
+    opt.device = static_cast<std::int64_t>(device);
+    opt.real_addresses = true;
+    opt.keep_trace = !a.out.empty();
+    opt.progress = count_progress(fmt::format("replaying {} device {}", a.trace, device), "events");
+    results.push_back(replay_trace(trace, opt));
+    const ReplayResult& r = results.back();
+    fmt::print("device {}: {} events\n", device, trace.size());
+    if (r.unmatched_frees) {
+      fmt::print(
+          "  warning: {} frees of blocks the trace never allocated: record history from an empty "
+          "allocator (before the first CUDA allocation) for an exact replay\n",
+          r.unmatched_frees);
+    }
+    if (!r.empty_cache_at.empty()) {
+      fmt::print("  empty_cache: {} calls inferred from the trace\n", r.empty_cache_at.size());
+    }
+    const Stats& st = r.stats;
+    fmt::print(
+        "  model: reserved {} (peak {}), {} segments, {} device allocations, {} device frees, {} "
+        "retries, {} OOMs\n",
+        mib(static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].current)),
+        mib(r.peak_reserved),
+        config.expandable_segments ? static_cast<std::int64_t>(r.final_mapped_segments)
+                                   : st.segment[kAggregate].current,
+        st.num_device_alloc, st.num_device_free, st.num_alloc_retries, st.num_ooms);
+    for (const auto& m : r.oom_messages) fmt::print("  model out of memory: {}\n", m);
+    per_device.push_back({{"device", device},
+                          {"allocations", r.allocs},
+                          {"allocations_same_placement", r.allocs_same},
+                          {"real_segment_events", r.real_segment_events},
+                          {"model_segment_events", r.model_segment_events},
+                          {"segment_events_identical", r.segment_events_same},
+                          {"empty_cache_inferred", r.empty_cache_at.size()},
+                          {"memory_stats", memory_stats_json(st)}});
+    if (!a.compare) continue;
+    const std::string agreement = fmt::format(
+        "allocations: {}/{} same placement; segment events: {}/{} identical", r.allocs_same,
+        r.allocs, r.segment_events_same, std::max(r.real_segment_events, r.model_segment_events));
+    fmt::print("{}{}\n", devices.size() > 1 ? fmt::format("device {}: ", device) : std::string(),
+               paint(agreement, r.identical() ? Colour::kGreen : Colour::kRed));
+    for (const auto& m : r.alloc_mismatches)
+      fmt::print("  first differences: event {}: {}\n", m.event, m.text);
+    for (const auto& m : r.segment_mismatches) fmt::print("  first differences: {}\n", m.text);
+    if (r.real_ooms || r.model_ooms)
+      fmt::print("  out of memory: real {}, model {}\n", r.real_ooms, r.model_ooms);
+    all_identical = all_identical && r.identical() && r.real_ooms == 0;
+  }
   if (!a.out.empty()) {
     ensure_directory(a.out);
     const fs::path dir(a.out);
-    write_snapshot_value(dir / "replay.pickle", *model_snapshot_value(snap, r));
+    std::vector<DeviceReplay> parts;
+    for (std::size_t k = 0; k < devices.size(); ++k) parts.push_back({devices[k], &results[k]});
+    write_snapshot_value(dir / "replay.pickle", *model_snapshot_value(snap, parts));
     nlohmann::ordered_json summary;
     summary["trace"] = a.trace;
-    summary["device"] = device;
-    summary["config"] = opt.config.describe();
-    summary["allocations"] = r.allocs;
-    summary["allocations_same_placement"] = r.allocs_same;
-    summary["real_segment_events"] = r.real_segment_events;
-    summary["model_segment_events"] = r.model_segment_events;
-    summary["segment_events_identical"] = r.segment_events_same;
-    summary["empty_cache_inferred"] = r.empty_cache_at.size();
-    summary["memory_stats"] = memory_stats_json(st);
+    summary["config"] = config.describe();
+    summary["devices"] = per_device;
     write_file_atomic(dir / "replay.json", summary.dump(2) + "\n");
     fmt::print("wrote {} (open in pytorch.org/memory_viz) and {}\n",
                (dir / "replay.pickle").string(), (dir / "replay.json").string());
   }
   if (!a.compare) return kExitOk;
-  const std::string agreement = fmt::format(
-      "allocations: {}/{} same placement; segment events: {}/{} identical", r.allocs_same, r.allocs,
-      r.segment_events_same, std::max(r.real_segment_events, r.model_segment_events));
-  fmt::print("{}\n", paint(agreement, r.identical() ? Colour::kGreen : Colour::kRed));
-  for (const auto& m : r.alloc_mismatches)
-    fmt::print("  first differences: event {}: {}\n", m.event, m.text);
-  for (const auto& m : r.segment_mismatches) fmt::print("  first differences: {}\n", m.text);
-  if (r.real_ooms || r.model_ooms)
-    fmt::print("out of memory: real {}, model {}\n", r.real_ooms, r.model_ooms);
-  return r.identical() && r.real_ooms == 0 ? kExitOk : kExitFound;
+  return all_identical ? kExitOk : kExitFound;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -223,31 +235,38 @@ int report_command(const ReportArgs& a) {
   for (std::size_t t = 0; t < a.traces.size(); ++t) {
     const std::string& path = a.traces[t];
     const Snapshot snap = read_snapshot(path);
-    const std::size_t device = pick_device(snap, a.device, path);
-    const auto& trace = snap.traces[device];
-    // Boundaries: the stats JSON given, or the one beside the trace (stats_<name>.json), or
-    // annotations, or windows of allocations.
-    Boundaries b;
-    fs::path stats;
-    if (!a.iterations.empty()) {
-      stats = a.iterations[t];
-    } else {
-      const fs::path beside = fs::path(path).parent_path() / ("stats_" + stem_name(path) + ".json");
-      if (fs::exists(beside)) stats = beside;
+    const std::vector<std::size_t> devices = pick_devices(snap, a.device, path);
+    for (std::size_t device : devices) {
+      const auto& trace = snap.traces[device];
+      // Boundaries: the stats JSON given, or the one beside the trace (stats_<name>.json), or
+      // annotations, or windows of allocations.
+      Boundaries b;
+      fs::path stats;
+      if (!a.iterations.empty()) {
+        stats = a.iterations[t];
+      } else {
+        const fs::path beside =
+            fs::path(path).parent_path() / ("stats_" + stem_name(path) + ".json");
+        if (fs::exists(beside)) stats = beside;
+      }
+      if (!stats.empty()) {
+        b = boundaries_from_stats(trace, stats);
+      } else if (auto ann = boundaries_from_annotations(trace, snap.annotations)) {
+        b = *ann;
+      } else {
+        b = boundaries_by_window(trace, a.window);
+      }
+      ReplayOptions opt;
+      opt.config = trace_config(snap, path, {}, a.dev);
+      opt.device = static_cast<std::int64_t>(device);
+      opt.progress = count_progress("replaying " + path, "events");
+      const std::string name = devices.size() > 1
+                                   ? fmt::format("{}.device{}", stem_name(path), device)
+                                   : stem_name(path);
+      reports.push_back(analyse(
+          name, trace, b, opt, a.settle,
+          a.segments_at.empty() ? std::nullopt : std::optional<std::string>(a.segments_at)));
     }
-    if (!stats.empty()) {
-      b = boundaries_from_stats(trace, stats);
-    } else if (auto ann = boundaries_from_annotations(trace, snap.annotations)) {
-      b = *ann;
-    } else {
-      b = boundaries_by_window(trace, a.window);
-    }
-    ReplayOptions opt;
-    opt.config = trace_config(snap, path, {}, a.dev);
-    opt.progress = count_progress("replaying " + path, "events");
-    reports.push_back(
-        analyse(stem_name(path), trace, b, opt, a.settle,
-                a.segments_at.empty() ? std::nullopt : std::optional<std::string>(a.segments_at)));
   }
 
   for (const StabilityReport& r : reports) {
@@ -310,53 +329,60 @@ struct WhatifArgs {
 
 int whatif_command(const WhatifArgs& a) {
   const Snapshot snap = read_snapshot(a.trace);
-  const std::size_t device = pick_device(snap, a.device, a.trace);
-  const auto& trace = snap.traces[device];
-  // The recorded settings first: they also say where the program called empty_cache.
-  ReplayOptions base;
-  base.config = trace_config(snap, a.trace, {}, a.dev);
-  base.progress = count_progress("replaying " + a.trace, "events");
-  const ReplayResult recorded = replay_trace(trace, base);
-  std::vector<WhatifLine> lines;
-  lines.push_back(whatif_line(
-      "recorded: " + (base.config.conf.empty() ? std::string("(defaults)") : base.config.conf),
-      recorded, base.config.expandable_segments));
-  for (const std::string& text : a.configs) {
-    ReplayOptions o;
-    o.config = parse_config(text);
-    apply_device(o.config, a.dev);
-    o.real_addresses = false;
-    o.empty_cache_at = recorded.empty_cache_at;
-    o.progress = count_progress("replaying " + a.trace + " under " + text, "events");
-    lines.push_back(whatif_line(text.empty() ? std::string("(defaults)") : text,
-                                replay_trace(trace, o), o.config.expandable_segments));
+  const std::vector<std::size_t> devices = pick_devices(snap, a.device, a.trace);
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  if (!a.out.empty()) ensure_directory(a.out);
+  for (std::size_t device : devices) {
+    const auto& trace = snap.traces[device];
+    // The recorded settings first: they also say where the program called empty_cache.
+    ReplayOptions base;
+    base.config = trace_config(snap, a.trace, {}, a.dev);
+    base.device = static_cast<std::int64_t>(device);
+    base.progress = count_progress("replaying " + a.trace, "events");
+    const ReplayResult recorded = replay_trace(trace, base);
+    std::vector<WhatifLine> lines;
+    lines.push_back(whatif_line(
+        "recorded: " + (base.config.conf.empty() ? std::string("(defaults)") : base.config.conf),
+        recorded, base.config.expandable_segments));
+    for (const std::string& text : a.configs) {
+      ReplayOptions o;
+      o.config = parse_config(text);
+      apply_device(o.config, a.dev);
+      o.device = static_cast<std::int64_t>(device);
+      o.real_addresses = false;
+      o.empty_cache_at = recorded.empty_cache_at;
+      o.progress = count_progress("replaying " + a.trace + " under " + text, "events");
+      lines.push_back(whatif_line(text.empty() ? std::string("(defaults)") : text,
+                                  replay_trace(trace, o), o.config.expandable_segments));
+    }
+    fmt::print("trace: {} (device {}: {} allocations)\n", a.trace, device, recorded.allocs);
+    fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", "config", "peak reserved",
+               "final reserved", "segments", "device allocs", "retries", "OOMs");
+    nlohmann::ordered_json j = nlohmann::ordered_json::array();
+    for (const WhatifLine& l : lines) {
+      fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", l.name, mib(l.peak_reserved),
+                 mib(l.final_reserved), l.segments, l.device_allocs, l.retries, l.ooms);
+      j.push_back({{"config", l.name},
+                   {"peak_reserved", l.peak_reserved},
+                   {"final_reserved", l.final_reserved},
+                   {"segments", l.segments},
+                   {"device_allocs", l.device_allocs},
+                   {"retries", l.retries},
+                   {"ooms", l.ooms},
+                   {"first_oom", l.first_oom}});
+    }
+    for (const WhatifLine& l : lines) {
+      if (!l.first_oom.empty()) fmt::print("{}: {}\n", l.name, l.first_oom);
+    }
+    all.push_back({{"device", device}, {"settings", j}});
+    if (!a.out.empty()) {
+      const std::string page =
+          devices.size() > 1 ? fmt::format("whatif.device{}.html", device) : "whatif.html";
+      write_file_atomic(fs::path(a.out) / page, whatif_html(a.trace, lines));
+      fmt::print("wrote {}\n", (fs::path(a.out) / page).string());
+    }
   }
-  fmt::print("trace: {} (device {}: {} allocations)\n", a.trace, device, recorded.allocs);
-  fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", "config", "peak reserved",
-             "final reserved", "segments", "device allocs", "retries", "OOMs");
-  nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const WhatifLine& l : lines) {
-    fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", l.name, mib(l.peak_reserved),
-               mib(l.final_reserved), l.segments, l.device_allocs, l.retries, l.ooms);
-    j.push_back({{"config", l.name},
-                 {"peak_reserved", l.peak_reserved},
-                 {"final_reserved", l.final_reserved},
-                 {"segments", l.segments},
-                 {"device_allocs", l.device_allocs},
-                 {"retries", l.retries},
-                 {"ooms", l.ooms},
-                 {"first_oom", l.first_oom}});
-  }
-  for (const WhatifLine& l : lines) {
-    if (!l.first_oom.empty()) fmt::print("{}: {}\n", l.name, l.first_oom);
-  }
-  if (!a.out.empty()) {
-    ensure_directory(a.out);
-    write_file_atomic(fs::path(a.out) / "whatif.json", j.dump(1) + "\n");
-    write_file_atomic(fs::path(a.out) / "whatif.html", whatif_html(a.trace, lines));
-    fmt::print("wrote {} and {}\n", (fs::path(a.out) / "whatif.json").string(),
-               (fs::path(a.out) / "whatif.html").string());
-  }
+  if (!a.out.empty()) write_file_atomic(fs::path(a.out) / "whatif.json", all.dump(1) + "\n");
   return kExitOk;
 }
 

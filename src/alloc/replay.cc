@@ -196,7 +196,8 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
       r.samples.push_back(s);
       ++sample_pos;
     }
-    if (opt.segments_after && *opt.segments_after == i) r.segments_at = m.segments_value();
+    if (opt.segments_after && *opt.segments_after == i)
+      r.segments_at = m.segments_value(opt.device);
     if (opt.progress && (i % 65536 == 0 || i + 1 == trace.size()))
       opt.progress(i + 1, trace.size());
   }
@@ -220,28 +221,40 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
   r.peak_reserved = static_cast<std::uint64_t>(r.stats.reserved_bytes[kAggregate].peak);
   r.peak_segments = r.stats.segment[kAggregate].peak;
   r.final_mapped_segments = m.mapped_segment_count();
-  r.segments = m.segments_value();
+  r.segments = m.segments_value(opt.device);
   r.model_events = m.segment_events();
   return r;
 }
 
-PyRef model_snapshot_value(const Snapshot& source, const ReplayResult& result) {
+PyRef model_snapshot_value(const Snapshot& source, const std::vector<DeviceReplay>& devices) {
   auto root = PyObject::new_dict();
-  root->set("segments", result.segments ? result.segments : PyObject::list());
-  auto events = PyObject::list();
-  events->items.reserve(result.model_trace.size());
-  for (const TraceEvent& e : result.model_trace) {
-    auto d = PyObject::new_dict();
-    d->set("action", PyObject::str(action_name(e.action)));
-    d->set("addr", PyObject::integer(static_cast<std::int64_t>(e.addr)));
-    d->set("size", PyObject::integer(static_cast<std::int64_t>(e.size)));
-    d->set("stream", PyObject::integer(e.stream));
-    d->set("time_us", PyObject::integer(e.time_us));
-    d->set("compile_context", PyObject::str("N/A"));
-    d->set("user_metadata", PyObject::str(""));
-    events->items.push_back(d);
+  auto segments = PyObject::list();
+  std::size_t traces = source.traces.size();
+  for (const DeviceReplay& d : devices) {
+    traces = std::max(traces, d.device + 1);
+    if (d.result->segments) {
+      for (const auto& seg : d.result->segments->items) segments->items.push_back(seg);
+    }
   }
-  root->set("device_traces", PyObject::list({events}));
+  root->set("segments", segments);
+  auto device_traces = PyObject::list();
+  for (std::size_t dev = 0; dev < traces; ++dev) device_traces->items.push_back(PyObject::list());
+  for (const DeviceReplay& d : devices) {
+    auto& events = *device_traces->items[d.device];
+    events.items.reserve(d.result->model_trace.size());
+    for (const TraceEvent& e : d.result->model_trace) {
+      auto ev = PyObject::new_dict();
+      ev->set("action", PyObject::str(action_name(e.action)));
+      ev->set("addr", PyObject::integer(static_cast<std::int64_t>(e.addr)));
+      ev->set("size", PyObject::integer(static_cast<std::int64_t>(e.size)));
+      ev->set("stream", PyObject::integer(e.stream));
+      ev->set("time_us", PyObject::integer(e.time_us));
+      ev->set("compile_context", PyObject::str("N/A"));
+      ev->set("user_metadata", PyObject::str(""));
+      events.items.push_back(ev);
+    }
+  }
+  root->set("device_traces", device_traces);
   // The source's settings and annotations, shared (the tree is only written from here on).
   PyRef settings = PyObject::new_dict();
   PyRef annotations = PyObject::list();

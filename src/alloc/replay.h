@@ -35,6 +35,7 @@ struct Sample {
 
 struct ReplayOptions {
   Config config;
+  std::int64_t device = 0;  // the device index written into the segments
   // Give the k-th simulated segment the k-th real segment address (placements comparable).
   bool real_addresses = true;
   // Trace events before which empty_cache() runs. Unset: inferred (see infer rule in
@@ -91,6 +92,13 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
 // A snapshot of the model's run, as PyTorch would have written it: 'segments' (final state),
 // 'device_traces' (alloc/free events as replayed, segment events as the model made them),
 // 'allocator_settings' and 'external_annotations' copied from the source.
-PyRef model_snapshot_value(const Snapshot& source, const ReplayResult& result);
+struct DeviceReplay {
+  std::size_t device;
+  const ReplayResult* result;
+};
+PyRef model_snapshot_value(const Snapshot& source, const std::vector<DeviceReplay>& devices);
+inline PyRef model_snapshot_value(const Snapshot& source, const ReplayResult& result) {
+  return model_snapshot_value(source, std::vector<DeviceReplay>{{0, &result}});
+}
 
 }  // namespace racelab::alloc

@@ -1,5 +1,11 @@
 // Real H200 traces replayed through the model: every allocation at the real address, every
 // segment event identical, the final state equal to the real snapshot, and the stability verdicts.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "alloc/replay.h"
@@ -150,4 +156,47 @@ TEST_CASE("report: START/END annotations mark iterations when no stats JSON is g
   CHECK(b->windows[1].first == b->windows[0].end);
   // One annotation pair is not enough to call them iterations.
   CHECK_FALSE(boundaries_from_annotations(t, {ann[0], ann[1]}).has_value());
+}
+
+TEST_CASE("replay: a snapshot of two devices replays each device against its own trace",
+          "[replay]") {
+  // Device 1 ran the same program as device 0 (the fixture's trace copied), as one drafter per
+  // GPU would: every device is replayed, compared and reported on its own.
+  const auto path = fixtures_dir() / "snap_sdpa_fused_1.pickle";
+  const Snapshot one = read_snapshot(path);
+  auto root = PyObject::new_dict();
+  for (const auto& [k, v] : one.root->dict) {
+    if (k->s == "device_traces") {
+      root->set("device_traces", PyObject::list({v->items[0], v->items[0]}));
+    } else {
+      root->set(k->s, v);
+    }
+  }
+  const auto dir = std::filesystem::temp_directory_path() / "racelab-two-devices";
+  std::filesystem::create_directories(dir);
+  write_snapshot_value(dir / "two.pickle", *root);
+  const Snapshot two = read_snapshot(dir / "two.pickle");
+  REQUIRE(two.traces.size() == 2);
+  const char* bin = std::getenv("RACELAB_BIN");
+  REQUIRE(bin != nullptr);
+  const std::string out = (dir / "out.txt").string();
+  const int status =
+      std::system((std::string(bin) + " alloc replay --compare " + (dir / "two.pickle").string() +
+                   " --out " + (dir / "replayed").string() + " > " + out + " 2>&1")
+                      .c_str());
+  CHECK(WEXITSTATUS(status) == 0);
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(text.find(
+            "device 0: allocations: 4540/4540 same placement; segment events: 17/17 identical") !=
+        std::string::npos);
+  CHECK(text.find(
+            "device 1: allocations: 4540/4540 same placement; segment events: 17/17 identical") !=
+        std::string::npos);
+  // The model's snapshot has both devices' traces and segments.
+  const Snapshot replayed = read_snapshot(dir / "replayed" / "replay.pickle");
+  REQUIRE(replayed.traces.size() == 2);
+  CHECK(replayed.traces[1].size() == two.traces[1].size());
+  CHECK(replayed.segment_count == 2 * one.segment_count);
 }
