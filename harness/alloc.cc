@@ -64,6 +64,11 @@ void apply_device(Config& c, const DeviceArgs& d) {
   c.memory_fraction = d.memory_fraction;
 }
 
+void add_device_select(CLI::App* cmd, int& device) {
+  cmd->add_option("--device", device,
+                  "only this device's trace (default: every device with a trace)");
+}
+
 void add_device_options(CLI::App* cmd, DeviceArgs& d) {
   cmd->add_option(
       "--device-memory", d.device_memory,
@@ -413,7 +418,7 @@ void add_alloc(CLI::App& app, Runner& run) {
                  "PYTORCH_CUDA_ALLOC_CONF settings to replay under (default: the snapshot's)");
   rc->add_flag("--compare", ra->compare,
                "check every placement and segment event against the trace (exit 0 only at 100%)");
-  rc->add_option("--device", ra->device, "device index (default: the one with a trace)");
+  add_device_select(rc, ra->device);
   rc->add_option("--out", ra->out, "write replay.pickle (memory_viz) and replay.json here");
   add_device_options(rc, ra->dev);
   rc->callback([&run, ra] { run = [ra] { return replay_command(*ra); }; });
@@ -429,7 +434,7 @@ void add_alloc(CLI::App& app, Runner& run) {
                  "allocations per window when no iteration boundaries are known");
   pc->add_option("--settle", pa->settle,
                  "windows allowed to allocate before the verdict counts growth");
-  pc->add_option("--device", pa->device, "device index (default: the one with a trace)");
+  add_device_select(pc, pa->device);
   pc->add_flag("--table", pa->table, "print every iteration's row");
   pc->add_option(
       "--segments-at", pa->segments_at,
@@ -443,7 +448,7 @@ void add_alloc(CLI::App& app, Runner& run) {
   auto* wc = alloc->add_subcommand("whatif", "The same trace under other allocator settings");
   wc->add_option("trace", wa->trace, "snapshot")->required();
   wc->add_option("--config", wa->configs, "PYTORCH_CUDA_ALLOC_CONF settings (repeat)")->required();
-  wc->add_option("--device", wa->device, "device index (default: the one with a trace)");
+  add_device_select(wc, wa->device);
   wc->add_option("--out", wa->out, "write whatif.json and whatif.html here");
   add_device_options(wc, wa->dev);
   wc->callback([&run, wa] { run = [wa] { return whatif_command(*wa); }; });

@@ -134,6 +134,12 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     }
   }
 
+  // DFS: executions of subtree j that come before the budget's cut in the single-worker order.
+  auto room = [&](std::uint64_t j) -> std::uint64_t {
+    if (j >= offsets.size() || offsets[j] >= run.options.iterations) return 0;
+    return run.options.iterations - offsets[j];
+  };
+
   // The first occurrence of each kind in the single-worker order.
   struct Pick {
     std::tuple<std::uint64_t, std::uint64_t, std::size_t> key;
@@ -160,10 +166,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
                      : std::make_tuple(e, std::uint64_t{0}, pos);
       if (dfs && !f.contains("subtree"))
         throw InputError(fmt::format("{}: DFS finding without its subtree", dirs[k]));
-      if (dfs && std::get<1>(key) >= (std::get<0>(key) < offsets.size() &&
-                                              offsets[std::get<0>(key)] < run.options.iterations
-                                          ? run.options.iterations - offsets[std::get<0>(key)]
-                                          : 0)) {
+      if (dfs && std::get<1>(key) >= room(std::get<0>(key))) {
         continue;  // beyond the budget in the single-worker order
       }
       auto it = best.find(kind);

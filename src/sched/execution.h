@@ -61,7 +61,6 @@ class Execution {
   const std::string& thread_name(ThreadId t) const { return threads_[t].name; }
   bool finished(ThreadId t) const { return threads_[t].finished; }
   bool is_enabled(ThreadId t) const;
-  void collect_enabled(std::vector<ThreadId>& out) const { out = enabled(); }
   // The enabled threads, ascending. A bit per thread is kept up to date as steps change what
   // threads wait on (a step touches only the waiters of the objects it changes); the list is
   // rebuilt from the bits, a word at a time, only when a bit changed.

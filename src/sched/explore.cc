@@ -162,6 +162,11 @@ struct Hit {
 struct Hits {
   std::map<std::string, Hit> by_kind;
 
+  // Keeps `h` when it comes before what is kept for its kind.
+  void offer(const Hit& h) {
+    auto it = by_kind.find(h.finding.kind);
+    if (it == by_kind.end() || h.key < it->second.key) by_kind[h.finding.kind] = h;
+  }
   void add(std::uint64_t major, std::uint64_t minor, const ExecutionResult& run) {
     std::vector<ThreadId> choices;
     const auto& fs = run.findings();
@@ -170,14 +175,11 @@ struct Hits {
       auto it = by_kind.find(fs[pos].kind);
       if (it != by_kind.end() && it->second.key <= key) continue;
       if (choices.empty()) choices = run.choices();
-      by_kind[fs[pos].kind] = Hit{key, fs[pos], run.preemptions, choices};
+      offer(Hit{key, fs[pos], run.preemptions, choices});
     }
   }
   void merge(const Hits& other) {
-    for (const auto& [kind, h] : other.by_kind) {
-      auto it = by_kind.find(kind);
-      if (it == by_kind.end() || h.key < it->second.key) by_kind[kind] = h;
-    }
+    for (const auto& [kind, h] : other.by_kind) offer(h);
   }
 };
 
@@ -458,11 +460,7 @@ ExploreResult explore_dfs_split(const SubjectFactory& make, const ExploreOptions
       for (std::uint64_t e = 0; e < counted; ++e) out.steps += s.step_counts[e];
       out.executions += counted;
       for (const auto& [kind, h] : s.hits.by_kind) {
-        if (std::get<1>(h.key) < room) {
-          Hits one;
-          one.by_kind[kind] = h;
-          hits.merge(one);
-        }
+        if (std::get<1>(h.key) < room) hits.offer(h);
       }
       total += s.step_counts.size();
       out.subtrees.push_back({s.index, s.step_counts.size(), 0, s.complete});
