@@ -17,6 +17,7 @@
 
 #include "sched/finding.h"
 #include "sched/op.h"
+#include "sched/strategy.h"
 #include "sched/task.h"
 
 namespace racelab::sched {
@@ -37,7 +38,7 @@ struct Note {  // something a subject wants shown on its timeline; not a schedul
   std::string text;
 };
 
-class Execution {
+class Execution final : public ThreadView {
  public:
   explicit Execution(std::uint64_t max_steps = 1'000'000);
   ~Execution();
@@ -57,9 +58,10 @@ class Execution {
   void set_queue_worker(int queue, ThreadId worker);
 
   // ---- Scheduling: called by the engine.
-  std::size_t thread_count() const { return threads_.size(); }
-  const std::string& thread_name(ThreadId t) const { return threads_[t].name; }
-  bool finished(ThreadId t) const { return threads_[t].finished; }
+  std::size_t thread_count() const override { return threads_.size(); }
+  const std::string& thread_name(ThreadId t) const override { return threads_[t].name; }
+  bool finished(ThreadId t) const override { return threads_[t].finished; }
+  std::string pending_text(ThreadId t) const override { return describe(threads_[t].pending); }
   bool is_enabled(ThreadId t) const;
   // The enabled threads, ascending. A bit per thread is kept up to date as steps change what
   // threads wait on (a step touches only the waiters of the objects it changes); the list is

@@ -7,17 +7,32 @@
 #include <span>
 #include <string>
 
-#include "sched/execution.h"
+#include <stdexcept>
+
 #include "sched/op.h"
 
 namespace racelab::sched {
+
+// What a strategy may read about the threads of an execution: the simulated Execution and the live
+// runtime (src/live) both provide it, so every strategy drives either.
+class ThreadView {
+ public:
+  virtual std::size_t thread_count() const = 0;
+  virtual const std::string& thread_name(ThreadId t) const = 0;
+  virtual bool finished(ThreadId t) const = 0;
+  // The text of t's pending operation, as schedule files record it.
+  virtual std::string pending_text(ThreadId t) const = 0;
+
+ protected:
+  ~ThreadView() = default;
+};
 
 struct Decision {
   std::span<const ThreadId> enabled;  // ascending, never empty
   ThreadId previous = kNoThread;      // the thread that took the last step
   bool previous_enabled = false;      // choosing another thread now is a preemption
   std::uint64_t step = 0;
-  const Execution* exec = nullptr;  // names and pending operations, for replay and diagnostics
+  const ThreadView* exec = nullptr;  // names and pending operations, for replay and diagnostics
 };
 
 class Strategy {

@@ -24,7 +24,7 @@ bool ReplayStrategy::begin_execution(std::uint64_t index) {
 ThreadId ReplayStrategy::pick(const Decision& d) {
   if (!diverged_at_ && d.step < steps_.size()) {
     const ReplayStep& want = steps_[d.step];
-    const Execution& exec = *d.exec;
+    const ThreadView& exec = *d.exec;
     std::string got;
     ThreadId named = kNoThread;
     for (ThreadId t = 0; t < static_cast<ThreadId>(exec.thread_count()); ++t) {
@@ -33,7 +33,7 @@ ThreadId ReplayStrategy::pick(const Decision& d) {
     if (named == kNoThread) {
       got = fmt::format("no thread named '{}'", want.thread);
     } else {
-      const std::string op = exec.describe(exec.pending(named));
+      const std::string op = exec.pending_text(named);
       const bool enabled = std::find(d.enabled.begin(), d.enabled.end(), named) != d.enabled.end();
       if (enabled && op == want.op) return named;
       if (exec.finished(named)) {

@@ -1,0 +1,236 @@
+#pragma once
+// Live subjects: real code on real OS threads under racelab's scheduler.
+//
+// A live subject spawns *controlled* threads (plain functions, not coroutines). Each controlled
+// thread runs only while it holds the scheduler's token; it gives the token back at every
+// scheduling point: locking or unlocking an instrumented mutex, `point("name")`, an access to a
+// shared variable, spawning or joining, and returning from a blocking call. The engine then waits
+// until the system is quiet and lets the strategy pick the next thread among those whose pending
+// operation can take effect, exactly as for simulated subjects, so the same strategies, schedule
+// files and checkers apply.
+//
+// Real programs also have threads racelab did not create (LibTorch's autograd device workers,
+// CUDA's own threads). They are *foreign*: they run freely, but their operations on instrumented
+// primitives are recorded (they take and release mutexes for real, waiting if needed) and they
+// appear in the wait-for graph. A controlled thread that calls into code which may wait for a
+// foreign thread marks the call with a `Blocking` scope, naming the thread that serves it; while
+// inside, the thread is *away*: the engine does not wait for it, and a hang report draws the edge
+// "inside <call>, served by <thread>".
+//
+// Hang detection: when no controlled thread can make progress (none enabled, or the running one
+// never comes back to a scheduling point) for `Options::hang_timeout`, the execution ends with a
+// `deadlock` finding (naming the wait-for cycle) or a `hang` finding. Threads stuck in real
+// blocking calls cannot be unwound; the runtime keeps them (and itself) alive, and the caller is
+// expected to write its results and exit the process.
+//
+// Primitives belong to one execution's Runtime (made in Subject::setup); point() and Blocking are
+// no-ops outside a live execution, so instrumented helpers also run on their own.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sched/finding.h"
+#include "sched/op.h"
+#include "sched/strategy.h"
+
+namespace racelab::live {
+
+using sched::ThreadId;
+
+class Runtime;
+
+namespace kinds {
+inline constexpr const char* kHang = "hang";  // no progress, but no wait-for cycle to name
+}
+
+struct Options {
+  // No progress for this long is a hang. It must exceed the longest real call a thread makes
+  // between two scheduling points (a kernel compile, a backward pass).
+  std::chrono::milliseconds hang_timeout{10000};
+  // After each step, while some thread is away or foreign threads are active, the engine waits
+  // until nothing has happened for this long before the next decision, so that foreign threads
+  // reach their next instrumented operation first.
+  std::chrono::milliseconds settle{5};
+  std::uint64_t max_steps = 100000;  // more decisions than this: a livelock finding
+};
+
+// An instrumented mutex; BasicLockable, so std::lock_guard and std::unique_lock work.
+class Mutex {
+ public:
+  void lock();
+  void unlock();
+  const std::string& name() const { return name_; }
+  bool recursive() const { return recursive_; }
+
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+
+ private:
+  friend class Runtime;
+  Mutex(Runtime* rt, int id, std::string name, bool recursive)
+      : rt_(rt), id_(id), name_(std::move(name)), recursive_(recursive) {}
+  Runtime* rt_;
+  int id_;
+  std::string name_;
+  bool recursive_;
+};
+
+// A shared variable checked for data races: every get() and set() is a scheduling point, and two
+// accesses (one a write) of different threads not ordered by happens-before are a data_race
+// finding. The value itself is accessed under the runtime's lock, so foreign threads may use it.
+class SharedVar {
+ public:
+  const std::string& name() const { return name_; }
+
+ protected:
+  friend class Runtime;
+  SharedVar(Runtime* rt, int id, std::string name) : rt_(rt), id_(id), name_(std::move(name)) {}
+  void access(bool write, const std::function<void()>& touch);
+  Runtime* rt_;
+  int id_;
+  std::string name_;
+};
+
+template <class T>
+class Shared : public SharedVar {
+ public:
+  T get() {
+    T out{};
+    access(false, [&] { out = value_; });
+    return out;
+  }
+  void set(T v) {
+    access(true, [&] { value_ = std::move(v); });
+  }
+
+ private:
+  friend class Runtime;
+  Shared(Runtime* rt, int id, std::string name, T init)
+      : SharedVar(rt, id, std::move(name)), value_(std::move(init)) {}
+  T value_;
+};
+
+// A user-defined scheduling point (controlled threads); recorded as an event for foreign threads.
+void point(std::string_view label);
+
+// Marks a call that may wait for another thread outside racelab's control. `served_by` names the
+// thread that does the work (as named by name_this_thread), so that a hang report can close the
+// wait-for cycle through it. Leaving the scope is a scheduling point.
+class Blocking {
+ public:
+  explicit Blocking(std::string what, std::string served_by = {});
+  ~Blocking();
+  Blocking(const Blocking&) = delete;
+  Blocking& operator=(const Blocking&) = delete;
+
+ private:
+  Runtime* rt_;
+  ThreadId id_;
+};
+
+// Names the calling foreign thread in traces and reports ("autograd worker cuda:0"). Controlled
+// threads keep the name they were spawned with.
+void name_this_thread(std::string name);
+// True on a controlled thread of the running execution.
+bool controlled();
+// Spawns a controlled thread; from setup or from a controlled thread.
+ThreadId spawn(std::string name, std::function<void()> body);
+// Waits for a controlled thread to finish (a scheduling point, enabled once it has).
+void join(ThreadId t);
+
+class Subject {
+ public:
+  virtual ~Subject() = default;
+  virtual std::string name() const = 0;
+  virtual std::string content_hash() const = 0;
+  // Creates the primitives and spawns the first controlled threads of one execution.
+  virtual void setup(Runtime& rt) = 0;
+  // After an execution whose threads all finished.
+  virtual void finish(Runtime& /*rt*/) {}
+};
+
+struct Event {
+  std::string thread;
+  std::string text;
+  bool foreign = false;   // done by a foreign thread: recorded, not chosen
+  bool decision = false;  // a step the strategy chose (what schedule files replay)
+  double seconds = 0;     // wall time since the execution started
+};
+
+struct Result {
+  std::vector<Event> events;  // decisions and foreign operations, in the order they took effect
+  std::vector<sched::Finding> findings;
+  std::vector<std::string> threads;  // controlled threads, by id
+  std::vector<std::string> foreign;  // foreign threads, in order of first appearance
+  std::vector<ThreadId> choices;     // the thread picked at each decision
+  std::uint64_t preemptions = 0;
+  bool completed = false;  // every controlled thread finished
+  bool hung = false;       // threads were left stuck in real calls; the process should exit soon
+  double seconds = 0;
+
+  bool found(std::string_view kind) const;
+  // The decisions as schedule files record them: (thread, operation).
+  std::vector<std::pair<std::string, std::string>> decisions() const;
+};
+
+// Runs execution number `index` of `subject` under `strategy`; nullopt when the strategy has
+// nothing left to explore. One live execution runs at a time in a process.
+std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint64_t index,
+                          const Options& options = {});
+
+// Waits until every controlled thread of the executions that hung has finished (after whatever
+// they were stuck on let go of them, e.g. a test cancelling its fake worker); false on timeout.
+bool wait_hung_threads(std::chrono::milliseconds timeout);
+
+class Runtime final : public sched::ThreadView {
+ public:
+  // ---- Setup (and, for spawn, from controlled threads).
+  Mutex& mutex(std::string name) { return make_mutex(std::move(name), false); }
+  Mutex& recursive_mutex(std::string name) { return make_mutex(std::move(name), true); }
+  template <class T>
+  Shared<T>& shared(std::string name, T init = T{}) {
+    auto* v = new Shared<T>(this, next_var_id(), std::move(name), std::move(init));
+    adopt_var(std::unique_ptr<SharedVar>(v));
+    return *v;
+  }
+  ThreadId spawn(std::string name, std::function<void()> body);
+  // Records a finding; `fatal` ends the execution at the next decision.
+  void report(std::string kind, std::string message, bool fatal = false);
+  void note(std::string text);  // shown on the timeline; not a scheduling point
+
+  // ---- ThreadView (controlled threads only).
+  std::size_t thread_count() const override;
+  const std::string& thread_name(ThreadId t) const override;
+  bool finished(ThreadId t) const override;
+  std::string pending_text(ThreadId t) const override;
+
+  ~Runtime();
+
+ private:
+  friend class Mutex;
+  friend class SharedVar;
+  friend class Blocking;
+  friend std::optional<Result> run(Subject&, sched::Strategy&, std::uint64_t, const Options&);
+  friend void point(std::string_view);
+  friend void name_this_thread(std::string);
+  friend bool controlled();
+  friend ThreadId live::spawn(std::string, std::function<void()>);
+  friend void join(ThreadId);
+  friend bool wait_hung_threads(std::chrono::milliseconds);
+  struct Impl;
+
+  explicit Runtime(const Options& options);
+  Mutex& make_mutex(std::string name, bool recursive);
+  int next_var_id();
+  void adopt_var(std::unique_ptr<SharedVar> v);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace racelab::live
