@@ -332,6 +332,17 @@ struct WhatifArgs {
   std::string out;
 };
 
+}  // namespace
+
+int alloc_report(const std::string& trace, const std::string& out) {
+  ReportArgs a;
+  a.traces = {trace};
+  a.out = out;
+  return report_command(a);
+}
+
+namespace {
+
 int whatif_command(const WhatifArgs& a) {
   const Snapshot snap = read_snapshot(a.trace);
   const std::vector<std::size_t> devices = pick_devices(snap, a.device, a.trace);

@@ -21,6 +21,10 @@ void add_suite(CLI::App& app, Runner& run);
 void add_alloc(CLI::App& app, Runner& run);
 
 void add_merge(CLI::App& app, Runner& run);
+void add_live(CLI::App& app, Runner& run);
+
+// racelab alloc report TRACE --out OUT with default settings (used by racelab live alloc).
+int alloc_report(const std::string& trace, const std::string& out);
 
 // --jobs N and --shard K/N (explore, suite).
 struct PartitionArgs {

@@ -2,6 +2,7 @@
 // shrunk schedule per finding kind, print each finding with the command that replays it.
 // Exit 1 when anything was found, 0 otherwise.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <optional>

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   cli::add_suite(app, run);
   cli::add_alloc(app, run);
   cli::add_merge(app, run);
+  cli::add_live(app, run);
 
   try {
     app.parse(argc, argv);

@@ -3,6 +3,7 @@
 #include "model/suite.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <filesystem>

@@ -6,6 +6,7 @@
 // "activity" (a counter bumped by every park, foreign operation, finish and blocking call), which
 // is how it notices the running thread coming back and foreign threads acting.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>

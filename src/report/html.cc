@@ -1,6 +1,7 @@
 #include "report/html.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <numbers>

@@ -1,6 +1,7 @@
 // JUnit XML in the shape common CI viewers accept (GitLab, Jenkins, GitHub test reporters):
 // <testsuites><testsuite><testcase><failure message="..">details</failure></testcase>...
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/report.h"
 

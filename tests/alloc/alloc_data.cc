@@ -18,6 +18,7 @@ std::filesystem::path data_root() {
 
 std::filesystem::path fixtures_dir() { return data_root() / "fixtures-h200"; }
 std::filesystem::path traces_dir() { return data_root() / "h200-traces"; }
+std::filesystem::path live_traces_dir() { return data_root() / "live-h200"; }
 
 bool same_value(const PyObject& a, const PyObject& b) {
   if (a.type != b.type) return false;

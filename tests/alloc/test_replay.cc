@@ -17,6 +17,7 @@
 using namespace racelab::alloc;
 using racelab::alloc::testing::fixtures_dir;
 using racelab::alloc::testing::same_value;
+using racelab::alloc::testing::live_traces_dir;
 using racelab::alloc::testing::traces_dir;
 
 namespace {
@@ -118,6 +119,33 @@ TEST_CASE("report: the fixtures' verdicts match their stats JSON", "[replay]") {
   CHECK(chunked.verdict ==
         "not stable: device allocations at iterations 1, 2, 13 (18 -> 21 segments, reserved 376 -> "
         "432 MiB)");
+}
+
+TEST_CASE("replay: traces racelab live alloc recorded through LibTorch's C++ API", "[replay]") {
+  // Recorded on the H200 by tools/gpu/run-live.sh (docs/results/live-alloc-h200.md).
+  const auto dir = live_traces_dir();
+  for (const char* v : {"fused", "chunked", "dense"})
+    check_exact({dir / (std::string("snap_live_") + v + "_1.pickle")});
+  auto run = [&](const std::string& v) {
+    const auto path = dir / ("snap_live_" + v + "_1.pickle");
+    const Snapshot s = read_snapshot(path);
+    const Boundaries b = boundaries_from_stats(s.traces[0], dir / ("stats_live_" + v + "_1.json"));
+    ReplayOptions opt;
+    opt.config = config_from_snapshot(s.root->get("allocator_settings"), path.string());
+    return analyse(v, s.traces[0], b, opt, 1);
+  };
+  const StabilityReport fused = run("fused");
+  CHECK(fused.stable);
+  CHECK(fused.recorded_matches == 150);
+  const StabilityReport chunked = run("chunked");
+  CHECK_FALSE(chunked.stable);
+  CHECK(chunked.recorded_matches == 150);
+  CHECK(chunked.verdict ==
+        "not stable: device allocations at iterations 2, 5 (20 -> 23 segments, reserved 424 -> "
+        "516 MiB)");
+  const StabilityReport dense = run("dense");
+  CHECK(dense.stable);
+  CHECK(dense.recorded_matches == 150);
 }
 
 TEST_CASE("report: without boundaries the trace is cut into windows of allocations", "[replay]") {

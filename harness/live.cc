@@ -1,0 +1,395 @@
+// racelab live torch | alloc: live subjects on real threads (src/live).
+//
+//   racelab live torch --drafters N --warmup MODE [--device cpu|cuda] ...  runs the LibTorch
+//     drafter workload under the scheduler, execution after execution, until a failure (deadlock,
+//     hang, exception) or the budget; writes report.json, trace.txt and the failing schedule.
+//   racelab live torch --replay SCHEDULE  runs the recorded schedule again.
+//   racelab live alloc --attention fused|chunked|dense ...  records the CUDA caching allocator's
+//     history of the drafter step and hands it to the allocator report.
+//
+// A hang cannot be unwound (threads are stuck inside LibTorch), so after writing its results the
+// command ends the process at once with exit code 1.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "command.h"
+#include "live/live.h"
+#include "live/torch/workload.h"
+#include "racelab/version.h"
+#include "sched/schedule.h"
+#include "sched/strategies/strategies.h"
+#include "util/errors.h"
+#include "util/files.h"
+
+namespace racelab::cli {
+
+namespace {
+
+namespace tw = live::torch_workload;
+
+// Kinds that fail a live run; the others (duplicate_compile, compile_after_warmup) are evidence.
+bool is_failure(const std::string& kind) {
+  return kind == sched::kinds::kDeadlock || kind == live::kinds::kHang ||
+         kind == sched::kinds::kException || kind == sched::kinds::kLivelock ||
+         kind == sched::kinds::kAssertion || kind == sched::kinds::kDataRace;
+}
+
+struct TorchArgs {
+  tw::Config cfg;
+  std::string seq_lens = "128";
+  std::string strategy = "pct";
+  std::uint64_t seed = 1;
+  int depth = 3;
+  int preemptions = 2;
+  std::uint64_t executions = 10;
+  double time_limit = 0;
+  double hang_timeout = 10;
+  int settle_ms = 10;
+  std::string expect = "clean";
+  std::string replay;
+  std::string out = "racelab-out/live-torch";
+  bool no_warmup_backward = false;
+};
+
+std::vector<int> parse_lengths(const std::string& text, const std::string& flag) {
+  std::vector<int> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    try {
+      std::size_t used = 0;
+      const int v = std::stoi(item, &used);
+      if (used != item.size()) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw InputError(fmt::format("{}: '{}' is not a length (expected e.g. 128,256)", flag, item));
+    }
+    pos = comma + 1;
+  }
+  return out;
+}
+
+nlohmann::ordered_json finding_json(const sched::Finding& f) {
+  nlohmann::ordered_json j;
+  j["kind"] = f.kind;
+  j["message"] = f.message;
+  j["decision"] = f.step;
+  j["details"] = f.details;
+  j["cycle"] = f.cycle;
+  return j;
+}
+
+std::string trace_text(const live::Result& r) {
+  std::string out;
+  std::size_t decision = 0;
+  for (const live::Event& e : r.events) {
+    out += fmt::format("{:9.6f} {:>5} {}{}: {}\n", e.seconds,
+                       e.decision ? std::to_string(decision++) : std::string("-"), e.thread,
+                       e.foreign ? " (foreign)" : "", e.text);
+  }
+  return out;
+}
+
+struct Outcome {
+  std::uint64_t executions = 0;
+  std::map<std::string, std::uint64_t> kinds;  // executions in which each kind was seen
+  std::optional<live::Result> failure;
+  std::uint64_t failure_execution = 0;
+  std::optional<live::Result> last;  // the last execution, when none failed
+  double seconds = 0;
+  bool exhausted = false;
+  bool interrupted = false;
+  bool time_limit = false;
+};
+
+// Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
+std::string write_outputs(const TorchArgs& a, const Outcome& o, const std::string& strategy_desc) {
+  const std::filesystem::path dir(a.out);
+  ensure_directory(dir);
+  std::string schedule_path;
+  nlohmann::ordered_json report;
+  report["format"] = "racelab-live-report";
+  report["version"] = 1;
+  report["racelab_version"] = kVersion;
+  report["subject"] = "live-torch";
+  report["build"] = tw::build_description();
+  report["parameters"] = nlohmann::ordered_json::parse(tw::config_json(a.cfg));
+  report["strategy"] = strategy_desc;
+  report["executions"] = o.executions;
+  report["seconds"] = o.seconds;
+  report["exhausted"] = o.exhausted;
+  report["kinds_seen"] = o.kinds;
+  report["findings"] = nlohmann::ordered_json::array();
+  if (o.failure) {
+    const live::Result& r = *o.failure;
+    for (const auto& f : r.findings) {
+      auto j = finding_json(f);
+      j["execution"] = o.failure_execution;
+      report["findings"].push_back(j);
+    }
+    report["hung"] = r.hung;
+    report["threads"] = r.threads;
+    report["foreign_threads"] = r.foreign;
+
+    sched::Schedule s;
+    s.racelab_version = kVersion;
+    s.subject_name = "live-torch";
+    s.subject_hash = tw::make_drafters(a.cfg)->content_hash();
+    s.strategy_name = a.strategy;
+    s.strategy_description = strategy_desc;
+    s.seed = a.seed;
+    s.execution = o.failure_execution;
+    s.parameters = nlohmann::json::parse(tw::config_json(a.cfg));
+    const auto first = std::find_if(r.findings.begin(), r.findings.end(),
+                                    [](const sched::Finding& f) { return is_failure(f.kind); });
+    if (first != r.findings.end()) {
+      s.finding_kind = first->kind;
+      s.finding_message = first->message;
+    }
+    s.preemptions = r.preemptions;
+    for (auto& [t, op] : r.decisions()) s.steps.push_back({t, op});
+    schedule_path = (dir / fmt::format("schedule-{}.json",
+                                       s.finding_kind.empty() ? "run" : s.finding_kind))
+                        .string();
+    write_file_atomic(schedule_path, sched::schedule_to_json(s));
+    report["schedule"] = schedule_path;
+  }
+  // The failing execution's events, or the last execution's when none failed.
+  if (o.failure) {
+    write_file_atomic(dir / "trace.txt", trace_text(*o.failure));
+  } else if (o.last) {
+    write_file_atomic(dir / "trace.txt", trace_text(*o.last));
+  }
+  write_file_atomic(dir / "report.json", report.dump(2) + "\n");
+  return schedule_path;
+}
+
+int finish(const TorchArgs& a, const Outcome& o, const std::string& strategy_desc) {
+  const std::string schedule = write_outputs(a, o, strategy_desc);
+  const bool failed = o.failure.has_value() &&
+                      std::any_of(o.failure->findings.begin(), o.failure->findings.end(),
+                                  [](const sched::Finding& f) { return is_failure(f.kind); });
+  if (o.failure) {
+    for (const auto& f : o.failure->findings) {
+      if (!is_failure(f.kind)) continue;
+      fmt::print("{} (execution {}, {} decisions): {}\n", paint(f.kind, Colour::kRed),
+                 o.failure_execution, o.failure->choices.size(), f.message);
+      for (const auto& d : f.details) fmt::print("  {}\n", d);
+    }
+    if (!schedule.empty())
+      fmt::print("  replay: racelab live torch --replay {}{}\n", schedule,
+                 o.failure->hung ? " (the process exits now: threads are stuck in LibTorch)" : "");
+  }
+  for (const auto& [kind, n] : o.kinds) {
+    if (!is_failure(kind))
+      fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
+  }
+  if (!failed) fmt::print("{}\n", paint("no deadlock, hang or exception", Colour::kGreen));
+  if (o.interrupted) fmt::print("interrupted: results so far written\n");
+  if (o.time_limit) fmt::print("time limit reached: results so far written\n");
+  fmt::print("{} execution(s){} in {:.2f} s on {}\n", o.executions,
+             o.exhausted ? " (exhaustive within the bound)" : "", o.seconds,
+             tw::build_description());
+  fmt::print("report: {}/report.json, {}/trace.txt\n", a.out, a.out);
+  const bool want_deadlock = a.expect == "deadlock";
+  const bool found_deadlock =
+      o.failure && (o.failure->found(sched::kinds::kDeadlock) || o.failure->found(live::kinds::kHang));
+  int code = kExitOk;
+  if (want_deadlock) {
+    fmt::print("expectation (deadlock) {}\n",
+               found_deadlock ? paint("holds", Colour::kGreen) : paint("does not hold", Colour::kRed));
+    code = found_deadlock ? kExitOk : kExitFound;
+  } else {
+    code = failed ? kExitFound : kExitOk;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (o.failure && o.failure->hung) std::_Exit(code);
+  return code;
+}
+
+int run_torch(TorchArgs a) {
+  if (a.expect != "clean" && a.expect != "deadlock")
+    throw InputError(fmt::format("--expect must be clean or deadlock, got '{}'", a.expect));
+  if (a.hang_timeout <= 0) throw InputError("--hang-timeout must be positive");
+  if (a.settle_ms < 0) throw InputError("--settle-ms must not be negative");
+  std::unique_ptr<sched::Strategy> strategy;
+  std::optional<sched::Schedule> replay;
+  if (!a.replay.empty()) {
+    replay = sched::read_schedule(a.replay);
+    if (replay->subject_name != "live-torch")
+      throw InputError(fmt::format("{}: records subject '{}', not live-torch (replay it with "
+                                   "racelab replay)",
+                                   a.replay, replay->subject_name));
+    a.cfg = tw::config_from_json(replay->parameters.dump());
+    a.executions = 1;
+    strategy = std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail,
+                                                       nullptr);
+  } else {
+    a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
+    a.cfg.warmup_backward = !a.no_warmup_backward;
+    sched::StrategyParams sp;
+    sp.kind = sched::parse_strategy(a.strategy);
+    sp.seed = a.seed;
+    sp.depth = a.depth;
+    sp.max_preemptions = a.preemptions;
+    strategy = sched::make_strategy(sp);
+  }
+  auto subject = tw::make_drafters(a.cfg);  // validates: InputError for bad parameters
+  if (replay && !replay->subject_hash.empty() && replay->subject_hash != subject->content_hash())
+    fmt::print(stderr,
+               "racelab: warning: {} was recorded with another build or workload ({}); replaying "
+               "anyway\n",
+               a.replay, replay->subject_hash);
+
+  live::Options lo;
+  lo.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
+  lo.settle = std::chrono::milliseconds(a.settle_ms);
+  const std::string desc = strategy->describe();
+  fmt::print("live torch: {} drafter(s) on {}, warmup {}, attention {}, {}; {}\n", a.cfg.drafters,
+             a.cfg.device, a.cfg.warmup, a.cfg.attention, desc, tw::build_description());
+  std::fflush(stdout);
+
+  Outcome o;
+  const auto start = std::chrono::steady_clock::now();
+  auto progress = count_progress("live torch", "executions");
+  for (std::uint64_t i = 0; i < a.executions; ++i) {
+    if (interrupted().load()) {
+      o.interrupted = true;
+      break;
+    }
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (a.time_limit > 0 && elapsed > a.time_limit) {
+      o.time_limit = true;
+      break;
+    }
+    std::optional<live::Result> r;
+    try {
+      r = live::run(*subject, *strategy, i, lo);
+    } catch (const sched::ReplayDivergence& e) {
+      throw InputError(fmt::format("{}: {} (a live run also depends on foreign threads' timing; "
+                                   "try a larger --settle-ms)",
+                                   a.replay, e.what()));
+    }
+    if (!r) {
+      o.exhausted = true;
+      break;
+    }
+    ++o.executions;
+    std::set<std::string> seen;
+    for (const auto& f : r->findings) seen.insert(f.kind);
+    for (const auto& k : seen) ++o.kinds[k];
+    if (progress) progress(o.executions, a.executions);
+    const bool failed = std::any_of(seen.begin(), seen.end(), is_failure);
+    if (failed || replay) {
+      o.failure = std::move(r);
+      o.failure_execution = i;
+      if (failed) break;
+    } else {
+      o.last = std::move(r);
+    }
+  }
+  clear_progress();
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return finish(a, o, desc);
+}
+
+struct AllocArgs {
+  tw::AllocConfig cfg;
+  std::string seq_lens;
+  std::string out = "racelab-out/live-alloc";
+};
+
+int run_alloc(AllocArgs a) {
+  if (!a.seq_lens.empty()) a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
+  if (a.cfg.iterations < 1) throw InputError("--iterations must be at least 1");
+  if (a.cfg.attention != "fused" && a.cfg.attention != "chunked" && a.cfg.attention != "dense")
+    throw InputError(fmt::format("--attention must be fused, chunked or dense, got '{}'",
+                                 a.cfg.attention));
+  a.cfg.out = a.out;
+  ensure_directory(a.out);
+  const tw::AllocOutcome got = tw::capture_alloc(a.cfg);
+  fmt::print("{}\n", got.summary);
+  fmt::print("trace: {}\nstats: {}\n", got.pickle_path, got.stats_path);
+  std::fflush(stdout);
+  return alloc_report(got.pickle_path, a.out);
+}
+
+}  // namespace
+
+void add_live(CLI::App& app, Runner& run) {
+  auto live = app.add_subcommand("live", "run live subjects: real code on real threads");
+  live->require_subcommand(1);
+
+  auto t = std::make_shared<TorchArgs>();
+  auto* torch = live->add_subcommand(
+      "torch", "the LibTorch drafter workload under the scheduler (deadlock search and replay)");
+  torch->add_option("--drafters", t->cfg.drafters, "drafter threads")->capture_default_str();
+  torch->add_option("--warmup", t->cfg.warmup,
+                    "none | sequential | lock_first_step | lock_first_forward | per_thread_lock")
+      ->capture_default_str();
+  torch->add_flag("--no-warmup-backward", t->no_warmup_backward,
+                  "sequential warmup runs the forward only");
+  torch->add_option("--warmup-seq-len", t->cfg.warmup_seq_len,
+                    "sequential warmup length (default: the first of --seq-lens)");
+  torch->add_option("--device", t->cfg.device, "cpu | cuda")->capture_default_str();
+  torch->add_option("--gpus", t->cfg.gpus, "cuda: drafter i runs on cuda:(i % gpus)")
+      ->capture_default_str();
+  torch->add_option("--attention", t->cfg.attention, "dense | chunked | fused")
+      ->capture_default_str();
+  torch->add_option("--seq-lens", t->seq_lens, "comma-separated lengths, one step each")
+      ->capture_default_str();
+  torch->add_option("--hidden", t->cfg.hidden, "hidden size")->capture_default_str();
+  torch->add_option("--heads", t->cfg.heads, "attention heads")->capture_default_str();
+  torch->add_option("--chunk", t->cfg.chunk, "chunked attention: queries per chunk")
+      ->capture_default_str();
+  torch->add_option("--strategy", t->strategy, "random | pct | dfs")->capture_default_str();
+  torch->add_option("--seed", t->seed, "seed of random and pct")->capture_default_str();
+  torch->add_option("--depth", t->depth, "pct depth")->capture_default_str();
+  torch->add_option("--max-preemptions", t->preemptions, "dfs preemption bound")
+      ->capture_default_str();
+  torch->add_option("--executions", t->executions, "executions to run at most")
+      ->capture_default_str();
+  torch->add_option("--time-limit", t->time_limit, "stop after this many seconds, keeping results");
+  torch->add_option("--hang-timeout", t->hang_timeout,
+                    "seconds without progress that make a hang (must exceed the longest compile)")
+      ->capture_default_str();
+  torch->add_option("--settle-ms", t->settle_ms,
+                    "quiet time granted to foreign threads before each decision")
+      ->capture_default_str();
+  torch->add_option("--expect", t->expect,
+                    "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless "
+                    "one is found)")
+      ->capture_default_str();
+  torch->add_option("--replay", t->replay, "run the schedule file once (its parameters apply)");
+  torch->add_option("--out", t->out, "output directory")->capture_default_str();
+  torch->callback([&run, t] { run = [t] { return run_torch(*t); }; });
+
+  auto al = std::make_shared<AllocArgs>();
+  auto* alloc = live->add_subcommand(
+      "alloc", "record the CUDA caching allocator's history of the drafter step (CUDA builds)");
+  alloc->add_option("--attention", al->cfg.attention, "fused | chunked | dense")
+      ->capture_default_str();
+  alloc->add_option("--iterations", al->cfg.iterations, "training iterations")
+      ->capture_default_str();
+  alloc->add_option("--seq-lens", al->seq_lens,
+                    "comma-separated lengths, cycled (default: random 512..4096 by 64, as the "
+                    "fixtures)");
+  alloc->add_option("--seed", al->cfg.seed, "seed of the random lengths")->capture_default_str();
+  alloc->add_option("--hidden", al->cfg.hidden, "hidden size")->capture_default_str();
+  alloc->add_option("--heads", al->cfg.heads, "attention heads")->capture_default_str();
+  alloc->add_option("--chunk", al->cfg.chunk, "chunked attention: queries per chunk")
+      ->capture_default_str();
+  alloc->add_option("--name", al->cfg.name, "file name stem (default live_<attention>_<seed>)");
+  alloc->add_option("--out", al->out, "output directory")->capture_default_str();
+  alloc->callback([&run, al] { run = [al] { return run_alloc(*al); }; });
+}
+
+}  // namespace racelab::cli

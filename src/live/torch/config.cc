@@ -1,0 +1,106 @@
+// Configuration of the LibTorch workload: checks and JSON, without LibTorch.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <nlohmann/json.hpp>
+
+#include "live/torch/workload.h"
+#include "util/errors.h"
+
+namespace racelab::live::torch_workload {
+
+namespace detail {
+bool fused_available();  // defined by the LibTorch build (or its stand-in)
+}
+
+namespace {
+
+const std::vector<std::string> kWarmups = {"none", "sequential", "lock_first_step",
+                                           "lock_first_forward", "per_thread_lock"};
+const std::vector<std::string> kAttentions = {"dense", "chunked", "fused"};
+
+bool one_of(const std::string& v, const std::vector<std::string>& set) {
+  return std::find(set.begin(), set.end(), v) != set.end();
+}
+
+}  // namespace
+
+void validate(const Config& c) {
+  if (c.drafters < 1 || c.drafters > 64)
+    throw InputError(fmt::format("--drafters must be 1..64, got {}", c.drafters));
+  if (c.device != "cpu" && c.device != "cuda")
+    throw InputError(fmt::format("--device must be cpu or cuda, got '{}'", c.device));
+  if (c.gpus < 1) throw InputError(fmt::format("--gpus must be at least 1, got {}", c.gpus));
+  if (c.warmup == "separate_process")
+    throw InputError(
+        "--warmup separate_process is not available live: the C++ workload has no on-disk compile "
+        "cache for another process to warm (use the model: racelab explore)");
+  if (!one_of(c.warmup, kWarmups))
+    throw InputError(fmt::format("--warmup must be one of {}, got '{}'", fmt::join(kWarmups, ", "),
+                                 c.warmup));
+  if (!one_of(c.attention, kAttentions))
+    throw InputError(fmt::format("--attention must be one of {}, got '{}'",
+                                 fmt::join(kAttentions, ", "), c.attention));
+  if (c.seq_lens.empty()) throw InputError("--seq-lens needs at least one length");
+  for (int l : c.seq_lens)
+    if (l < 1 || l > 65536)
+      throw InputError(fmt::format("--seq-lens: lengths must be 1..65536, got {}", l));
+  if (c.warmup_seq_len < 0 || c.warmup_seq_len > 65536)
+    throw InputError(fmt::format("--warmup-seq-len must be 0..65536, got {}", c.warmup_seq_len));
+  if (c.heads < 1 || c.hidden < c.heads || c.hidden % c.heads != 0)
+    throw InputError(fmt::format("--hidden ({}) must be a positive multiple of --heads ({})",
+                                 c.hidden, c.heads));
+  if (c.chunk < 1) throw InputError(fmt::format("--chunk must be positive, got {}", c.chunk));
+  if (!built_with_torch())
+    throw InputError(
+        "this racelab was built without LibTorch: install libtorch-dev (CPU) and rebuild, or build "
+        "against the PyTorch wheel with tools/gpu/build.sh");
+  if (c.device == "cuda" && !cuda_available())
+    throw InputError(fmt::format("--device cuda: {}", build_description().find("CUDA") ==
+                                                              std::string::npos
+                                                          ? "this racelab's LibTorch has no CUDA"
+                                                          : "no CUDA device is present"));
+  if (c.attention == "fused" && !detail::fused_available())
+    throw InputError(fmt::format(
+        "--attention fused needs scaled_dot_product_attention (LibTorch 2.0 or later); this is {}",
+        build_description()));
+}
+
+std::string config_json(const Config& c) {
+  nlohmann::ordered_json j;
+  j["drafters"] = c.drafters;
+  j["device"] = c.device;
+  j["gpus"] = c.gpus;
+  j["attention"] = c.attention;
+  j["warmup"] = c.warmup;
+  j["warmup_backward"] = c.warmup_backward;
+  j["warmup_seq_len"] = c.warmup_seq_len;
+  j["seq_lens"] = c.seq_lens;
+  j["hidden"] = c.hidden;
+  j["heads"] = c.heads;
+  j["chunk"] = c.chunk;
+  return j.dump();
+}
+
+Config config_from_json(const std::string& text) {
+  Config c;
+  try {
+    const auto j = nlohmann::json::parse(text);
+    c.drafters = j.at("drafters").get<int>();
+    c.device = j.at("device").get<std::string>();
+    c.gpus = j.at("gpus").get<int>();
+    c.attention = j.at("attention").get<std::string>();
+    c.warmup = j.at("warmup").get<std::string>();
+    c.warmup_backward = j.at("warmup_backward").get<bool>();
+    c.warmup_seq_len = j.at("warmup_seq_len").get<int>();
+    c.seq_lens = j.at("seq_lens").get<std::vector<int>>();
+    c.hidden = j.at("hidden").get<int>();
+    c.heads = j.at("heads").get<int>();
+    c.chunk = j.at("chunk").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("workload parameters: {}", e.what()));
+  }
+  return c;
+}
+
+}  // namespace racelab::live::torch_workload

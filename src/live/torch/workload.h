@@ -1,0 +1,74 @@
+#pragma once
+// The LibTorch drafter workload: a DFlash-style drafter step (q/k/v projections, attention, output
+// projection, loss, backward) with the pipeline's compile structure (TORCH-FACTS F1-F5), run as a
+// live subject on real threads.
+//
+//   per process (per execution here): a cache from (device, sequence length) to a compiled
+//   attention kernel, and one recursive compile_lock (F1);
+//   forward: guard check and cache snapshot *before* the lock (F5), then, on a miss, under
+//   compile_lock: trace through autograd (torch::autograd::grad on the device, F4) and compile;
+//   backward: a custom autograd function whose backward compiles its kernel lazily under the same
+//   lock (F2); on CUDA the autograd engine runs it on the device's worker thread (F3).
+//
+// The compile is real work: on CUDA, NVRTC compiles the kernel source for the device's
+// architecture and the kernels it produces compute the causal bias and the backward's row term;
+// on CPU, TorchScript compiles the same two functions from source. Only this header is free of
+// LibTorch, so the command line builds without it.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "live/live.h"
+
+namespace racelab::live::torch_workload {
+
+struct Config {
+  int drafters = 2;
+  std::string device = "cpu";         // cpu | cuda
+  int gpus = 1;                       // cuda: drafter i runs on cuda:(i % gpus)
+  std::string attention = "dense";    // dense | chunked | fused
+  std::string warmup = "none";        // none | sequential | lock_first_step | lock_first_forward
+                                      // | per_thread_lock
+  bool warmup_backward = true;        // sequential: also run backward
+  int warmup_seq_len = 0;             // sequential: 0 means the first training length
+  std::vector<int> seq_lens{128};     // one training step per length, per drafter
+  int hidden = 256;
+  int heads = 4;
+  int chunk = 64;  // chunked attention: queries per chunk
+};
+
+// Throws InputError with one line for anything out of range or unsupported by this build.
+void validate(const Config& c);
+std::string config_json(const Config& c);
+Config config_from_json(const std::string& text);  // as config_json writes it; InputError if not
+
+// "LibTorch 2.11.0 (CUDA 13.0, NVRTC)" / "LibTorch 1.13.1 (CPU)" / "" without LibTorch.
+std::string build_description();
+bool built_with_torch();
+bool cuda_available();  // a CUDA build with a device present
+
+// The live subject; throws InputError when this build has no LibTorch.
+std::unique_ptr<Subject> make_drafters(const Config& c);
+
+// Allocator capture (CUDA builds): the fixtures' drafter step under the CUDA caching allocator's
+// history recorder. Writes <out>/snap_<name>.pickle and <out>/stats_<name>.json.
+struct AllocConfig {
+  std::string attention = "fused";  // fused | chunked | dense
+  int iterations = 150;
+  std::vector<int> seq_lens;  // empty: random lengths 512..4096 in steps of 64 (the fixtures)
+  std::uint64_t seed = 1;
+  int hidden = 2048;
+  int heads = 16;
+  int chunk = 512;
+  std::string out;
+  std::string name;  // default: live_<attention>_<seed>
+};
+struct AllocOutcome {
+  std::string pickle_path;
+  std::string stats_path;
+  std::string summary;  // one line
+};
+AllocOutcome capture_alloc(const AllocConfig& c);
+
+}  // namespace racelab::live::torch_workload

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds racelab on a GPU machine against the PyTorch wheel's LibTorch (CUDA, NVRTC), with nothing
+# to download: the wheel, nvcc, cmake, ninja, g++, Catch2, CLI11, spdlog, fmt and nlohmann-json are
+# on the machine; toml++ is not, so Debian's libtomlplusplus3 and libtomlplusplus-dev packages are
+# carried in .gpu-deps/ (apt-get download them there) and unpacked beside the tree.
+#
+#   tools/gpu/build.sh [TARGET...]   # default: racelab -> build/gpu/harness/racelab
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD/.gpu-deps/root
+if ! [ -e /usr/include/toml++/toml.h ] && ! [ -e "$root/usr/include/toml++/toml.h" ]; then
+  shopt -s nullglob
+  debs=(.gpu-deps/libtomlplusplus*.deb)
+  if [ ${#debs[@]} -eq 0 ]; then
+    echo "tools/gpu/build.sh: toml++ is missing: put Debian's libtomlplusplus3 and" \
+      "libtomlplusplus-dev .deb files in .gpu-deps/ (apt-get download ...)" >&2
+    exit 2
+  fi
+  for d in "${debs[@]}"; do dpkg -x "$d" "$root"; done
+fi
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr;$root/usr/lib/x86_64-linux-gnu/cmake" \
+  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCUDAToolkit_ROOT=/usr/local/cuda \
+  -DRACELAB_BENCH=OFF >/dev/null
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(racelab)
+cmake --build build/gpu -j "$(nproc)" --target "${targets[@]}"
