@@ -9,20 +9,24 @@
 //
 // A hang cannot be unwound (threads are stuck inside LibTorch), so after writing its results the
 // command ends the process at once with exit code 1.
+#include "live/live.h"
+
 #include <fmt/format.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "command.h"
-#include "live/live.h"
 #include "live/torch/workload.h"
 #include "racelab/version.h"
 #include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
+#include "util/doctor.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -37,6 +41,12 @@ bool is_failure(const std::string& kind) {
   return kind == sched::kinds::kDeadlock || kind == live::kinds::kHang ||
          kind == sched::kinds::kException || kind == sched::kinds::kLivelock ||
          kind == sched::kinds::kAssertion || kind == sched::kinds::kDataRace;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 struct TorchArgs {
@@ -54,7 +64,43 @@ struct TorchArgs {
   std::string replay;
   std::string out = "racelab-out/live-torch";
   bool no_warmup_backward = false;
+  bool rr = false;
 };
+
+// --rr: runs this same command (without --rr) under `rr record --chaos` and prints the rr replay
+// command. rr's capability check is racelab doctor's (check_rr): where rr cannot record, exit 2
+// with its reason and the schedule-replay alternative.
+int run_under_rr(const TorchArgs& a) {
+  if (a.cfg.device == "cuda")
+    throw InputError(
+        "--rr: rr cannot record a CUDA run (the NVIDIA driver's ioctls and device memory mappings "
+        "are outside what rr records); replay the schedule instead: racelab live torch --replay "
+        "SCHEDULE");
+  const DoctorItem rr = check_rr();
+  if (!rr.ok)
+    throw InputError(
+        fmt::format("--rr: {} (racelab live torch --replay SCHEDULE replays a run "
+                    "without rr)",
+                    rr.value));
+  std::vector<std::string> args = {"rr", "record", "--chaos", "/proc/self/exe"};
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) args.back() = self.string();
+  const auto& argv = program_args();
+  for (std::size_t i = 1; i < argv.size(); ++i)
+    if (argv[i] != "--rr") args.push_back(argv[i]);
+  ensure_directory(a.out);
+  const std::string trace_dir = (std::filesystem::path(a.out) / "rr").string();
+  ensure_directory(trace_dir);
+  std::string command = "_RR_TRACE_DIR=" + shell_quote(trace_dir);
+  for (const auto& s : args) command += " " + shell_quote(s);
+  fmt::print("recording under rr: {}\n", command);
+  std::fflush(stdout);
+  const int status = std::system(command.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitInternal;
+  fmt::print("rr trace: {}/latest-trace\n  rr replay {}/latest-trace\n", trace_dir, trace_dir);
+  return code;
+}
 
 std::vector<int> parse_lengths(const std::string& text, const std::string& flag) {
   std::vector<int> out;
@@ -154,9 +200,9 @@ std::string write_outputs(const TorchArgs& a, const Outcome& o, const std::strin
     }
     s.preemptions = r.preemptions;
     for (auto& [t, op] : r.decisions()) s.steps.push_back({t, op});
-    schedule_path = (dir / fmt::format("schedule-{}.json",
-                                       s.finding_kind.empty() ? "run" : s.finding_kind))
-                        .string();
+    schedule_path =
+        (dir / fmt::format("schedule-{}.json", s.finding_kind.empty() ? "run" : s.finding_kind))
+            .string();
     write_file_atomic(schedule_path, sched::schedule_to_json(s));
     report["schedule"] = schedule_path;
   }
@@ -187,8 +233,7 @@ int finish(const TorchArgs& a, const Outcome& o, const std::string& strategy_des
                  o.failure->hung ? " (the process exits now: threads are stuck in LibTorch)" : "");
   }
   for (const auto& [kind, n] : o.kinds) {
-    if (!is_failure(kind))
-      fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
+    if (!is_failure(kind)) fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
   }
   if (!failed) fmt::print("{}\n", paint("no deadlock, hang or exception", Colour::kGreen));
   if (o.interrupted) fmt::print("interrupted: results so far written\n");
@@ -198,12 +243,13 @@ int finish(const TorchArgs& a, const Outcome& o, const std::string& strategy_des
              tw::build_description());
   fmt::print("report: {}/report.json, {}/trace.txt\n", a.out, a.out);
   const bool want_deadlock = a.expect == "deadlock";
-  const bool found_deadlock =
-      o.failure && (o.failure->found(sched::kinds::kDeadlock) || o.failure->found(live::kinds::kHang));
+  const bool found_deadlock = o.failure && (o.failure->found(sched::kinds::kDeadlock) ||
+                                            o.failure->found(live::kinds::kHang));
   int code = kExitOk;
   if (want_deadlock) {
-    fmt::print("expectation (deadlock) {}\n",
-               found_deadlock ? paint("holds", Colour::kGreen) : paint("does not hold", Colour::kRed));
+    fmt::print("expectation (deadlock) {}\n", found_deadlock
+                                                  ? paint("holds", Colour::kGreen)
+                                                  : paint("does not hold", Colour::kRed));
     code = found_deadlock ? kExitOk : kExitFound;
   } else {
     code = failed ? kExitFound : kExitOk;
@@ -215,6 +261,7 @@ int finish(const TorchArgs& a, const Outcome& o, const std::string& strategy_des
 }
 
 int run_torch(TorchArgs a) {
+  if (a.rr) return run_under_rr(a);
   if (a.expect != "clean" && a.expect != "deadlock")
     throw InputError(fmt::format("--expect must be clean or deadlock, got '{}'", a.expect));
   if (a.hang_timeout <= 0) throw InputError("--hang-timeout must be positive");
@@ -224,13 +271,14 @@ int run_torch(TorchArgs a) {
   if (!a.replay.empty()) {
     replay = sched::read_schedule(a.replay);
     if (replay->subject_name != "live-torch")
-      throw InputError(fmt::format("{}: records subject '{}', not live-torch (replay it with "
-                                   "racelab replay)",
-                                   a.replay, replay->subject_name));
+      throw InputError(
+          fmt::format("{}: records subject '{}', not live-torch (replay it with "
+                      "racelab replay)",
+                      a.replay, replay->subject_name));
     a.cfg = tw::config_from_json(replay->parameters.dump());
     a.executions = 1;
-    strategy = std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail,
-                                                       nullptr);
+    strategy =
+        std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail, nullptr);
   } else {
     a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
     a.cfg.warmup_backward = !a.no_warmup_backward;
@@ -241,7 +289,14 @@ int run_torch(TorchArgs a) {
     sp.max_preemptions = a.preemptions;
     strategy = sched::make_strategy(sp);
   }
-  auto subject = tw::make_drafters(a.cfg);  // validates: InputError for bad parameters
+  std::unique_ptr<live::Subject> subject;
+  try {
+    subject = tw::make_drafters(a.cfg);  // validates: InputError for bad parameters
+  } catch (const InputError& e) {
+    if (!replay) throw;
+    throw InputError(fmt::format("{}: recorded with {} drafter(s) on {}: {}", a.replay,
+                                 a.cfg.drafters, a.cfg.device, e.what()));
+  }
   if (replay && !replay->subject_hash.empty() && replay->subject_hash != subject->content_hash())
     fmt::print(stderr,
                "racelab: warning: {} was recorded with another build or workload ({}); replaying "
@@ -274,9 +329,10 @@ int run_torch(TorchArgs a) {
     try {
       r = live::run(*subject, *strategy, i, lo);
     } catch (const sched::ReplayDivergence& e) {
-      throw InputError(fmt::format("{}: {} (a live run also depends on foreign threads' timing; "
-                                   "try a larger --settle-ms)",
-                                   a.replay, e.what()));
+      throw InputError(
+          fmt::format("{}: {} (a live run also depends on foreign threads' timing; "
+                      "try a larger --settle-ms)",
+                      a.replay, e.what()));
     }
     if (!r) {
       o.exhausted = true;
@@ -311,8 +367,8 @@ int run_alloc(AllocArgs a) {
   if (!a.seq_lens.empty()) a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
   if (a.cfg.iterations < 1) throw InputError("--iterations must be at least 1");
   if (a.cfg.attention != "fused" && a.cfg.attention != "chunked" && a.cfg.attention != "dense")
-    throw InputError(fmt::format("--attention must be fused, chunked or dense, got '{}'",
-                                 a.cfg.attention));
+    throw InputError(
+        fmt::format("--attention must be fused, chunked or dense, got '{}'", a.cfg.attention));
   a.cfg.out = a.out;
   ensure_directory(a.out);
   const tw::AllocOutcome got = tw::capture_alloc(a.cfg);
@@ -324,6 +380,13 @@ int run_alloc(AllocArgs a) {
 
 }  // namespace
 
+int live_torch_replay(const std::string& schedule, const std::string& out) {
+  TorchArgs a;
+  a.replay = schedule;
+  a.out = out;
+  return run_torch(a);
+}
+
 void add_live(CLI::App& app, Runner& run) {
   auto live = app.add_subcommand("live", "run live subjects: real code on real threads");
   live->require_subcommand(1);
@@ -332,8 +395,9 @@ void add_live(CLI::App& app, Runner& run) {
   auto* torch = live->add_subcommand(
       "torch", "the LibTorch drafter workload under the scheduler (deadlock search and replay)");
   torch->add_option("--drafters", t->cfg.drafters, "drafter threads")->capture_default_str();
-  torch->add_option("--warmup", t->cfg.warmup,
-                    "none | sequential | lock_first_step | lock_first_forward | per_thread_lock")
+  torch
+      ->add_option("--warmup", t->cfg.warmup,
+                   "none | sequential | lock_first_step | lock_first_forward | per_thread_lock")
       ->capture_default_str();
   torch->add_flag("--no-warmup-backward", t->no_warmup_backward,
                   "sequential warmup runs the forward only");
@@ -358,18 +422,23 @@ void add_live(CLI::App& app, Runner& run) {
   torch->add_option("--executions", t->executions, "executions to run at most")
       ->capture_default_str();
   torch->add_option("--time-limit", t->time_limit, "stop after this many seconds, keeping results");
-  torch->add_option("--hang-timeout", t->hang_timeout,
-                    "seconds without progress that make a hang (must exceed the longest compile)")
+  torch
+      ->add_option("--hang-timeout", t->hang_timeout,
+                   "seconds without progress that make a hang (must exceed the longest compile)")
       ->capture_default_str();
-  torch->add_option("--settle-ms", t->settle_ms,
-                    "quiet time granted to foreign threads before each decision")
+  torch
+      ->add_option("--settle-ms", t->settle_ms,
+                   "quiet time granted to foreign threads before each decision")
       ->capture_default_str();
-  torch->add_option("--expect", t->expect,
-                    "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless "
-                    "one is found)")
+  torch
+      ->add_option("--expect", t->expect,
+                   "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless "
+                   "one is found)")
       ->capture_default_str();
   torch->add_option("--replay", t->replay, "run the schedule file once (its parameters apply)");
   torch->add_option("--out", t->out, "output directory")->capture_default_str();
+  torch->add_flag("--rr", t->rr,
+                  "record the run under rr record --chaos (CPU runs, where rr works; see doctor)");
   torch->callback([&run, t] { run = [t] { return run_torch(*t); }; });
 
   auto al = std::make_shared<AllocArgs>();

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   cli::add_merge(app, run);
   cli::add_live(app, run);
 
+  cli::program_args().assign(argv, argv + argc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

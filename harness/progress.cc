@@ -42,6 +42,11 @@ std::atomic<bool>& interrupted() {
   return flag;
 }
 
+std::vector<std::string>& program_args() {
+  static std::vector<std::string> args;
+  return args;
+}
+
 namespace {
 
 bool g_drawn = false;

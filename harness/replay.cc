@@ -29,6 +29,10 @@ struct ReplayArgs {
 
 int replay_command(const ReplayArgs& a) {
   const sched::Schedule s = sched::read_schedule(a.schedule);
+  if (s.subject_name == "live-torch") {
+    // A schedule of the live workload: it replays on real threads, with its own parameters.
+    return live_torch_replay(a.schedule, a.out.empty() ? "racelab-out/live-torch-replay" : a.out);
+  }
   const model::Scenario sc = model::scenario_for_schedule(s, a.schedule, a.scenario);
   model::PipelineModel model(sc);
   const bool lenient = a.on_divergence == "random";

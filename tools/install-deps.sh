@@ -3,7 +3,8 @@
 # are already present are not touched, and apt-get runs only when something is missing.
 set -euo pipefail
 packages=(cmake ninja-build g++ make libcli11-dev libspdlog-dev libfmt-dev catch2
-          libtomlplusplus-dev nlohmann-json3-dev clang-format python3 chromium libbenchmark-dev clang)
+          libtomlplusplus-dev nlohmann-json3-dev clang-format python3 chromium libbenchmark-dev clang
+          libtorch-dev rr)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -86,6 +86,7 @@ class Mutex {
 // finding. The value itself is accessed under the runtime's lock, so foreign threads may use it.
 class SharedVar {
  public:
+  virtual ~SharedVar() = default;  // the runtime owns Shared<T> through SharedVar
   const std::string& name() const { return name_; }
 
  protected:

@@ -36,8 +36,8 @@ void validate(const Config& c) {
         "--warmup separate_process is not available live: the C++ workload has no on-disk compile "
         "cache for another process to warm (use the model: racelab explore)");
   if (!one_of(c.warmup, kWarmups))
-    throw InputError(fmt::format("--warmup must be one of {}, got '{}'", fmt::join(kWarmups, ", "),
-                                 c.warmup));
+    throw InputError(
+        fmt::format("--warmup must be one of {}, got '{}'", fmt::join(kWarmups, ", "), c.warmup));
   if (!one_of(c.attention, kAttentions))
     throw InputError(fmt::format("--attention must be one of {}, got '{}'",
                                  fmt::join(kAttentions, ", "), c.attention));
@@ -56,10 +56,10 @@ void validate(const Config& c) {
         "this racelab was built without LibTorch: install libtorch-dev (CPU) and rebuild, or build "
         "against the PyTorch wheel with tools/gpu/build.sh");
   if (c.device == "cuda" && !cuda_available())
-    throw InputError(fmt::format("--device cuda: {}", build_description().find("CUDA") ==
-                                                              std::string::npos
-                                                          ? "this racelab's LibTorch has no CUDA"
-                                                          : "no CUDA device is present"));
+    throw InputError(
+        fmt::format("--device cuda: {}", build_description().find("CUDA") == std::string::npos
+                                             ? "this racelab's LibTorch has no CUDA"
+                                             : "no CUDA device is present"));
   if (c.attention == "fused" && !detail::fused_available())
     throw InputError(fmt::format(
         "--attention fused needs scaled_dot_product_attention (LibTorch 2.0 or later); this is {}",

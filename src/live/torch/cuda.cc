@@ -115,8 +115,7 @@ class Module {
     const unsigned blocks =
         static_cast<unsigned>(std::min<long long>((work + threads - 1) / threads, 65535));
     CUstream stream = at::cuda::getCurrentCUDAStream(device_.index()).stream();
-    check_cu(cuLaunchKernel(f, std::max(blocks, 1u), 1, 1, threads, 1, 1, 0, stream, args,
-                            nullptr),
+    check_cu(cuLaunchKernel(f, std::max(blocks, 1u), 1, 1, threads, 1, 1, 0, stream, args, nullptr),
              "cuLaunchKernel");
   }
   CUfunction bias_fn() const { return bias_; }
@@ -201,8 +200,8 @@ AllocOutcome capture_alloc(const AllocConfig& c) {
   if (!torch::cuda::is_available())
     throw InputError("racelab live alloc: no CUDA device is present");
   if (c.hidden % c.heads != 0)
-    throw InputError(fmt::format("--hidden ({}) must be a multiple of --heads ({})", c.hidden,
-                                 c.heads));
+    throw InputError(
+        fmt::format("--hidden ({}) must be a multiple of --heads ({})", c.hidden, c.heads));
   const torch::Device dev(torch::kCUDA, 0);
   const std::int64_t H = c.heads, D = c.hidden / c.heads, HID = c.hidden;
   const std::int64_t smax = 4096;
@@ -214,7 +213,8 @@ AllocOutcome capture_alloc(const AllocConfig& c) {
   torch::manual_seed(0);
   auto opts = torch::TensorOptions().device(dev).dtype(torch::kBFloat16);
   std::vector<torch::Tensor> w;
-  for (int i = 0; i < 4; ++i) w.push_back((torch::randn({HID, H * D}, opts) * 0.02).requires_grad_());
+  for (int i = 0; i < 4; ++i)
+    w.push_back((torch::randn({HID, H * D}, opts) * 0.02).requires_grad_());
 
   auto attention = [&](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
     if (c.attention == "fused") {
@@ -228,9 +228,9 @@ AllocOutcome capture_alloc(const AllocConfig& c) {
       std::vector<torch::Tensor> parts;
       for (std::int64_t s = 0; s < S; s += c.chunk) {
         const std::int64_t e = std::min(S, s + c.chunk);
-        auto mask = torch::ones({e - s, k.size(2)}, torch::TensorOptions().device(dev).dtype(
-                                                        torch::kBool))
-                        .tril(s);
+        auto mask =
+            torch::ones({e - s, k.size(2)}, torch::TensorOptions().device(dev).dtype(torch::kBool))
+                .tril(s);
 #if TORCH_VERSION_MAJOR >= 2
         parts.push_back(at::scaled_dot_product_attention(q.slice(2, s, e), k, v, mask));
 #else
@@ -250,10 +250,9 @@ AllocOutcome capture_alloc(const AllocConfig& c) {
     auto proj = [&](const torch::Tensor& W) {
       return torch::matmul(x, W).view({1, L, H, D}).transpose(1, 2);
     };
-    auto o = torch::matmul(attention(proj(w[0]), proj(w[1]), proj(w[2]))
-                               .transpose(1, 2)
-                               .reshape({1, L, H * D}),
-                           w[3].t());
+    auto o = torch::matmul(
+        attention(proj(w[0]), proj(w[1]), proj(w[2])).transpose(1, 2).reshape({1, L, H * D}),
+        w[3].t());
     o.to(torch::kFloat).pow(2).mean().backward();
     for (auto& W : w) W.mutable_grad() = torch::Tensor();
   };
@@ -300,8 +299,7 @@ AllocOutcome capture_alloc(const AllocConfig& c) {
                     {"alloc_retries", st.num_alloc_retries},
                     {"peak_allocated", st.allocated_bytes[all].peak}});
   }
-  const std::string name =
-      c.name.empty() ? fmt::format("live_{}_{}", c.attention, c.seed) : c.name;
+  const std::string name = c.name.empty() ? fmt::format("live_{}_{}", c.attention, c.seed) : c.name;
   AllocOutcome out;
   out.pickle_path = c.out + "/snap_" + name + ".pickle";
   out.stats_path = c.out + "/stats_" + name + ".json";

@@ -203,13 +203,15 @@ struct Pipeline {
     return kernel;
   }
 
-  std::shared_ptr<ForwardKernel> compile_forward([[maybe_unused]] const torch::Device& d, std::int64_t seq_len) {
+  std::shared_ptr<ForwardKernel> compile_forward([[maybe_unused]] const torch::Device& d,
+                                                 std::int64_t seq_len) {
 #ifdef RACELAB_WITH_CUDA
     if (d.is_cuda()) return nvrtc_forward(d, seq_len);
 #endif
     return std::make_shared<ScriptForward>(seq_len);
   }
-  std::shared_ptr<BackwardKernel> compile_backward([[maybe_unused]] const torch::Device& d, std::int64_t seq_len) {
+  std::shared_ptr<BackwardKernel> compile_backward([[maybe_unused]] const torch::Device& d,
+                                                   std::int64_t seq_len) {
 #ifdef RACELAB_WITH_CUDA
     if (d.is_cuda()) return nvrtc_backward(d, seq_len);
 #endif
@@ -240,9 +242,9 @@ class AttentionFn : public torch::autograd::Function<AttentionFn> {
     const torch::Tensor& q = saved[0];
     auto kernel = p->backward_kernel(q.device(), q.size(2));
     auto fwd = p->cached_forward(q.device(), q.size(2));
-    auto [dq, dk, dv] = attention_backward(*fwd, *kernel, q, saved[1], saved[2], saved[3],
-                                           grads[0], p->cfg.attention == "chunked" ? p->cfg.chunk
-                                                                                   : q.size(2));
+    auto [dq, dk, dv] =
+        attention_backward(*fwd, *kernel, q, saved[1], saved[2], saved[3], grads[0],
+                           p->cfg.attention == "chunked" ? p->cfg.chunk : q.size(2));
     return {dq, dk, dv, torch::Tensor()};
   }
 };
@@ -349,7 +351,8 @@ class Drafters : public Subject {
   explicit Drafters(Config c) : cfg_(std::move(c)) {}
   std::string name() const override { return "live-torch"; }
   std::string content_hash() const override {
-    return fmt::format("{:016x}", std::hash<std::string>{}(config_json(cfg_) + build_description()));
+    return fmt::format("{:016x}",
+                       std::hash<std::string>{}(config_json(cfg_) + build_description()));
   }
   void setup(Runtime& rt) override {
     prewarm();
@@ -413,9 +416,8 @@ class Drafters : public Subject {
       };
       auto scores = torch::matmul(heads(w.wq), heads(w.wk).transpose(-2, -1));
       auto o = torch::matmul(torch::softmax(scores, -1), heads(w.wv));
-      auto loss = torch::matmul(o.transpose(1, 2).reshape({1, len, cfg_.hidden}), w.wo)
-                      .pow(2)
-                      .mean();
+      auto loss =
+          torch::matmul(o.transpose(1, 2).reshape({1, len, cfg_.hidden}), w.wo).pow(2).mean();
       torch::autograd::grad({loss}, {w.wq}, {}, /*retain_graph=*/true);
       loss.backward();
       torch::cuda::synchronize(dev);

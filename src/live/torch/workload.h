@@ -25,14 +25,14 @@ namespace racelab::live::torch_workload {
 
 struct Config {
   int drafters = 2;
-  std::string device = "cpu";         // cpu | cuda
-  int gpus = 1;                       // cuda: drafter i runs on cuda:(i % gpus)
-  std::string attention = "dense";    // dense | chunked | fused
-  std::string warmup = "none";        // none | sequential | lock_first_step | lock_first_forward
-                                      // | per_thread_lock
-  bool warmup_backward = true;        // sequential: also run backward
-  int warmup_seq_len = 0;             // sequential: 0 means the first training length
-  std::vector<int> seq_lens{128};     // one training step per length, per drafter
+  std::string device = "cpu";       // cpu | cuda
+  int gpus = 1;                     // cuda: drafter i runs on cuda:(i % gpus)
+  std::string attention = "dense";  // dense | chunked | fused
+  std::string warmup = "none";      // none | sequential | lock_first_step | lock_first_forward
+                                    // | per_thread_lock
+  bool warmup_backward = true;      // sequential: also run backward
+  int warmup_seq_len = 0;           // sequential: 0 means the first training length
+  std::vector<int> seq_lens{128};   // one training step per length, per drafter
   int hidden = 256;
   int heads = 4;
   int chunk = 64;  // chunked attention: queries per chunk
