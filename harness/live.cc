@@ -71,7 +71,10 @@ struct TorchArgs {
 // command. rr's capability check is racelab doctor's (check_rr): where rr cannot record, exit 2
 // with its reason and the schedule-replay alternative.
 int run_under_rr(const TorchArgs& a) {
-  if (a.cfg.device == "cuda")
+  const std::string device =
+      a.replay.empty() ? a.cfg.device
+                       : sched::read_schedule(a.replay).parameters.value("device", std::string());
+  if (device == "cuda")
     throw InputError(
         "--rr: rr cannot record a CUDA run (the NVIDIA driver's ioctls and device memory mappings "
         "are outside what rr records); replay the schedule instead: racelab live torch --replay "
