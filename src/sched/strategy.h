@@ -5,9 +5,8 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <string>
-
 #include <stdexcept>
+#include <string>
 
 #include "sched/op.h"
 

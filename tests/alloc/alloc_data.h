@@ -8,7 +8,7 @@
 
 namespace racelab::alloc::testing {
 
-std::filesystem::path fixtures_dir();  // the shared fixtures: snap_<variant>_1.pickle + stats
+std::filesystem::path fixtures_dir();     // the shared fixtures: snap_<variant>_1.pickle + stats
 std::filesystem::path traces_dir();       // tools/alloc-capture traces under other settings
 std::filesystem::path live_traces_dir();  // racelab live alloc traces (LibTorch's C++ API)
 

@@ -16,8 +16,8 @@
 
 using namespace racelab::alloc;
 using racelab::alloc::testing::fixtures_dir;
-using racelab::alloc::testing::same_value;
 using racelab::alloc::testing::live_traces_dir;
+using racelab::alloc::testing::same_value;
 using racelab::alloc::testing::traces_dir;
 
 namespace {
