@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "live/live.h"
 #include "model/pipeline.h"
 #include "model/scenario.h"
 #include "report/report.h"
@@ -81,6 +82,36 @@ void BM_ControlledSwitch(benchmark::State& state) {
       static_cast<double>(switches), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_ControlledSwitch)->Arg(0)->Arg(1)->ArgName("threads")->UseRealTime();
+
+// The live runtime (src/live): two controlled real threads, 500 points each; every decision is
+// two switches (engine -> thread -> engine), through one mutex and a condition variable per thread.
+class LivePingPong : public live::Subject {
+ public:
+  std::string name() const override { return "live-ping-pong"; }
+  std::string content_hash() const override { return "live-ping-pong/1"; }
+  void setup(live::Runtime& rt) override {
+    for (int t = 0; t < 2; ++t) {
+      rt.spawn(t ? "b" : "a", [] {
+        for (int k = 0; k < 500; ++k) live::point("tick");
+      });
+    }
+  }
+};
+
+void BM_LiveSwitch(benchmark::State& state) {
+  LivePingPong subject;
+  auto strategy = sched::make_random(1);
+  live::Options o;
+  o.settle = std::chrono::milliseconds(0);
+  std::uint64_t i = 0, switches = 0;
+  for (auto _ : state) {
+    auto r = live::run(subject, *strategy, i++, o);
+    switches += 2 * r->choices.size();
+  }
+  state.counters["switches"] = benchmark::Counter(
+      static_cast<double>(switches), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_LiveSwitch)->UseRealTime();
 
 void BM_StrategyPick(benchmark::State& state) {
   auto strategy = state.range(0) == 0 ? sched::make_random(1) : sched::make_pct(1, 3);

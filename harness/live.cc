@@ -65,6 +65,7 @@ struct TorchArgs {
   std::string out = "racelab-out/live-torch";
   bool no_warmup_backward = false;
   bool rr = false;
+  int overhead_steps = 0;
 };
 
 // --rr: runs this same command (without --rr) under `rr record --chaos` and prints the rr replay
@@ -263,8 +264,69 @@ int finish(const TorchArgs& a, const Outcome& o, const std::string& strategy_des
   return code;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// --overhead N: the same drafter steps as plain code and under the scheduler (settle 0, and the
+// configured settle), in alternating rounds; medians per step and the overheads.
+int run_overhead(TorchArgs a) {
+  a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
+  if (a.overhead_steps < 5) throw InputError("--overhead needs at least 5 steps");
+  live::Options plain;
+  plain.control = false;
+  plain.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
+  live::Options bare = plain;
+  bare.control = true;
+  bare.settle = std::chrono::milliseconds(0);
+  live::Options settled = bare;
+  settled.settle = std::chrono::milliseconds(a.settle_ms);
+  struct Mode {
+    const char* name;
+    live::Options opts;
+    std::vector<double> times;
+  };
+  std::vector<Mode> modes = {{"plain", plain, {}}, {"bare", bare, {}}, {"settled", settled, {}}};
+  std::vector<std::string> names = {"plain code", "racelab, settle 0 ms",
+                                    fmt::format("racelab, settle {} ms", a.settle_ms)};
+  const int rounds = 3;
+  for (int round = 0; round < rounds; ++round) {
+    for (Mode& m : modes) {
+      auto t = tw::time_steps(a.cfg, a.overhead_steps, m.opts);
+      // The first steps of a run warm caches (allocator, cuBLAS heuristics): not counted.
+      if (t.size() > 3) m.times.insert(m.times.end(), t.begin() + 3, t.end());
+    }
+  }
+  const double base = median(modes[0].times);
+  nlohmann::ordered_json out;
+  out["build"] = tw::build_description();
+  out["parameters"] = nlohmann::ordered_json::parse(tw::config_json(a.cfg));
+  out["steps_per_run"] = a.overhead_steps;
+  out["rounds"] = rounds;
+  fmt::print("overhead on {}: 1 drafter, {} steps x {} rounds at L={}, hidden {}, {} attention\n",
+             tw::build_description(), a.overhead_steps, rounds, a.cfg.seq_lens.front(),
+             a.cfg.hidden, a.cfg.attention);
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    const double m = median(modes[i].times);
+    const double pct = base > 0 ? (m / base - 1) * 100 : 0;
+    fmt::print("  {:<24} median {:9.3f} ms/step{}\n", names[i], m * 1000,
+               i == 0 ? std::string() : fmt::format("  ({:+.1f}%)", pct));
+    out["modes"][names[i]] = {{"median_ms", m * 1000},
+                              {"steps", modes[i].times.size()},
+                              {"overhead_percent", i == 0 ? 0.0 : pct}};
+  }
+  ensure_directory(a.out);
+  write_file_atomic(std::filesystem::path(a.out) / "overhead.json", out.dump(2) + "\n");
+  fmt::print("report: {}/overhead.json\n", a.out);
+  return kExitOk;
+}
+
 int run_torch(TorchArgs a) {
   if (a.rr) return run_under_rr(a);
+  if (a.overhead_steps > 0) return run_overhead(a);
   if (a.expect != "clean" && a.expect != "deadlock")
     throw InputError(fmt::format("--expect must be clean or deadlock, got '{}'", a.expect));
   if (a.hang_timeout <= 0) throw InputError("--hang-timeout must be positive");
@@ -440,6 +502,8 @@ void add_live(CLI::App& app, Runner& run) {
       ->capture_default_str();
   torch->add_option("--replay", t->replay, "run the schedule file once (its parameters apply)");
   torch->add_option("--out", t->out, "output directory")->capture_default_str();
+  torch->add_option("--overhead", t->overhead_steps,
+                    "measure: N steps of one warmed drafter as plain code and under racelab");
   torch->add_flag("--rr", t->rr,
                   "record the run under rr record --chaos (CPU runs, where rr works; see doctor)");
   torch->callback([&run, t] { run = [t] { return run_torch(*t); }; });

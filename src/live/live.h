@@ -58,6 +58,10 @@ struct Options {
   // reach their next instrumented operation first.
   std::chrono::milliseconds settle{5};
   std::uint64_t max_steps = 100000;  // more decisions than this: a livelock finding
+  // false: the same threads and primitives without the scheduler, as a baseline for overhead
+  // measurements. Scheduling points do not park, mutexes are plain locks, nothing is recorded or
+  // checked, and the strategy is not consulted; only hang detection remains.
+  bool control = true;
 };
 
 // An instrumented mutex; BasicLockable, so std::lock_guard and std::unique_lock work.

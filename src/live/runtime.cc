@@ -317,9 +317,33 @@ struct Runtime::Impl {
     a.cv.notify_one();
   }
 
+  // Options::control == false: performs a scheduling point's operation at once, as plain code.
+  void free_op(std::unique_lock<std::mutex>& lk, int agent, const Pending& p) {
+    switch (p.kind) {
+      case PKind::kLock: {
+        MutexState& mx = mutexes[p.object];
+        mutex_cv.wait(lk, [&] { return can_take(mx, agent); });
+        mx.owner = agent;
+        ++mx.depth;
+        break;
+      }
+      case PKind::kUnlock:
+        release_mutex(agent, p.object);
+        break;
+      case PKind::kJoin: {
+        const Agent& target = agents[controlled[p.object]];
+        mutex_cv.wait(lk, [&] { return target.state == State::kFinished; });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
   // Parks the calling controlled thread at a scheduling point until the engine applies `p`.
   void park(std::unique_lock<std::mutex>& lk, int agent, Pending p) {
     Agent& a = agents[agent];
+    if (!options.control) return free_op(lk, agent, p);
     if (aborting) throw Aborted{};
     a.pending = std::move(p);
     set_state(a, State::kAtPoint);
@@ -507,9 +531,13 @@ ThreadId Runtime::spawn(std::string name, std::function<void()> body) {
         // The thread was created parked at its start (spawn set it up); wait to be picked.
         std::unique_lock lk(I.m);
         Impl::Agent& me = I.agents[agent];
-        me.cv.wait(lk, [&] { return me.go || I.aborting; });
-        if (!me.go) throw Aborted{};
-        me.go = false;
+        if (I.options.control) {
+          me.cv.wait(lk, [&] { return me.go || I.aborting; });
+          if (!me.go) throw Aborted{};
+          me.go = false;
+        } else {
+          I.set_state(me, State::kRunning);
+        }
       }
       body();
     } catch (const Aborted&) {
@@ -536,6 +564,7 @@ ThreadId Runtime::spawn(std::string name, std::function<void()> body) {
     I.set_state(I.agents[agent], State::kFinished);
     I.tick(agent);
     I.bump();
+    I.mutex_cv.notify_all();  // joiners of the uncontrolled baseline wait there
     tl_rt = nullptr;
     tl_agent = -1;
   });
@@ -588,7 +617,7 @@ void Mutex::unlock() {
     }
     // Unlock is called from destructors (std::lock_guard): once the execution is over it releases
     // at once instead of throwing.
-    if (I.aborting || std::uncaught_exceptions() > 0) {
+    if (I.aborting || std::uncaught_exceptions() > 0 || !I.options.control) {
       I.release_mutex(tl_agent, id_);
       return;
     }
@@ -651,6 +680,10 @@ Blocking::Blocking(std::string what, std::string served_by) : rt_(tl_rt), id_(tl
     return;
   }
   Runtime::Impl& I = *rt_->impl_;
+  if (!I.options.control) {
+    rt_ = nullptr;
+    return;
+  }
   std::lock_guard lk(I.m);
   Runtime::Impl::Agent& a = I.agents[id_];
   I.record(id_, "call " + what, false);
@@ -748,6 +781,10 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
   try {
     subject.setup(*rt);
     std::unique_lock lk(I.m);
+    if (!options.control) {
+      // The baseline: the threads run as plain code; wait for them to end.
+      I.engine_cv.wait(lk, [&] { return I.all_finished() || I.fatal; });
+    }
     ThreadId previous = sched::kNoThread;
     std::vector<ThreadId> enabled;
     auto wait_activity = [&](auto until_done) {
@@ -760,7 +797,7 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
       }
       return true;
     };
-    for (;;) {
+    while (options.control) {
       // 1. The running thread comes back to a scheduling point, goes away or finishes.
       if (!wait_activity([&] { return I.running() < 0 || I.fatal; })) {
         I.report_stuck(fmt::format("hang: no progress for {:.1f} s",

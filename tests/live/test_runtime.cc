@@ -378,3 +378,34 @@ TEST_CASE("Exceptions, spawn and join from controlled threads", "[live]") {
   CHECK_FALSE(r->completed);
   CHECK_FALSE(r->hung);
 }
+
+TEST_CASE("Without control the same subject runs as plain code", "[live]") {
+  Counter locked(true);
+  live::Options o = fast();
+  o.control = false;
+  auto rnd = sched::make_random(1);
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    auto r = live::run(locked, *rnd, i, o);
+    REQUIRE(r);
+    CHECK(r->completed);
+    CHECK(r->choices.empty());  // the strategy was never asked
+    CHECK(locked.final_ == 2);
+  }
+  struct Joins : live::Subject {
+    std::atomic<int> done{0};
+    std::string name() const override { return "joins"; }
+    std::string content_hash() const override { return "1"; }
+    void setup(live::Runtime& rt) override {
+      rt.spawn("main", [this] {
+        auto a = live::spawn("a", [this] { ++done; });
+        auto b = live::spawn("b", [this] { ++done; });
+        live::join(a);
+        live::join(b);
+        if (done.load() != 2) throw std::runtime_error("joined before the children ended");
+      });
+    }
+  } joins;
+  auto r = live::run(joins, *rnd, 0, o);
+  CHECK(r->completed);
+  CHECK(r->findings.empty());
+}

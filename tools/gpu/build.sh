@@ -5,6 +5,7 @@
 # carried in .gpu-deps/ (apt-get download them there) and unpacked beside the tree.
 #
 #   tools/gpu/build.sh [TARGET...]   # default: racelab -> build/gpu/harness/racelab
+#   RACELAB_BENCH=ON tools/gpu/build.sh racelab racelab_bench   # with the benchmarks
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD/.gpu-deps/root
@@ -23,7 +24,7 @@ export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LI
 cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr;$root/usr/lib/x86_64-linux-gnu/cmake" \
   -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCUDAToolkit_ROOT=/usr/local/cuda \
-  -DRACELAB_BENCH=OFF >/dev/null
+  -DRACELAB_BENCH="${RACELAB_BENCH:-OFF}" >/dev/null
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(racelab)
 cmake --build build/gpu -j "$(nproc)" --target "${targets[@]}"

@@ -6,12 +6,14 @@
 #include <torch/version.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <mutex>
 
 #include "live/torch/kernels.h"
 #include "live/torch/workload.h"
+#include "sched/strategies/strategies.h"
 #include "util/errors.h"
 
 namespace racelab::live::torch_workload {
@@ -115,6 +117,7 @@ struct Pipeline {
     int forward_compiles = 0;
     int backward_compiles = 0;
   };
+  std::vector<double>* step_times = nullptr;  // time_steps(): each drafter step's wall time
   std::mutex cache_mutex;  // the dict itself (atomic under the GIL in Python): not a point
   std::map<Key, Entry> cache;
 
@@ -354,9 +357,12 @@ class Drafters : public Subject {
     return fmt::format("{:016x}",
                        std::hash<std::string>{}(config_json(cfg_) + build_description()));
   }
+  std::vector<double>* step_times = nullptr;
+
   void setup(Runtime& rt) override {
     prewarm();
     auto p = std::make_shared<Pipeline>(cfg_, rt);
+    p->step_times = step_times;
     rt.spawn("main", [p] { run_main(*p); });
   }
 
@@ -393,7 +399,15 @@ class Drafters : public Subject {
       if (first && c.warmup == "lock_first_forward") forward_lock = p.shared_warmup_lock;
       std::unique_lock<Mutex> g;
       if (step_lock != nullptr) g = std::unique_lock<Mutex>(*step_lock);
+      const auto start = std::chrono::steady_clock::now();
       drafter_step(p, w, d, c.seq_lens[s], true, forward_lock);
+      if (p.step_times != nullptr) {
+#ifdef RACELAB_WITH_CUDA
+        if (d.is_cuda()) torch::cuda::synchronize(d.index());
+#endif
+        p.step_times->push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
     }
   }
 
@@ -438,6 +452,26 @@ AllocOutcome capture_alloc(const AllocConfig&) {
       build_description()));
 }
 #endif
+
+std::vector<double> time_steps(const Config& c, int steps, const Options& o) {
+  Config one = c;
+  one.drafters = 1;
+  one.warmup = "sequential";
+  one.warmup_backward = true;
+  one.warmup_seq_len = c.seq_lens.front();
+  one.seq_lens.assign(static_cast<std::size_t>(std::max(steps, 1)), c.seq_lens.front());
+  validate(one);
+  Drafters subject(one);
+  std::vector<double> times;
+  subject.step_times = &times;
+  auto strategy = sched::make_random(1);
+  auto r = run(subject, *strategy, 0, o);
+  if (!r || !r->completed)
+    throw std::runtime_error(fmt::format(
+        "the timed run did not complete: {}",
+        r && !r->findings.empty() ? r->findings.front().message : std::string("no result")));
+  return times;
+}
 
 std::unique_ptr<Subject> make_drafters(const Config& c) {
   validate(c);

@@ -17,6 +17,11 @@ std::unique_ptr<Subject> make_drafters(const Config& c) {
   return nullptr;
 }
 
+std::vector<double> time_steps(const Config& c, int, const Options&) {
+  validate(c);  // throws: no LibTorch
+  return {};
+}
+
 AllocOutcome capture_alloc(const AllocConfig&) {
   throw InputError(
       "racelab live alloc needs a CUDA build of LibTorch: build against the PyTorch wheel with "

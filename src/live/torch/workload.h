@@ -51,6 +51,12 @@ bool cuda_available();  // a CUDA build with a device present
 // The live subject; throws InputError when this build has no LibTorch.
 std::unique_ptr<Subject> make_drafters(const Config& c);
 
+// Overhead measurement: one drafter runs `steps` training steps at the first of c.seq_lens after a
+// sequential forward+backward warmup (so no compile happens in the timed steps), under the
+// scheduler (o.control) or as plain code; returns each step's wall time in seconds (on CUDA the
+// device is synchronised at the end of each step).
+std::vector<double> time_steps(const Config& c, int steps, const Options& o);
+
 // Allocator capture (CUDA builds): the fixtures' drafter step under the CUDA caching allocator's
 // history recorder. Writes <out>/snap_<name>.pickle and <out>/stats_<name>.json.
 struct AllocConfig {
