@@ -221,6 +221,16 @@ struct Runtime::Impl {
       if (agents[c].state == State::kAway) return true;
     return false;
   }
+  // Whether something outside the engine's control is in progress: a thread inside a blocking
+  // call, or a foreign thread holding or waiting for an instrumented mutex.
+  bool foreign_busy() const {
+    if (any_away()) return true;
+    for (const MutexState& mx : mutexes)
+      if (mx.owner >= 0 && agents[mx.owner].foreign) return true;
+    for (const Agent& a : agents)
+      if (a.foreign && a.state == State::kWaiting) return true;
+    return false;
+  }
   // Whether anything outside the engine's control may still enable a thread: a thread inside a
   // blocking call may come back; a free foreign thread may release a mutex it holds.
   bool can_change() const {
@@ -806,13 +816,15 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
         break;
       }
       if (I.fatal) break;
-      // 2. Let foreign threads and threads inside blocking calls reach their next operation.
-      if (I.any_away() || !I.foreign_by_os.empty()) {
+      // 2. Let foreign threads and threads inside blocking calls reach their next operation: while
+      // a thread is away or a foreign thread holds or waits for a mutex, wait until nothing has
+      // happened for `settle`.
+      {
         const auto settle_end = SteadyClock::now() + options.hang_timeout;
-        for (;;) {
+        while (I.foreign_busy() && SteadyClock::now() < settle_end) {
           const std::uint64_t seen = I.activity;
           I.engine_cv.wait_for(lk, options.settle, [&] { return I.activity != seen; });
-          if (I.activity == seen || SteadyClock::now() > settle_end) break;
+          if (I.activity == seen) break;
         }
       }
       // 3. Choose.
@@ -835,6 +847,20 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
         }
         continue;
       }
+      sched::Decision d;
+      d.enabled = enabled;
+      d.previous = previous;
+      d.previous_enabled = previous != sched::kNoThread && I.enabled(I.controlled[previous]);
+      d.step = I.decisions;
+      d.exec = rt.get();
+      // A replayed step whose thread waits for a mutex a foreign thread holds, or for a thread
+      // that is away: wait for the world to catch up rather than diverge.
+      if (strategy.awaited(d) && I.can_change()) {
+        const std::uint64_t seen = I.activity;
+        if (I.engine_cv.wait_for(lk, options.hang_timeout,
+                                 [&] { return I.activity != seen || I.fatal; }))
+          continue;
+      }
       if (I.decisions >= options.max_steps) {
         I.result.findings.push_back(sched::Finding{
             sched::kinds::kLivelock,
@@ -845,12 +871,6 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
             {}});
         break;
       }
-      sched::Decision d;
-      d.enabled = enabled;
-      d.previous = previous;
-      d.previous_enabled = previous != sched::kNoThread && I.enabled(I.controlled[previous]);
-      d.step = I.decisions;
-      d.exec = rt.get();
       const ThreadId t = strategy.pick(d);
       if (d.previous_enabled && t != previous) ++I.result.preemptions;
       I.result.choices.push_back(t);

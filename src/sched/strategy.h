@@ -4,6 +4,7 @@
 // subject; they see a Decision. One strategy per file under strategies/.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -50,6 +51,9 @@ class Strategy {
   // is execution i of the original. nullptr when the strategy cannot be split that way (DFS splits
   // its tree instead, replay and guided strategies do not split).
   virtual std::unique_ptr<Strategy> clone() const { return nullptr; }
+  // A thread the strategy insists on at this decision although it is not enabled (replay). The
+  // live engine, where threads outside its control may still enable it, waits for that first.
+  virtual std::optional<ThreadId> awaited(const Decision& /*d*/) const { return std::nullopt; }
 };
 
 // Thrown by a strategy that cannot continue an execution (replay divergence, nondeterminism).

@@ -409,3 +409,45 @@ TEST_CASE("Without control the same subject runs as plain code", "[live]") {
   CHECK(r->completed);
   CHECK(r->findings.empty());
 }
+
+TEST_CASE("A replay waits for a foreign thread to release what its next step needs", "[live]") {
+  // The worker holds m far longer than the settle window; the replayed step "t1: lock m" is not
+  // enabled when the engine first looks, and becomes enabled once the worker lets go.
+  Worker worker("worker");
+  struct Slow : live::Subject {
+    Worker& w;
+    explicit Slow(Worker& wk) : w(wk) {}
+    std::string name() const override { return "slow-foreign"; }
+    std::string content_hash() const override { return "1"; }
+    void setup(live::Runtime& rt) override {
+      auto& m = rt.mutex("m");
+      rt.spawn("t0", [this, &m] {
+        w.call("work", [&m] {
+          std::lock_guard g(m);
+          std::this_thread::sleep_for(std::chrono::milliseconds(60));
+        });
+      });
+      rt.spawn("t1", [&m] {
+        live::point("ready");
+        std::lock_guard g(m);
+      });
+      // Always enabled: without waiting, the engine would have to choose while t1 is blocked.
+      rt.spawn("t2", [] { live::point("idle"); });
+    }
+  } subject(worker);
+  std::vector<sched::ReplayStep> plan = {{"t0", "start"},
+                                         {"t1", "start"},
+                                         {"t1", "ready"},
+                                         {"t1", "lock m"},
+                                         {"t1", "unlock m"},
+                                         {"t0", "return from work"},
+                                         {"t2", "start"},
+                                         {"t2", "idle"}};
+  for (int k = 0; k < 3; ++k) {
+    sched::ReplayStrategy replay(plan, sched::OnDivergence::kFail, nullptr);
+    auto r = live::run(subject, replay, 0, fast());
+    REQUIRE(r);
+    CHECK(r->completed);
+    CHECK(r->findings.empty());
+  }
+}

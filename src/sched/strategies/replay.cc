@@ -53,6 +53,19 @@ ThreadId ReplayStrategy::pick(const Decision& d) {
   return d.previous_enabled ? d.previous : d.enabled.front();
 }
 
+std::optional<ThreadId> ReplayStrategy::awaited(const Decision& d) const {
+  if (diverged_at_ || d.step >= steps_.size()) return std::nullopt;
+  const ReplayStep& want = steps_[d.step];
+  for (ThreadId t = 0; t < static_cast<ThreadId>(d.exec->thread_count()); ++t) {
+    if (d.exec->thread_name(t) != want.thread) continue;
+    if (d.exec->finished(t)) return std::nullopt;
+    const bool enabled = std::find(d.enabled.begin(), d.enabled.end(), t) != d.enabled.end();
+    if (!enabled && d.exec->pending_text(t) == want.op) return t;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::string ReplayStrategy::describe() const {
   return fmt::format("replay({} steps{})", steps_.size(),
                      fallback_ ? ", then " + fallback_->describe() : std::string());

@@ -77,6 +77,7 @@ class ReplayStrategy : public Strategy {
                  std::unique_ptr<Strategy> fallback = nullptr);
   bool begin_execution(std::uint64_t index) override;
   ThreadId pick(const Decision& d) override;
+  std::optional<ThreadId> awaited(const Decision& d) const override;
   std::string describe() const override;
   bool diverged() const { return diverged_at_.has_value(); }
   std::optional<std::uint64_t> diverged_at() const { return diverged_at_; }
