@@ -435,14 +435,10 @@ TEST_CASE("A replay waits for a foreign thread to release what its next step nee
       rt.spawn("t2", [] { live::point("idle"); });
     }
   } subject(worker);
-  std::vector<sched::ReplayStep> plan = {{"t0", "start"},
-                                         {"t1", "start"},
-                                         {"t1", "ready"},
-                                         {"t1", "lock m"},
-                                         {"t1", "unlock m"},
-                                         {"t0", "return from work"},
-                                         {"t2", "start"},
-                                         {"t2", "idle"}};
+  std::vector<sched::ReplayStep> plan = {{"t0", "start"},    {"t1", "start"},
+                                         {"t1", "ready"},    {"t1", "lock m"},
+                                         {"t1", "unlock m"}, {"t0", "return from work"},
+                                         {"t2", "start"},    {"t2", "idle"}};
   for (int k = 0; k < 3; ++k) {
     sched::ReplayStrategy replay(plan, sched::OnDivergence::kFail, nullptr);
     auto r = live::run(subject, replay, 0, fast());
