@@ -18,10 +18,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "command.h"
+#include "live/python/bridge.h"
 #include "live/torch/workload.h"
 #include "racelab/version.h"
 #include "sched/schedule.h"
@@ -49,7 +51,7 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-struct TorchArgs {
+struct LiveArgs {
   tw::Config cfg;
   std::string seq_lens = "128";
   std::string strategy = "pct";
@@ -66,12 +68,16 @@ struct TorchArgs {
   bool no_warmup_backward = false;
   bool rr = false;
   int overhead_steps = 0;
+  // live python
+  std::string script;
+  std::vector<std::string> script_args;
+  std::string interpose = "torch-2.11";
 };
 
 // --rr: runs this same command (without --rr) under `rr record --chaos` and prints the rr replay
 // command. rr's capability check is racelab doctor's (check_rr): where rr cannot record, exit 2
 // with its reason and the schedule-replay alternative.
-int run_under_rr(const TorchArgs& a) {
+int run_under_rr(const LiveArgs& a) {
   const std::string device =
       a.replay.empty() ? a.cfg.device
                        : sched::read_schedule(a.replay).parameters.value("device", std::string());
@@ -158,8 +164,20 @@ struct Outcome {
   bool time_limit = false;
 };
 
+// What a live search reports about its subject.
+struct JobInfo {
+  std::string subject;  // "live-torch", "live-python"
+  std::string command;  // "live torch", "live python"
+  nlohmann::ordered_json parameters;
+  std::string build;
+  std::string hash;
+  std::string stuck_in;  // where hung threads are stuck, for the message
+  std::function<void(const std::filesystem::path&)> on_hang;  // extra outputs before the exit
+};
+
 // Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
-std::string write_outputs(const TorchArgs& a, const Outcome& o, const std::string& strategy_desc) {
+std::string write_outputs(const LiveArgs& a, const JobInfo& info, const Outcome& o,
+                          const std::string& strategy_desc) {
   const std::filesystem::path dir(a.out);
   ensure_directory(dir);
   std::string schedule_path;
@@ -167,9 +185,9 @@ std::string write_outputs(const TorchArgs& a, const Outcome& o, const std::strin
   report["format"] = "racelab-live-report";
   report["version"] = 1;
   report["racelab_version"] = kVersion;
-  report["subject"] = "live-torch";
-  report["build"] = tw::build_description();
-  report["parameters"] = nlohmann::ordered_json::parse(tw::config_json(a.cfg));
+  report["subject"] = info.subject;
+  report["build"] = info.build;
+  report["parameters"] = info.parameters;
   report["strategy"] = strategy_desc;
   report["executions"] = o.executions;
   report["seconds"] = o.seconds;
@@ -189,13 +207,13 @@ std::string write_outputs(const TorchArgs& a, const Outcome& o, const std::strin
 
     sched::Schedule s;
     s.racelab_version = kVersion;
-    s.subject_name = "live-torch";
-    s.subject_hash = tw::make_drafters(a.cfg)->content_hash();
+    s.subject_name = info.subject;
+    s.subject_hash = info.hash;
     s.strategy_name = a.strategy;
     s.strategy_description = strategy_desc;
     s.seed = a.seed;
     s.execution = o.failure_execution;
-    s.parameters = nlohmann::json::parse(tw::config_json(a.cfg));
+    s.parameters = nlohmann::json::parse(info.parameters.dump());
     const auto first = std::find_if(r.findings.begin(), r.findings.end(),
                                     [](const sched::Finding& f) { return is_failure(f.kind); });
     if (first != r.findings.end()) {
@@ -216,12 +234,17 @@ std::string write_outputs(const TorchArgs& a, const Outcome& o, const std::strin
   } else if (o.last) {
     write_file_atomic(dir / "trace.txt", trace_text(*o.last));
   }
+  if (o.failure && o.failure->hung && info.on_hang) {
+    info.on_hang(dir);
+    report["stacks"] = (dir / "stacks.txt").string();
+  }
   write_file_atomic(dir / "report.json", report.dump(2) + "\n");
   return schedule_path;
 }
 
-int finish(const TorchArgs& a, const Outcome& o, const std::string& strategy_desc) {
-  const std::string schedule = write_outputs(a, o, strategy_desc);
+int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
+           const std::string& strategy_desc) {
+  const std::string schedule = write_outputs(a, info, o, strategy_desc);
   const bool failed = o.failure.has_value() &&
                       std::any_of(o.failure->findings.begin(), o.failure->findings.end(),
                                   [](const sched::Finding& f) { return is_failure(f.kind); });
@@ -233,8 +256,10 @@ int finish(const TorchArgs& a, const Outcome& o, const std::string& strategy_des
       for (const auto& d : f.details) fmt::print("  {}\n", d);
     }
     if (!schedule.empty())
-      fmt::print("  replay: racelab live torch --replay {}{}\n", schedule,
-                 o.failure->hung ? " (the process exits now: threads are stuck in LibTorch)" : "");
+      fmt::print("  replay: racelab {} --replay {}{}\n", info.command, schedule,
+                 o.failure->hung ? fmt::format(" (the process exits now: threads are stuck in {})",
+                                               info.stuck_in)
+                                 : "");
   }
   for (const auto& [kind, n] : o.kinds) {
     if (!is_failure(kind)) fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
@@ -243,8 +268,7 @@ int finish(const TorchArgs& a, const Outcome& o, const std::string& strategy_des
   if (o.interrupted) fmt::print("interrupted: results so far written\n");
   if (o.time_limit) fmt::print("time limit reached: results so far written\n");
   fmt::print("{} execution(s){} in {:.2f} s on {}\n", o.executions,
-             o.exhausted ? " (exhaustive within the bound)" : "", o.seconds,
-             tw::build_description());
+             o.exhausted ? " (exhaustive within the bound)" : "", o.seconds, info.build);
   fmt::print("report: {}/report.json, {}/trace.txt\n", a.out, a.out);
   const bool want_deadlock = a.expect == "deadlock";
   const bool found_deadlock = o.failure && (o.failure->found(sched::kinds::kDeadlock) ||
@@ -273,7 +297,7 @@ double median(std::vector<double> v) {
 
 // --overhead N: the same drafter steps as plain code and under the scheduler (settle 0, and the
 // configured settle), in alternating rounds; medians per step and the overheads.
-int run_overhead(TorchArgs a) {
+int run_overhead(LiveArgs a) {
   a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
   if (a.overhead_steps < 5) throw InputError("--overhead needs at least 5 steps");
   live::Options plain;
@@ -324,61 +348,18 @@ int run_overhead(TorchArgs a) {
   return kExitOk;
 }
 
-int run_torch(TorchArgs a) {
-  if (a.rr) return run_under_rr(a);
-  if (a.overhead_steps > 0) return run_overhead(a);
-  if (a.expect != "clean" && a.expect != "deadlock")
-    throw InputError(fmt::format("--expect must be clean or deadlock, got '{}'", a.expect));
-  if (a.hang_timeout <= 0) throw InputError("--hang-timeout must be positive");
-  if (a.settle_ms < 0) throw InputError("--settle-ms must not be negative");
-  std::unique_ptr<sched::Strategy> strategy;
-  std::optional<sched::Schedule> replay;
-  if (!a.replay.empty()) {
-    replay = sched::read_schedule(a.replay);
-    if (replay->subject_name != "live-torch")
-      throw InputError(
-          fmt::format("{}: records subject '{}', not live-torch (replay it with "
-                      "racelab replay)",
-                      a.replay, replay->subject_name));
-    a.cfg = tw::config_from_json(replay->parameters.dump());
-    a.executions = 1;
-    strategy =
-        std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail, nullptr);
-  } else {
-    a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
-    a.cfg.warmup_backward = !a.no_warmup_backward;
-    sched::StrategyParams sp;
-    sp.kind = sched::parse_strategy(a.strategy);
-    sp.seed = a.seed;
-    sp.depth = a.depth;
-    sp.max_preemptions = a.preemptions;
-    strategy = sched::make_strategy(sp);
-  }
-  std::unique_ptr<live::Subject> subject;
-  try {
-    subject = tw::make_drafters(a.cfg);  // validates: InputError for bad parameters
-  } catch (const InputError& e) {
-    if (!replay) throw;
-    throw InputError(fmt::format("{}: recorded with {} drafter(s) on {}: {}", a.replay,
-                                 a.cfg.drafters, a.cfg.device, e.what()));
-  }
-  if (replay && !replay->subject_hash.empty() && replay->subject_hash != subject->content_hash())
-    fmt::print(stderr,
-               "racelab: warning: {} was recorded with another build or workload ({}); replaying "
-               "anyway\n",
-               a.replay, replay->subject_hash);
-
+// Runs executions of `subject` until a failure or the budget, then reports (finish).
+int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
+               sched::Strategy& strategy, bool replaying) {
   live::Options lo;
   lo.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
   lo.settle = std::chrono::milliseconds(a.settle_ms);
-  const std::string desc = strategy->describe();
-  fmt::print("live torch: {} drafter(s) on {}, warmup {}, attention {}, {}; {}\n", a.cfg.drafters,
-             a.cfg.device, a.cfg.warmup, a.cfg.attention, desc, tw::build_description());
+  const std::string desc = strategy.describe();
   std::fflush(stdout);
 
   Outcome o;
   const auto start = std::chrono::steady_clock::now();
-  auto progress = count_progress("live torch", "executions");
+  auto progress = count_progress(info.command, "executions");
   for (std::uint64_t i = 0; i < a.executions; ++i) {
     if (interrupted().load()) {
       o.interrupted = true;
@@ -392,7 +373,7 @@ int run_torch(TorchArgs a) {
     }
     std::optional<live::Result> r;
     try {
-      r = live::run(*subject, *strategy, i, lo);
+      r = live::run(subject, strategy, i, lo);
     } catch (const sched::ReplayDivergence& e) {
       throw InputError(
           fmt::format("{}: {} (a live run also depends on foreign threads' timing; "
@@ -409,7 +390,7 @@ int run_torch(TorchArgs a) {
     for (const auto& k : seen) ++o.kinds[k];
     if (progress) progress(o.executions, a.executions);
     const bool failed = std::any_of(seen.begin(), seen.end(), is_failure);
-    if (failed || replay) {
+    if (failed || replaying) {
       o.failure = std::move(r);
       o.failure_execution = i;
       if (failed) break;
@@ -419,7 +400,111 @@ int run_torch(TorchArgs a) {
   }
   clear_progress();
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return finish(a, o, desc);
+  return finish(a, info, o, desc);
+}
+
+void check_common(const LiveArgs& a) {
+  if (a.expect != "clean" && a.expect != "deadlock")
+    throw InputError(fmt::format("--expect must be clean or deadlock, got '{}'", a.expect));
+  if (a.hang_timeout <= 0) throw InputError("--hang-timeout must be positive");
+  if (a.settle_ms < 0) throw InputError("--settle-ms must not be negative");
+}
+
+std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a) {
+  sched::StrategyParams sp;
+  sp.kind = sched::parse_strategy(a.strategy);
+  sp.seed = a.seed;
+  sp.depth = a.depth;
+  sp.max_preemptions = a.preemptions;
+  return sched::make_strategy(sp);
+}
+
+// racelab live python SCRIPT: the user's script in the embedded interpreter.
+int run_python(LiveArgs a) {
+  namespace lp = live::python;
+  check_common(a);
+  std::unique_ptr<sched::Strategy> strategy;
+  std::optional<sched::Schedule> replay;
+  lp::Job job{a.script, a.script_args, a.interpose, {}};
+  if (!a.replay.empty()) {
+    replay = sched::read_schedule(a.replay);
+    if (replay->subject_name != "live-python")
+      throw InputError(
+          fmt::format("{}: records subject '{}', not live-python", a.replay, replay->subject_name));
+    job = lp::job_from_json(replay->parameters.dump());
+    a.executions = 1;
+    strategy =
+        std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail, nullptr);
+  } else {
+    if (a.script.empty()) throw InputError("live python: a script is required (or --replay FILE)");
+    strategy = search_strategy(a);
+  }
+  auto subject = lp::make_subject(job);
+  JobInfo info;
+  info.subject = "live-python";
+  info.command = "live python";
+  info.parameters = nlohmann::ordered_json::parse(lp::job_json(job));
+  info.build = lp::build_description();
+  info.hash = subject->content_hash();
+  info.stuck_in = "Python";
+  info.on_hang = [](const std::filesystem::path& dir) {
+    lp::dump_stacks((dir / "stacks.txt").string());
+  };
+  fmt::print("live python: {} (interposition {}), {}; {}\n", job.script, job.interpose,
+             strategy->describe(), info.build);
+  const int code = run_search(a, info, *subject, *strategy, replay.has_value());
+  // The interpreter is not finalized: the script's foreign threads may still be blocked in it.
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
+int run_torch(LiveArgs a) {
+  if (a.rr) return run_under_rr(a);
+  if (a.overhead_steps > 0) return run_overhead(a);
+  check_common(a);
+  std::unique_ptr<sched::Strategy> strategy;
+  std::optional<sched::Schedule> replay;
+  if (!a.replay.empty()) {
+    replay = sched::read_schedule(a.replay);
+    if (replay->subject_name != "live-torch")
+      throw InputError(
+          fmt::format("{}: records subject '{}', not live-torch (replay it with "
+                      "racelab replay)",
+                      a.replay, replay->subject_name));
+    a.cfg = tw::config_from_json(replay->parameters.dump());
+    a.executions = 1;
+    strategy =
+        std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail, nullptr);
+  } else {
+    a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
+    a.cfg.warmup_backward = !a.no_warmup_backward;
+    strategy = search_strategy(a);
+  }
+  std::unique_ptr<live::Subject> subject;
+  try {
+    subject = tw::make_drafters(a.cfg);  // validates: InputError for bad parameters
+  } catch (const InputError& e) {
+    if (!replay) throw;
+    throw InputError(fmt::format("{}: recorded with {} drafter(s) on {}: {}", a.replay,
+                                 a.cfg.drafters, a.cfg.device, e.what()));
+  }
+  if (replay && !replay->subject_hash.empty() && replay->subject_hash != subject->content_hash())
+    fmt::print(stderr,
+               "racelab: warning: {} was recorded with another build or workload ({}); replaying "
+               "anyway\n",
+               a.replay, replay->subject_hash);
+
+  JobInfo info;
+  info.subject = "live-torch";
+  info.command = "live torch";
+  info.parameters = nlohmann::ordered_json::parse(tw::config_json(a.cfg));
+  info.build = tw::build_description();
+  info.hash = subject->content_hash();
+  info.stuck_in = "LibTorch";
+  fmt::print("live torch: {} drafter(s) on {}, warmup {}, attention {}, {}; {}\n", a.cfg.drafters,
+             a.cfg.device, a.cfg.warmup, a.cfg.attention, strategy->describe(), info.build);
+  return run_search(a, info, *subject, *strategy, replay.has_value());
 }
 
 struct AllocArgs {
@@ -446,7 +531,7 @@ int run_alloc(AllocArgs a) {
 }  // namespace
 
 int live_torch_replay(const std::string& schedule, const std::string& out) {
-  TorchArgs a;
+  LiveArgs a;
   a.replay = schedule;
   a.out = out;
   return run_torch(a);
@@ -456,7 +541,7 @@ void add_live(CLI::App& app, Runner& run) {
   auto live = app.add_subcommand("live", "run live subjects: real code on real threads");
   live->require_subcommand(1);
 
-  auto t = std::make_shared<TorchArgs>();
+  auto t = std::make_shared<LiveArgs>();
   auto* torch = live->add_subcommand(
       "torch", "the LibTorch drafter workload under the scheduler (deadlock search and replay)");
   torch->add_option("--drafters", t->cfg.drafters, "drafter threads")->capture_default_str();
@@ -507,6 +592,32 @@ void add_live(CLI::App& app, Runner& run) {
   torch->add_flag("--rr", t->rr,
                   "record the run under rr record --chaos (CPU runs, where rr works; see doctor)");
   torch->callback([&run, t] { run = [t] { return run_torch(*t); }; });
+
+  auto p = std::make_shared<LiveArgs>();
+  p->out = "racelab-out/live-python";
+  auto* py = live->add_subcommand(
+      "python", "a Python script in the embedded interpreter, its threads under the scheduler");
+  py->add_option("script", p->script, "the script, run as __main__ (not with --replay)");
+  py->add_option("args", p->script_args, "the script's arguments (after --)");
+  py->add_option("--interpose", p->interpose,
+                 "interposition table: torch-2.11, standin, or a JSON file (data/interpose/)")
+      ->capture_default_str();
+  py->add_option("--strategy", p->strategy, "random | pct | dfs")->capture_default_str();
+  py->add_option("--seed", p->seed, "seed of random and pct")->capture_default_str();
+  py->add_option("--depth", p->depth, "pct depth")->capture_default_str();
+  py->add_option("--max-preemptions", p->preemptions, "dfs preemption bound")
+      ->capture_default_str();
+  py->add_option("--executions", p->executions, "executions to run at most")->capture_default_str();
+  py->add_option("--time-limit", p->time_limit, "stop after this many seconds, keeping results");
+  py->add_option("--hang-timeout", p->hang_timeout, "seconds without progress that make a hang")
+      ->capture_default_str();
+  py->add_option("--settle-ms", p->settle_ms,
+                 "quiet time granted to foreign threads before each decision")
+      ->capture_default_str();
+  py->add_option("--expect", p->expect, "clean | deadlock (as live torch)")->capture_default_str();
+  py->add_option("--replay", p->replay, "run the schedule file once (its script and arguments)");
+  py->add_option("--out", p->out, "output directory")->capture_default_str();
+  py->callback([&run, p] { run = [p] { return run_python(*p); }; });
 
   auto al = std::make_shared<AllocArgs>();
   auto* alloc = live->add_subcommand(

@@ -189,6 +189,13 @@ struct Result {
 std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint64_t index,
                           const Options& options = {});
 
+// The runtime of the execution in progress (nullptr outside one): what language bridges use to
+// create primitives during an execution.
+Runtime* active_runtime();
+// True once the execution of the calling thread is over and its threads are being unwound: a
+// bridge that sees an error coming out of foreign code at that point need not report it.
+bool stopping();
+
 // Waits until every controlled thread of the executions that hung has finished (after whatever
 // they were stuck on let go of them, e.g. a test cancelling its fake worker); false on timeout.
 bool wait_hung_threads(std::chrono::milliseconds timeout);
@@ -228,6 +235,7 @@ class Runtime final : public sched::ThreadView {
   friend ThreadId live::spawn(std::string, std::function<void()>);
   friend void join(ThreadId);
   friend bool wait_hung_threads(std::chrono::milliseconds);
+  friend bool stopping();
   struct Impl;
 
   explicit Runtime(const Options& options);

@@ -742,6 +742,15 @@ void join(ThreadId t) {
   I.park(lk, tl_agent, Pending{PKind::kJoin, t, {}});
 }
 
+Runtime* active_runtime() { return g_active.load(); }
+
+bool stopping() {
+  Runtime* rt = tl_rt != nullptr ? tl_rt : g_active.load();
+  if (rt == nullptr) return true;
+  std::lock_guard lk(rt->impl_->m);
+  return rt->impl_->aborting;
+}
+
 bool wait_hung_threads(std::chrono::milliseconds timeout) {
   std::vector<std::shared_ptr<Runtime>> rts;
   {

@@ -1,0 +1,265 @@
+// The embedded CPython bridge (see bridge.h). Every call from Python that can park at a
+// scheduling point releases the GIL first, so that the thread the scheduler picks next (or a
+// foreign thread) can run Python.
+#include "live/python/bridge.h"
+
+#include <fmt/format.h>
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "racelab/python_embedded.h"
+#include "util/errors.h"
+#include "util/files.h"
+
+namespace py = pybind11;
+
+namespace racelab::live::python {
+
+namespace {
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+class PyLock {
+ public:
+  PyLock(const std::string& name, bool recursive) {
+    Runtime* rt = active_runtime();
+    if (rt == nullptr) throw std::runtime_error("racelab RLock made outside a live execution");
+    m_ = recursive ? &rt->recursive_mutex(name) : &rt->mutex(name);
+  }
+  bool acquire(bool blocking, double timeout) {
+    if (!blocking || timeout >= 0)
+      throw py::value_error("racelab's lock supports only blocking acquire without a timeout");
+    py::gil_scoped_release release;
+    m_->lock();
+    return true;
+  }
+  void release() {
+    py::gil_scoped_release release;
+    m_->unlock();
+  }
+
+ private:
+  Mutex* m_ = nullptr;
+};
+
+class PyBlocking {
+ public:
+  PyBlocking(std::string what, std::string served_by)
+      : what_(std::move(what)), served_by_(std::move(served_by)) {}
+  void enter() { b_ = std::make_unique<Blocking>(what_, served_by_); }
+  void exit() {
+    py::gil_scoped_release release;  // leaving the call is a scheduling point
+    b_.reset();
+  }
+
+ private:
+  std::string what_, served_by_;
+  std::unique_ptr<Blocking> b_;
+};
+
+// A Python callable kept by a C++ thread: released with the GIL held, whichever thread drops it.
+std::shared_ptr<py::object> hold(py::object fn) {
+  return std::shared_ptr<py::object>(new py::object(std::move(fn)), [](py::object* o) {
+    py::gil_scoped_acquire gil;
+    delete o;
+  });
+}
+
+// Runs a Python callable on a controlled thread; a Python error becomes a C++ exception (an
+// `exception` finding), unless the execution is over and the error is its unwinding.
+void call_on_controlled(const std::shared_ptr<py::object>& fn) {
+  py::gil_scoped_acquire gil;
+  try {
+    (*fn)();
+  } catch (py::error_already_set& e) {
+    if (stopping()) return;
+    throw std::runtime_error(first_line(e.what()));
+  }
+}
+
+}  // namespace
+
+}  // namespace racelab::live::python
+
+PYBIND11_EMBEDDED_MODULE(_racelab, m) {
+  using namespace racelab::live;
+  using racelab::live::python::PyBlocking;
+  using racelab::live::python::PyLock;
+  m.doc() = "racelab's scheduling points for the embedded Python bridge";
+  py::class_<PyLock>(m, "RLock")
+      .def(py::init<const std::string&, bool>(), py::arg("name"), py::arg("recursive") = true)
+      .def("acquire", &PyLock::acquire, py::arg("blocking") = true, py::arg("timeout") = -1.0)
+      .def("release", &PyLock::release)
+      .def("__enter__", [](PyLock& l) { return l.acquire(true, -1); })
+      .def("__exit__", [](PyLock& l, py::args) { l.release(); });
+  py::class_<PyBlocking>(m, "blocking")
+      .def(py::init<std::string, std::string>(), py::arg("what"), py::arg("served_by") = "")
+      .def("__enter__", [](PyBlocking& b) { b.enter(); })
+      .def("__exit__", [](PyBlocking& b, py::args) { b.exit(); });
+  m.def("point", [](const std::string& label) {
+    py::gil_scoped_release release;
+    point(label);
+  });
+  m.def("name_this_thread", [](const std::string& name) { name_this_thread(name); });
+  m.def("controlled", [] { return controlled(); });
+  m.def("active", [] { return active_runtime() != nullptr; });
+  m.def("spawn", [](const std::string& name, py::object fn) {
+    auto held = racelab::live::python::hold(std::move(fn));
+    return spawn(name, [held] { racelab::live::python::call_on_controlled(held); });
+  });
+  m.def("join", [](int t) {
+    py::gil_scoped_release release;
+    join(t);
+  });
+}
+
+namespace racelab::live::python {
+
+namespace {
+
+std::once_flag g_started;
+py::module_* g_bridge = nullptr;
+
+// Starts the interpreter, loads the bridge module and patches threading, then releases the GIL
+// for the threads to come. The interpreter lives until the process ends (racelab exits without
+// finalizing it: foreign threads may still be blocked in it).
+void start_interpreter() {
+  std::call_once(g_started, [] {
+    new py::scoped_interpreter(false);  // intentionally never destroyed
+    py::module_ types = py::module_::import("types");
+    py::object mod = types.attr("ModuleType")("racelab_bridge");
+    py::exec(kBridgePy, mod.attr("__dict__"));
+    py::module_::import("sys").attr("modules")["racelab_bridge"] = mod;
+    g_bridge = new py::module_(mod.cast<py::module_>());
+    g_bridge->attr("patch_threading")();
+    PyEval_SaveThread();
+  });
+}
+
+class PythonSubject : public Subject {
+ public:
+  PythonSubject(Job job, std::string table) : job_(std::move(job)), table_(std::move(table)) {}
+  std::string name() const override { return "live-python"; }
+  std::string content_hash() const override {
+    std::string script;
+    try {
+      script = read_file(job_.script);
+    } catch (const InputError&) {
+    }
+    return fmt::format("{:016x}", std::hash<std::string>{}(script + table_ + job_json(job_)));
+  }
+  void setup(Runtime& rt) override {
+    auto job = job_;
+    auto table = table_;
+    rt.spawn("main", [job, table] {
+      py::gil_scoped_acquire gil;
+      try {
+        py::object parsed = py::module_::import("json").attr("loads")(table);
+        g_bridge->attr("run")(job.script, job.args, parsed, job.path);
+      } catch (py::error_already_set& e) {
+        if (stopping()) return;
+        throw std::runtime_error(first_line(e.what()));
+      }
+    });
+  }
+
+ private:
+  Job job_;
+  std::string table_;
+};
+
+void check_table(const std::string& text, const std::string& origin) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: not JSON: {}", origin, first_line(e.what())));
+  }
+  if (!j.is_object() || j.value("format", "") != "racelab-interpose" || j.value("version", 0) != 1)
+    throw InputError(fmt::format(
+        "{}: not an interposition table (expected \"format\": \"racelab-interpose\", version 1)",
+        origin));
+  for (const char* key : {"locks", "blocking", "points"}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_array()) throw InputError(fmt::format("{}: {} must be a list", origin, key));
+    for (const auto& e : j[key]) {
+      if (!e.is_object() || !e.contains("module") || !e.contains("attr"))
+        throw InputError(fmt::format("{}: every entry of {} needs module and attr", origin, key));
+    }
+  }
+}
+
+}  // namespace
+
+bool built_with_python() { return true; }
+
+std::string build_description() {
+  return fmt::format("CPython {}.{}.{} (embedded)", PY_MAJOR_VERSION, PY_MINOR_VERSION,
+                     PY_MICRO_VERSION);
+}
+
+std::string interposition_table(const std::string& name_or_path) {
+  for (const auto& [name, text] : kTables) {
+    if (name_or_path == name) return text;
+  }
+  if (std::filesystem::exists(name_or_path)) {
+    std::string text = read_file(name_or_path);
+    check_table(text, name_or_path);
+    return text;
+  }
+  std::vector<std::string> names;
+  for (const auto& t : kTables) names.push_back(t.first);
+  throw InputError(fmt::format("--interpose: '{}' is neither a file nor one of: {}", name_or_path,
+                               fmt::join(names, ", ")));
+}
+
+std::unique_ptr<Subject> make_subject(const Job& job) {
+  if (!std::filesystem::is_regular_file(job.script))
+    throw InputError(fmt::format("{}: no such script", job.script));
+  std::string table = interposition_table(job.interpose);
+  check_table(table, job.interpose);
+  Job j = job;
+  if (j.path.empty())
+    j.path.push_back(std::filesystem::absolute(job.script).parent_path().string());
+  start_interpreter();
+  return std::make_unique<PythonSubject>(std::move(j), std::move(table));
+}
+
+std::string job_json(const Job& job) {
+  nlohmann::ordered_json j;
+  j["script"] = job.script;
+  j["args"] = job.args;
+  j["interpose"] = job.interpose;
+  j["path"] = job.path;
+  return j.dump();
+}
+
+Job job_from_json(const std::string& text) {
+  Job job;
+  try {
+    const auto j = nlohmann::json::parse(text);
+    job.script = j.at("script").get<std::string>();
+    job.args = j.at("args").get<std::vector<std::string>>();
+    job.interpose = j.at("interpose").get<std::string>();
+    job.path = j.value("path", std::vector<std::string>{});
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("script parameters: {}", first_line(e.what())));
+  }
+  return job;
+}
+
+void dump_stacks(const std::string& path) {
+  if (g_bridge == nullptr) return;
+  py::gil_scoped_acquire gil;
+  try {
+    g_bridge->attr("dump_stacks")(path);
+  } catch (py::error_already_set&) {
+  }
+}
+
+}  // namespace racelab::live::python

@@ -1,0 +1,25 @@
+// Stand-in for builds without Python development files and pybind11.
+#include "live/python/bridge.h"
+#include "util/errors.h"
+
+namespace racelab::live::python {
+
+bool built_with_python() { return false; }
+std::string build_description() { return {}; }
+
+std::string interposition_table(const std::string&) {
+  throw InputError(
+      "this racelab was built without the Python bridge: install python3-dev and pybind11-dev "
+      "and rebuild");
+}
+
+std::unique_ptr<Subject> make_subject(const Job&) {
+  interposition_table("");
+  return nullptr;
+}
+
+std::string job_json(const Job&) { return "{}"; }
+Job job_from_json(const std::string&) { return {}; }
+void dump_stacks(const std::string&) {}
+
+}  // namespace racelab::live::python

@@ -1,0 +1,151 @@
+# racelab's Python bridge, run inside the embedded interpreter (src/live/python/bridge.cc).
+#
+# It makes threading.Thread start controlled threads, applies an interposition table (one JSON
+# file per torch version, data/interpose/) before each execution, and runs the user's script.
+import functools
+import importlib
+import runpy
+import sys
+import threading
+
+import _racelab
+
+_originals = {}  # (module, attr) -> the original object, kept across executions
+
+
+def patch_threading():
+    T = threading.Thread
+    if getattr(T, "_racelab_patched", False):
+        return
+
+    def start(self):
+        if not self._initialized:
+            raise RuntimeError("thread.__init__() not called")
+        if self._started.is_set() or getattr(self, "_racelab_tid", None) is not None:
+            raise RuntimeError("threads can only be started once")
+        # As Thread.start does: _bootstrap_inner moves the thread from _limbo to _active.
+        with threading._active_limbo_lock:
+            threading._limbo[self] = self
+        # A controlled thread: it runs when the scheduler picks it, not now.
+        self._racelab_tid = _racelab.spawn(self.name, self._bootstrap)
+
+    def join(self, timeout=None):
+        tid = getattr(self, "_racelab_tid", None)
+        if tid is None:
+            raise RuntimeError("cannot join thread before it is started")
+        _racelab.join(tid)
+
+    T.start = start
+    T.join = join
+    T._racelab_patched = True
+
+    # Locks the user's own code creates during an execution become racelab's, so that a
+    # controlled thread waiting for one gives the scheduler its turn. The standard library's and
+    # installed packages' locks (Condition, Event, queue internals) stay real.
+    import os
+    import sysconfig
+    skip = tuple(p for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
+                             sysconfig.get_paths()["platlib"]} if p)
+    real = {"Lock": threading.Lock, "RLock": threading.RLock}
+
+    def factory(kind, recursive):
+        def make(*args, **kwargs):
+            frame = sys._getframe(1)
+            where = frame.f_code.co_filename
+            if (_racelab.active() and not where.startswith(skip) and not where.startswith("<")
+                    and "site-packages" not in where and "dist-packages" not in where):
+                return _racelab.RLock(f"{kind} at {os.path.basename(where)}:{frame.f_lineno}",
+                                      recursive)
+            return real[kind](*args, **kwargs)
+        return make
+
+    threading.Lock = factory("Lock", False)
+    threading.RLock = factory("RLock", True)
+
+
+def _resolve(dotted):
+    module, _, attr = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _device_of(x):
+    if isinstance(x, (list, tuple)) and x:
+        return _device_of(x[0])
+    device = getattr(x, "device", None)
+    return str(device if device is not None else x)
+
+
+def _original(module, attr):
+    key = (module.__name__, attr)
+    if key not in _originals:
+        _originals[key] = getattr(module, attr)
+    return _originals[key]
+
+
+def interpose(table):
+    for name in table.get("fresh_modules", []):
+        for m in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[m]
+    for fn in table.get("reset", []):
+        _resolve(fn)()
+    current_device = None
+    if table.get("current_device"):
+        try:
+            current_device = _resolve(table["current_device"])
+        except (ImportError, AttributeError):
+            current_device = None
+    for lk in table.get("locks", []):
+        mod = importlib.import_module(lk["module"])
+        _original(mod, lk["attr"])
+        setattr(mod, lk["attr"], _racelab.RLock(lk["name"], lk.get("recursive", True)))
+    for b in table.get("blocking", []):
+        mod = importlib.import_module(b["module"])
+        orig = _original(mod, b["attr"])
+
+        def wrapper(*args, _orig=orig, _b=b, **kwargs):
+            served = _b.get("served_by", "").format(device=_device_of(args[0]) if args else "")
+            with _racelab.blocking(_b["what"], served):
+                return _orig(*args, **kwargs)
+
+        functools.update_wrapper(wrapper, orig)
+        for target in [b["module"]] + b.get("aliases", []):
+            setattr(importlib.import_module(target), b["attr"], wrapper)
+    for pt in table.get("points", []):
+        mod = importlib.import_module(pt["module"])
+        orig = _original(mod, pt["attr"])
+
+        def wrapper(*args, _orig=orig, _pt=pt, **kwargs):
+            if _pt.get("name_foreign") and not _racelab.controlled() and current_device:
+                _racelab.name_this_thread(
+                    _pt["name_foreign"].format(current_device=current_device()))
+            _racelab.point(_pt["label"])
+            return _orig(*args, **kwargs)
+
+        functools.update_wrapper(wrapper, orig)
+        for target in [pt["module"]] + pt.get("aliases", []):
+            setattr(importlib.import_module(target), pt["attr"], wrapper)
+
+
+def run(script, argv, table, search_path):
+    """One execution: fresh interposition, then the script as __main__ on this (controlled) thread."""
+    for p in reversed(search_path):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    interpose(table)
+    sys.argv = [script] + list(argv)
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:  # sys.exit(0) ends the script normally; any other status is a failure
+        if e.code not in (None, 0):
+            raise RuntimeError(f"the script exited with status {e.code}") from None
+
+
+def dump_stacks(path):
+    """Every thread's Python stack, for a hang report."""
+    import traceback
+    names = {t.ident: t.name for t in threading.enumerate()}
+    with open(path, "w") as f:
+        for ident, frame in sys._current_frames().items():
+            f.write(f"Thread {ident} ({names.get(ident, 'not started by threading')}):\n")
+            f.write("".join(traceback.format_stack(frame)))
+            f.write("\n")

@@ -1,0 +1,56 @@
+"""The drafter pipeline on the stand-in (standin_torch.py): main starts one drafter thread per
+GPU slot, each compiles lazily on first use, forward then backward.
+
+  racelab live python tools/pipelines/drafter_standin.py --interpose standin -- \
+      --drafters 2 --warmup none
+
+--warmup: none | sequential (main runs forward and backward first) | sequential_forward |
+          lock_first_step (one user lock around each drafter's first step)
+--gpus G puts drafter i on device cuda:(i % G); --seq-len L, --warmup-seq-len L.
+"""
+import argparse
+import threading
+
+import standin_torch as torch_standin
+
+p = argparse.ArgumentParser()
+p.add_argument("--drafters", type=int, default=2)
+p.add_argument("--gpus", type=int, default=1)
+p.add_argument("--warmup", default="none",
+               choices=["none", "sequential", "sequential_forward", "lock_first_step"])
+p.add_argument("--seq-len", type=int, default=1024)
+p.add_argument("--warmup-seq-len", type=int, default=0)
+p.add_argument("--steps", type=int, default=1)
+a = p.parse_args()
+
+warmup_lock = threading.Lock()
+
+
+def step(device, length):
+    torch_standin.flex_attention(device, length)
+    torch_standin.backward(device, length)
+
+
+def drafter(i):
+    device = f"cuda:{i % a.gpus}"
+    for s in range(a.steps):
+        if s == 0 and a.warmup == "lock_first_step":
+            with warmup_lock:
+                step(device, a.seq_len)
+        else:
+            step(device, a.seq_len)
+
+
+if a.warmup in ("sequential", "sequential_forward"):
+    length = a.warmup_seq_len or a.seq_len
+    for g in range(min(a.gpus, a.drafters)):
+        torch_standin.flex_attention(f"cuda:{g}", length)
+        if a.warmup == "sequential":
+            torch_standin.backward(f"cuda:{g}", length)
+
+threads = [threading.Thread(target=drafter, args=(i,), name=f"drafter {i}")
+           for i in range(a.drafters)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
