@@ -20,10 +20,14 @@ if ! [ -e /usr/include/toml++/toml.h ] && ! [ -e "$root/usr/include/toml++/toml.
   for d in "${debs[@]}"; do dpkg -x "$d" "$root"; done
 fi
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+# The wheel's pybind11 headers and the machine's CPython for the embedded Python bridge.
+torch_include=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "include"))')
+python_exe=$(python3 -c 'import sys; print(sys.executable)')
 export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr;$root/usr/lib/x86_64-linux-gnu/cmake" \
   -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCUDAToolkit_ROOT=/usr/local/cuda \
+  -DRACELAB_PYBIND11_INCLUDE="$torch_include" -DPython3_EXECUTABLE="$python_exe" \
   -DRACELAB_BENCH="${RACELAB_BENCH:-OFF}" >/dev/null
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(racelab)
