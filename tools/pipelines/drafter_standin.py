@@ -5,7 +5,8 @@ GPU slot, each compiles lazily on first use, forward then backward.
       --drafters 2 --warmup none
 
 --warmup: none | sequential (main runs forward and backward first) | sequential_forward |
-          lock_first_step (one user lock around each drafter's first step)
+          lock_first_step / lock_first_forward (one user lock around each drafter's first step /
+          first forward) | per_thread_lock (each drafter's own lock around its first step)
 --gpus G puts drafter i on device cuda:(i % G); --seq-len L, --warmup-seq-len L.
 """
 import argparse
@@ -17,26 +18,38 @@ p = argparse.ArgumentParser()
 p.add_argument("--drafters", type=int, default=2)
 p.add_argument("--gpus", type=int, default=1)
 p.add_argument("--warmup", default="none",
-               choices=["none", "sequential", "sequential_forward", "lock_first_step"])
+               choices=["none", "sequential", "sequential_forward", "lock_first_step",
+                        "lock_first_forward", "per_thread_lock"])
 p.add_argument("--seq-len", type=int, default=1024)
 p.add_argument("--warmup-seq-len", type=int, default=0)
-p.add_argument("--steps", type=int, default=1)
+p.add_argument("--steps", type=int, default=2)
 a = p.parse_args()
 
 warmup_lock = threading.Lock()
 
 
-def step(device, length):
-    torch_standin.flex_attention(device, length)
+def step(device, length, forward_lock=None):
+    if forward_lock is not None:
+        with forward_lock:
+            torch_standin.flex_attention(device, length)
+    else:
+        torch_standin.flex_attention(device, length)
     torch_standin.backward(device, length)
 
 
 def drafter(i):
     device = f"cuda:{i % a.gpus}"
+    own_lock = threading.Lock()
     for s in range(a.steps):
-        if s == 0 and a.warmup == "lock_first_step":
+        first = s == 0
+        if first and a.warmup == "lock_first_step":
             with warmup_lock:
                 step(device, a.seq_len)
+        elif first and a.warmup == "per_thread_lock":
+            with own_lock:
+                step(device, a.seq_len)
+        elif first and a.warmup == "lock_first_forward":
+            step(device, a.seq_len, forward_lock=warmup_lock)
         else:
             step(device, a.seq_len)
 

@@ -1,0 +1,83 @@
+"""The drafter pipeline on real PyTorch 2.11 (GPU): one process, drafter threads on CUDA devices,
+torch.compile(flex_attention) compiled lazily per thread key, forward then backward — the seed
+pipeline of ../shared/evidence/torch-2.11-h200/race_probe.py, without its barrier (racelab's
+scheduler decides the interleaving). Same options as drafter_standin.py.
+
+  racelab live python tools/pipelines/drafter_torch.py --interpose torch-2.11 -- \
+      --drafters 2 --warmup none
+"""
+import argparse
+import threading
+
+import torch
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+p = argparse.ArgumentParser()
+p.add_argument("--drafters", type=int, default=2)
+p.add_argument("--gpus", type=int, default=1)
+p.add_argument("--warmup", default="none",
+               choices=["none", "sequential", "sequential_forward", "lock_first_step",
+                        "lock_first_forward", "per_thread_lock"])
+p.add_argument("--seq-len", type=int, default=1024)
+p.add_argument("--warmup-seq-len", type=int, default=0)
+p.add_argument("--steps", type=int, default=2)
+p.add_argument("--heads", type=int, default=8)
+p.add_argument("--head-dim", type=int, default=64)
+a = p.parse_args()
+
+_compiled_flex_attention = {}  # the user's per-process cache of compiled wrappers
+warmup_lock = threading.Lock()
+
+
+def causal(b, h, q, kv):
+    return q >= kv
+
+
+def compiled(key):
+    if key not in _compiled_flex_attention:
+        _compiled_flex_attention[key] = torch.compile(flex_attention)
+    return _compiled_flex_attention[key]
+
+
+def step(key, device, length, backward=True, forward_lock=None):
+    q, k, v = (torch.randn(1, a.heads, length, a.head_dim, device=device, dtype=torch.bfloat16,
+                           requires_grad=True) for _ in range(3))
+    bm = create_block_mask(causal, 1, 1, length, length, device=device)
+    if forward_lock is not None:
+        with forward_lock:
+            out = compiled(key)(q, k, v, block_mask=bm)
+    else:
+        out = compiled(key)(q, k, v, block_mask=bm)
+    if backward:
+        out.float().sum().backward()
+    torch.cuda.synchronize(device)
+
+
+def drafter(i):
+    device = f"cuda:{i % a.gpus}"
+    own_lock = threading.Lock()
+    for s in range(a.steps):
+        first = s == 0
+        if first and a.warmup == "lock_first_step":
+            with warmup_lock:
+                step(i, device, a.seq_len)
+        elif first and a.warmup == "per_thread_lock":
+            with own_lock:
+                step(i, device, a.seq_len)
+        elif first and a.warmup == "lock_first_forward":
+            step(i, device, a.seq_len, forward_lock=warmup_lock)
+        else:
+            step(i, device, a.seq_len)
+
+
+if a.warmup in ("sequential", "sequential_forward"):
+    length = a.warmup_seq_len or a.seq_len
+    for i in range(a.drafters):
+        step(i, f"cuda:{i % a.gpus}", length, backward=(a.warmup == "sequential"))
+
+threads = [threading.Thread(target=drafter, args=(i,), name=f"drafter {i}")
+           for i in range(a.drafters)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
