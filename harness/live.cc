@@ -537,6 +537,29 @@ int live_torch_replay(const std::string& schedule, const std::string& out) {
   return run_torch(a);
 }
 
+// The options every live search shares (live torch, live python).
+void add_search_options(CLI::App* cmd, LiveArgs& a) {
+  cmd->add_option("--strategy", a.strategy, "random | pct | dfs")->capture_default_str();
+  cmd->add_option("--seed", a.seed, "seed of random and pct")->capture_default_str();
+  cmd->add_option("--depth", a.depth, "pct depth")->capture_default_str();
+  cmd->add_option("--max-preemptions", a.preemptions, "dfs preemption bound")
+      ->capture_default_str();
+  cmd->add_option("--executions", a.executions, "executions to run at most")->capture_default_str();
+  cmd->add_option("--time-limit", a.time_limit, "stop after this many seconds, keeping results");
+  cmd->add_option("--hang-timeout", a.hang_timeout,
+                  "seconds without progress that make a hang (must exceed the longest compile)")
+      ->capture_default_str();
+  cmd->add_option("--settle-ms", a.settle_ms,
+                  "quiet time granted to foreign threads before each decision")
+      ->capture_default_str();
+  cmd->add_option("--expect", a.expect,
+                  "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless "
+                  "one is found)")
+      ->capture_default_str();
+  cmd->add_option("--replay", a.replay, "run the schedule file once (its parameters apply)");
+  cmd->add_option("--out", a.out, "output directory")->capture_default_str();
+}
+
 void add_live(CLI::App& app, Runner& run) {
   auto live = app.add_subcommand("live", "run live subjects: real code on real threads");
   live->require_subcommand(1);
@@ -564,29 +587,7 @@ void add_live(CLI::App& app, Runner& run) {
   torch->add_option("--heads", t->cfg.heads, "attention heads")->capture_default_str();
   torch->add_option("--chunk", t->cfg.chunk, "chunked attention: queries per chunk")
       ->capture_default_str();
-  torch->add_option("--strategy", t->strategy, "random | pct | dfs")->capture_default_str();
-  torch->add_option("--seed", t->seed, "seed of random and pct")->capture_default_str();
-  torch->add_option("--depth", t->depth, "pct depth")->capture_default_str();
-  torch->add_option("--max-preemptions", t->preemptions, "dfs preemption bound")
-      ->capture_default_str();
-  torch->add_option("--executions", t->executions, "executions to run at most")
-      ->capture_default_str();
-  torch->add_option("--time-limit", t->time_limit, "stop after this many seconds, keeping results");
-  torch
-      ->add_option("--hang-timeout", t->hang_timeout,
-                   "seconds without progress that make a hang (must exceed the longest compile)")
-      ->capture_default_str();
-  torch
-      ->add_option("--settle-ms", t->settle_ms,
-                   "quiet time granted to foreign threads before each decision")
-      ->capture_default_str();
-  torch
-      ->add_option("--expect", t->expect,
-                   "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless "
-                   "one is found)")
-      ->capture_default_str();
-  torch->add_option("--replay", t->replay, "run the schedule file once (its parameters apply)");
-  torch->add_option("--out", t->out, "output directory")->capture_default_str();
+  add_search_options(torch, *t);
   torch->add_option("--overhead", t->overhead_steps,
                     "measure: N steps of one warmed drafter as plain code and under racelab");
   torch->add_flag("--rr", t->rr,
@@ -602,21 +603,7 @@ void add_live(CLI::App& app, Runner& run) {
   py->add_option("--interpose", p->interpose,
                  "interposition table: torch-2.11, standin, or a JSON file (data/interpose/)")
       ->capture_default_str();
-  py->add_option("--strategy", p->strategy, "random | pct | dfs")->capture_default_str();
-  py->add_option("--seed", p->seed, "seed of random and pct")->capture_default_str();
-  py->add_option("--depth", p->depth, "pct depth")->capture_default_str();
-  py->add_option("--max-preemptions", p->preemptions, "dfs preemption bound")
-      ->capture_default_str();
-  py->add_option("--executions", p->executions, "executions to run at most")->capture_default_str();
-  py->add_option("--time-limit", p->time_limit, "stop after this many seconds, keeping results");
-  py->add_option("--hang-timeout", p->hang_timeout, "seconds without progress that make a hang")
-      ->capture_default_str();
-  py->add_option("--settle-ms", p->settle_ms,
-                 "quiet time granted to foreign threads before each decision")
-      ->capture_default_str();
-  py->add_option("--expect", p->expect, "clean | deadlock (as live torch)")->capture_default_str();
-  py->add_option("--replay", p->replay, "run the schedule file once (its script and arguments)");
-  py->add_option("--out", p->out, "output directory")->capture_default_str();
+  add_search_options(py, *p);
   py->callback([&run, p] { run = [p] { return run_python(*p); }; });
 
   auto al = std::make_shared<AllocArgs>();
