@@ -30,7 +30,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     lazy = f"{tmp}/lazy"
     r = live(script, "--interpose", "standin", "--strategy", "pct", "--executions", "500",
-             "--hang-timeout", "2", "--expect", "deadlock", "--", "--drafters", "2",
+             "--hang-timeout", "4", "--expect", "deadlock", "--", "--drafters", "2",
              "--warmup", "none", out=lazy)
     if r.returncode != 0:
         fail("lazy compile with two drafters did not deadlock", r)
@@ -46,21 +46,21 @@ with tempfile.TemporaryDirectory() as tmp:
         fail("stacks.txt lacks the drafters' Python stacks:\n" + stacks)
 
     for k in range(3):
-        r = live("--replay", f"{lazy}/schedule-deadlock.json", "--hang-timeout", "2",
+        r = live("--replay", f"{lazy}/schedule-deadlock.json", "--hang-timeout", "4",
                  out=f"{tmp}/replay-{k}")
         if r.returncode != 1 or f["message"] not in r.stdout:
             fail(f"replay {k} did not reproduce the deadlock", r)
 
     for warmup in ("sequential", "lock_first_step"):
         r = live(script, "--interpose", "standin", "--strategy", "pct", "--executions", "200",
-                 "--hang-timeout", "2", "--", "--drafters", "2", "--warmup", warmup,
+                 "--hang-timeout", "4", "--", "--drafters", "2", "--warmup", warmup,
                  out=f"{tmp}/{warmup}")
         if r.returncode != 0 or "no deadlock, hang or exception" not in r.stdout:
             fail(f"warmup {warmup} was not clean", r)
 
     # The warmup at another length leaves the drafters' own compile: the cycle is reachable.
     r = live(script, "--interpose", "standin", "--strategy", "random", "--executions", "500",
-             "--hang-timeout", "2", "--expect", "deadlock", "--", "--drafters", "2",
+             "--hang-timeout", "4", "--expect", "deadlock", "--", "--drafters", "2",
              "--warmup", "sequential", "--warmup-seq-len", "512", out=f"{tmp}/shape")
     if r.returncode != 0:
         fail("the warmup at another length did not deadlock", r)
