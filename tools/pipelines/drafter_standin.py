@@ -26,14 +26,22 @@ p.add_argument("--steps", type=int, default=2)
 a = p.parse_args()
 
 warmup_lock = threading.Lock()
+_compiled_flex_attention = {}  # the user's cache of compiled wrappers, one per drafter key
+
+
+def compiled(key):
+    # Check, then insert: between the two another drafter may do the same.
+    if key not in _compiled_flex_attention:
+        _compiled_flex_attention[key] = torch_standin.flex_attention
+    return _compiled_flex_attention[key]
 
 
 def step(device, length, forward_lock=None):
     if forward_lock is not None:
         with forward_lock:
-            torch_standin.flex_attention(device, length)
+            compiled(device)(device, length)
     else:
-        torch_standin.flex_attention(device, length)
+        compiled(device)(device, length)
     torch_standin.backward(device, length)
 
 

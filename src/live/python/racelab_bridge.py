@@ -11,6 +11,44 @@ import threading
 import _racelab
 
 _originals = {}  # (module, attr) -> the original object, kept across executions
+_pending_dicts = []  # table "dicts" entries not wrapped yet in this execution
+
+
+class _PointDict(dict):
+    """A dict whose lookups and inserts are scheduling points (the user's compiled-kernel cache:
+    a check-then-insert race lives between them)."""
+
+    def __init__(self, name, *args):
+        super().__init__(*args)
+        self._racelab_name = name
+
+    def __contains__(self, key):
+        _racelab.point(f"lookup {self._racelab_name}")
+        return super().__contains__(key)
+
+    def __getitem__(self, key):
+        _racelab.point(f"lookup {self._racelab_name}")
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        _racelab.point(f"lookup {self._racelab_name}")
+        return super().get(key, default)
+
+    def __setitem__(self, key, value):
+        _racelab.point(f"insert {self._racelab_name}")
+        super().__setitem__(key, value)
+
+
+def _wrap_dicts():
+    """Wraps the table's dicts that exist by now (a script's module-level dict exists once its
+    definition ran, which is before it starts threads)."""
+    for spec in list(_pending_dicts):
+        mod = sys.modules.get(spec["module"])
+        value = getattr(mod, spec["attr"], None) if mod is not None else None
+        if isinstance(value, dict):
+            if not isinstance(value, _PointDict):
+                setattr(mod, spec["attr"], _PointDict(spec.get("name", spec["attr"]), value))
+            _pending_dicts.remove(spec)
 
 
 def patch_threading():
@@ -26,6 +64,7 @@ def patch_threading():
         # As Thread.start does: _bootstrap_inner moves the thread from _limbo to _active.
         with threading._active_limbo_lock:
             threading._limbo[self] = self
+        _wrap_dicts()
         # A controlled thread: it runs when the scheduler picks it, not now.
         self._racelab_tid = _racelab.spawn(self.name, self._bootstrap)
 
@@ -83,6 +122,7 @@ def _original(module, attr):
 
 
 def interpose(table):
+    _pending_dicts[:] = [dict(d) for d in table.get("dicts", [])]
     for name in table.get("fresh_modules", []):
         for m in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[m]
@@ -115,6 +155,8 @@ def interpose(table):
         orig = _original(mod, pt["attr"])
 
         def wrapper(*args, _orig=orig, _pt=pt, **kwargs):
+            if _pending_dicts:
+                _wrap_dicts()
             if _pt.get("name_foreign") and not _racelab.controlled() and current_device:
                 _racelab.name_this_thread(
                     _pt["name_foreign"].format(current_device=current_device()))
@@ -132,6 +174,7 @@ def run(script, argv, table, search_path):
         if p not in sys.path:
             sys.path.insert(0, p)
     interpose(table)
+    _wrap_dicts()  # dicts of modules already imported
     sys.argv = [script] + list(argv)
     try:
         runpy.run_path(script, run_name="__main__")
