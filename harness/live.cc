@@ -309,13 +309,13 @@ int run_overhead(LiveArgs a) {
   live::Options settled = bare;
   settled.settle = std::chrono::milliseconds(a.settle_ms);
   struct Mode {
-    const char* name;
+    std::string name;
     live::Options opts;
     std::vector<double> times;
   };
-  std::vector<Mode> modes = {{"plain", plain, {}}, {"bare", bare, {}}, {"settled", settled, {}}};
-  std::vector<std::string> names = {"plain code", "racelab, settle 0 ms",
-                                    fmt::format("racelab, settle {} ms", a.settle_ms)};
+  std::vector<Mode> modes = {{"plain code", plain, {}},
+                             {"racelab, settle 0 ms", bare, {}},
+                             {fmt::format("racelab, settle {} ms", a.settle_ms), settled, {}}};
   const int rounds = 3;
   for (int round = 0; round < rounds; ++round) {
     for (Mode& m : modes) {
@@ -336,11 +336,11 @@ int run_overhead(LiveArgs a) {
   for (std::size_t i = 0; i < modes.size(); ++i) {
     const double m = median(modes[i].times);
     const double pct = base > 0 ? (m / base - 1) * 100 : 0;
-    fmt::print("  {:<24} median {:9.3f} ms/step{}\n", names[i], m * 1000,
+    fmt::print("  {:<24} median {:9.3f} ms/step{}\n", modes[i].name, m * 1000,
                i == 0 ? std::string() : fmt::format("  ({:+.1f}%)", pct));
-    out["modes"][names[i]] = {{"median_ms", m * 1000},
-                              {"steps", modes[i].times.size()},
-                              {"overhead_percent", i == 0 ? 0.0 : pct}};
+    out["modes"][modes[i].name] = {{"median_ms", m * 1000},
+                                   {"steps", modes[i].times.size()},
+                                   {"overhead_percent", i == 0 ? 0.0 : pct}};
   }
   ensure_directory(a.out);
   write_file_atomic(std::filesystem::path(a.out) / "overhead.json", out.dump(2) + "\n");
