@@ -17,7 +17,9 @@
 #include <unordered_map>
 
 #include "live/live.h"
+#include "sched/race.h"
 #include "sched/strategies/strategies.h"
+#include "util/text.h"
 
 namespace racelab::live {
 
@@ -60,11 +62,6 @@ void clock_join(VClock& into, const VClock& from) {
 
 std::uint32_t clock_at(const VClock& c, int i) { return i < static_cast<int>(c.size()) ? c[i] : 0; }
 
-std::string first_line(std::string_view s) {
-  const auto nl = s.find('\n');
-  return std::string(nl == std::string_view::npos ? s : s.substr(0, nl));
-}
-
 }  // namespace
 
 struct Runtime::Impl {
@@ -89,15 +86,9 @@ struct Runtime::Impl {
     int depth = 0;
     VClock clock;
   };
-  struct Access {
-    int agent = -1;
-    std::uint32_t epoch = 0;
-    std::size_t event = 0;
-  };
   struct VarState {
     std::unique_ptr<SharedVar> obj;
-    Access last_write;
-    std::vector<Access> reads;
+    sched::RaceState race;
   };
 
   Options options;
@@ -255,41 +246,20 @@ struct Runtime::Impl {
 
   void check_access(int agent, VarState& v, bool write) {
     const VClock& mine = agents[agent].clock;
-    const std::size_t now_event = result.events.size();
-    auto racy = [&](const Access& a) {
-      return a.agent != -1 && a.agent != agent && clock_at(mine, a.agent) < a.epoch;
-    };
-    auto race = [&](const Access& a, bool a_write) {
-      result.findings.push_back(sched::Finding{
-          sched::kinds::kDataRace,
-          fmt::format("data race on {}: {} by {} at event {} and {} by {} at event {} are not "
-                      "ordered by happens-before",
-                      v.obj->name(), a_write ? "write" : "read", agents[a.agent].name, a.event,
-                      write ? "write" : "read", agents[agent].name, now_event),
-          static_cast<std::int64_t>(decisions),
-          {},
-          {}});
-    };
-    if (racy(v.last_write)) race(v.last_write, true);
-    const Access now{agent, clock_at(mine, agent), now_event};
-    if (write) {
-      for (const Access& r : v.reads) {
-        if (racy(r)) {
-          race(r, false);
-          break;
-        }
-      }
-      v.reads.clear();
-      v.last_write = now;
-    } else {
-      auto it = std::find_if(v.reads.begin(), v.reads.end(),
-                             [&](const Access& a) { return a.agent == agent; });
-      if (it != v.reads.end()) {
-        *it = now;
-      } else {
-        v.reads.push_back(now);
-      }
-    }
+    const auto now_event = static_cast<std::int64_t>(result.events.size());
+    sched::record_access(
+        v.race, agent, now_event, write, [&](std::int32_t x) { return clock_at(mine, x); },
+        [&](const sched::RaceAccess& a, bool a_write) {
+          result.findings.push_back(sched::Finding{
+              sched::kinds::kDataRace,
+              fmt::format("data race on {}: {} by {} at event {} and {} by {} at event {} are "
+                          "not ordered by happens-before",
+                          v.obj->name(), a_write ? "write" : "read", agents[a.who].name, a.at,
+                          write ? "write" : "read", agents[agent].name, now_event),
+              static_cast<std::int64_t>(decisions),
+              {},
+              {}});
+        });
   }
 
   // Performs controlled agent's pending operation and hands it the token.

@@ -333,36 +333,15 @@ void Execution::apply(ThreadId id) {
 void Execution::check_access(ThreadId id, Var& var, bool write) {
   const Thread& t = threads_[id];
   const std::int64_t step = static_cast<std::int64_t>(steps_.size());
-  auto racy = [&](const Access& a) {
-    return a.thread != kNoThread && a.thread != id && t.clock[a.thread] < a.epoch;
-  };
-  auto race = [&](const Access& a, bool a_write) {
-    report(kinds::kDataRace,
-           fmt::format("data race on {}: {} by {} at step {} and {} by {} at step {} are not "
-                       "ordered by happens-before",
-                       var.name, a_write ? "write" : "read", threads_[a.thread].name, a.step,
-                       write ? "write" : "read", t.name, step));
-  };
-  if (racy(var.last_write)) race(var.last_write, true);
-  Access now{id, t.clock[id], step};
-  if (write) {
-    for (const Access& r : var.reads) {
-      if (racy(r)) {
-        race(r, false);
-        break;
-      }
-    }
-    var.reads.clear();
-    var.last_write = now;
-  } else {
-    auto it = std::find_if(var.reads.begin(), var.reads.end(),
-                           [&](const Access& a) { return a.thread == id; });
-    if (it != var.reads.end()) {
-      *it = now;
-    } else {
-      var.reads.push_back(now);
-    }
-  }
+  record_access(
+      var.race, id, step, write, [&](std::int32_t x) { return t.clock[x]; },
+      [&](const RaceAccess& a, bool a_write) {
+        report(kinds::kDataRace,
+               fmt::format("data race on {}: {} by {} at step {} and {} by {} at step {} are not "
+                           "ordered by happens-before",
+                           var.name, a_write ? "write" : "read", threads_[a.who].name, a.at,
+                           write ? "write" : "read", t.name, step));
+      });
 }
 
 void Execution::park(Op op, std::coroutine_handle<> resume_at) {

@@ -17,6 +17,7 @@
 
 #include "sched/finding.h"
 #include "sched/op.h"
+#include "sched/race.h"
 #include "sched/strategy.h"
 #include "sched/task.h"
 
@@ -154,17 +155,11 @@ class Execution final : public ThreadView {
     Clock submit_clock;
     Clock done_clock;
   };
-  struct Access {
-    ThreadId thread = kNoThread;
-    std::uint32_t epoch = 0;
-    std::int64_t step = -1;
-  };
   struct Var {
     std::string name;
     bool atomic = false;
-    Clock clock;  // atomic: the release clock of the accesses so far
-    Access last_write;
-    std::vector<Access> reads;  // the last read of each thread since the last write
+    Clock clock;     // atomic: the release clock of the accesses so far
+    RaceState race;  // plain variables: the accesses a new one may race with
   };
 
   void acquire(Thread& t, const Clock& from);

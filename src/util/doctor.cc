@@ -11,15 +11,11 @@
 #include <thread>
 
 #include "util/files.h"
+#include "util/text.h"
 
 namespace racelab {
 
 namespace {
-
-std::string first_line(const std::string& text) {
-  auto end = text.find('\n');
-  return text.substr(0, end);
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();

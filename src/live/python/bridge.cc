@@ -15,14 +15,13 @@
 #include "racelab/python_embedded.h"
 #include "util/errors.h"
 #include "util/files.h"
+#include "util/text.h"
 
 namespace py = pybind11;
 
 namespace racelab::live::python {
 
 namespace {
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 class PyLock {
  public:

@@ -19,6 +19,7 @@
 #include "live/torch/workload.h"
 #include "util/errors.h"
 #include "util/files.h"
+#include "util/text.h"
 
 namespace racelab::live::torch_workload {
 
@@ -279,7 +280,7 @@ AllocOutcome capture_alloc(const AllocConfig& c) {
       step(lengths[i]);
     } catch (const c10::OutOfMemoryError& e) {
       std::string msg = e.what();
-      oom = {{"iter", i}, {"L", lengths[i]}, {"message", msg.substr(0, msg.find('\n'))}};
+      oom = {{"iter", i}, {"L", lengths[i]}, {"message", first_line(msg)}};
       break;
     }
     torch::cuda::synchronize();
