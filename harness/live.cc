@@ -62,6 +62,7 @@ struct LiveArgs {
   double time_limit = 0;
   double hang_timeout = 10;
   int settle_ms = 10;
+  int cycle_confirm_ms = 2000;
   std::string expect = "clean";
   std::string replay;
   std::string out = "racelab-out/live-torch";
@@ -354,6 +355,7 @@ int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
   live::Options lo;
   lo.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
   lo.settle = std::chrono::milliseconds(a.settle_ms);
+  lo.cycle_confirm = std::chrono::milliseconds(a.cycle_confirm_ms);
   const std::string desc = strategy.describe();
   std::fflush(stdout);
 
@@ -408,6 +410,7 @@ void check_common(const LiveArgs& a) {
     throw InputError(fmt::format("--expect must be clean or deadlock, got '{}'", a.expect));
   if (a.hang_timeout <= 0) throw InputError("--hang-timeout must be positive");
   if (a.settle_ms < 0) throw InputError("--settle-ms must not be negative");
+  if (a.cycle_confirm_ms <= 0) throw InputError("--cycle-confirm-ms must be positive");
 }
 
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a) {
@@ -551,6 +554,10 @@ void add_search_options(CLI::App* cmd, LiveArgs& a) {
       ->capture_default_str();
   cmd->add_option("--settle-ms", a.settle_ms,
                   "quiet time granted to foreign threads before each decision")
+      ->capture_default_str();
+  cmd->add_option("--cycle-confirm-ms", a.cycle_confirm_ms,
+                  "a wait-for cycle through a blocking call that holds still this long is "
+                  "reported as a deadlock without waiting for --hang-timeout")
       ->capture_default_str();
   cmd->add_option("--expect", a.expect,
                   "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless "

@@ -57,6 +57,11 @@ struct Options {
   // until nothing has happened for this long before the next decision, so that foreign threads
   // reach their next instrumented operation first.
   std::chrono::milliseconds settle{5};
+  // A wait-for cycle that runs through a blocking call (to the foreign thread serving it) and
+  // stays unchanged, with nothing happening anywhere, for this long is reported as a deadlock at
+  // once instead of after `hang_timeout`: no thread in it can move without another in it moving
+  // first. (The hang timeout still applies where no cycle can be named.)
+  std::chrono::milliseconds cycle_confirm{2000};
   std::uint64_t max_steps = 100000;  // more decisions than this: a livelock finding
   // false: the same threads and primitives without the scheduler, as a baseline for overhead
   // measurements. Scheduling points do not park, mutexes are plain locks, nothing is recorded or
@@ -68,6 +73,9 @@ struct Options {
 class Mutex {
  public:
   void lock();
+  // A scheduling point that never waits: takes the mutex if it is free (or held by this thread
+  // and recursive) when the scheduler runs it, and says whether it did.
+  bool try_lock();
   void unlock();
   const std::string& name() const { return name_; }
   bool recursive() const { return recursive_; }

@@ -39,7 +39,7 @@ std::atomic<Runtime*> g_active{nullptr};
 std::mutex g_graveyard_mutex;
 std::vector<std::shared_ptr<Runtime>> g_graveyard;
 
-enum class PKind { kStart, kLock, kUnlock, kPoint, kRead, kWrite, kJoin, kReturn };
+enum class PKind { kStart, kLock, kTryLock, kUnlock, kPoint, kRead, kWrite, kJoin, kReturn };
 struct Pending {
   PKind kind = PKind::kStart;
   int object = -1;
@@ -71,6 +71,7 @@ struct Runtime::Impl {
     ThreadId id = sched::kNoThread;  // controlled threads: the id strategies see
     State state = State::kAtPoint;
     Pending pending;
+    bool took = false;  // the outcome of the last try lock
     bool go = false;
     std::condition_variable cv;
     std::vector<std::pair<std::string, std::string>> away;  // Blocking scopes: (what, served by)
@@ -164,6 +165,8 @@ struct Runtime::Impl {
         return "start";
       case PKind::kLock:
         return "lock " + mutexes[p.object].obj->name();
+      case PKind::kTryLock:
+        return "try lock " + mutexes[p.object].obj->name();
       case PKind::kUnlock:
         return "unlock " + mutexes[p.object].obj->name();
       case PKind::kPoint:
@@ -274,6 +277,16 @@ struct Runtime::Impl {
         clock_join(a.clock, mx.clock);
         break;
       }
+      case PKind::kTryLock: {
+        MutexState& mx = mutexes[p.object];
+        a.took = can_take(mx, agent);
+        if (a.took) {
+          mx.owner = agent;
+          ++mx.depth;
+          clock_join(a.clock, mx.clock);
+        }
+        break;
+      }
       case PKind::kUnlock:
         release_mutex(agent, p.object);
         break;
@@ -305,6 +318,15 @@ struct Runtime::Impl {
         mutex_cv.wait(lk, [&] { return can_take(mx, agent); });
         mx.owner = agent;
         ++mx.depth;
+        break;
+      }
+      case PKind::kTryLock: {
+        MutexState& mx = mutexes[p.object];
+        agents[agent].took = can_take(mx, agent);
+        if (agents[agent].took) {
+          mx.owner = agent;
+          ++mx.depth;
+        }
         break;
       }
       case PKind::kUnlock:
@@ -389,6 +411,30 @@ struct Runtime::Impl {
     return {"?", -1};
   }
 
+  // A cycle in the wait-for graph (lock owners, joined threads, the threads serving blocking
+  // calls), starting at its first controlled thread so that it reads the same however the
+  // foreign threads were numbered; empty when there is none.
+  std::vector<int> find_cycle() const {
+    for (std::size_t start = 0; start < agents.size(); ++start) {
+      std::vector<int> path;
+      int t = static_cast<int>(start);
+      while (t >= 0 && agents[t].state != State::kFinished &&
+             std::find(path.begin(), path.end(), t) == path.end()) {
+        path.push_back(t);
+        t = wait_of(t).second;
+      }
+      if (t < 0 || agents[t].state == State::kFinished) continue;
+      std::vector<int> cycle(std::find(path.begin(), path.end(), t), path.end());
+      auto first = std::min_element(cycle.begin(), cycle.end(), [&](int x, int y) {
+        const auto key = [&](int v) { return std::pair(agents[v].foreign, agents[v].id); };
+        return key(x) < key(y);
+      });
+      std::rotate(cycle.begin(), first, cycle.end());
+      return cycle;
+    }
+    return {};
+  }
+
   void report_stuck(std::string_view headline) {
     sched::Finding f;
     f.step = static_cast<std::int64_t>(decisions);
@@ -399,23 +445,8 @@ struct Runtime::Impl {
       f.details.push_back(a.name + " " + holds_text(static_cast<int>(i)) +
                           wait_of(static_cast<int>(i), true).first);
     }
-    for (std::size_t start = 0; start < agents.size() && f.cycle.empty(); ++start) {
-      std::vector<int> path;
-      int t = static_cast<int>(start);
-      while (t >= 0 && agents[t].state != State::kFinished &&
-             std::find(path.begin(), path.end(), t) == path.end()) {
-        path.push_back(t);
-        t = wait_of(t).second;
-      }
-      if (t < 0 || agents[t].state == State::kFinished) continue;
-      std::vector<int> cycle(std::find(path.begin(), path.end(), t), path.end());
-      // Start the cycle at its first controlled thread, so that it reads the same however the
-      // foreign threads were numbered.
-      auto first = std::min_element(cycle.begin(), cycle.end(), [&](int x, int y) {
-        const auto key = [&](int v) { return std::pair(agents[v].foreign, agents[v].id); };
-        return key(x) < key(y);
-      });
-      std::rotate(cycle.begin(), first, cycle.end());
+    const std::vector<int> cycle = find_cycle();
+    if (!cycle.empty()) {
       std::string msg = "deadlock: ";
       for (int c : cycle) {
         f.cycle.push_back(agents[c].name);
@@ -578,6 +609,29 @@ void Mutex::lock() {
   clock_join(I.agents[f].clock, mx.clock);
   I.record(f, "lock " + name_, false);
   I.bump();
+}
+
+bool Mutex::try_lock() {
+  Runtime::Impl& I = *rt_->impl_;
+  std::unique_lock lk(I.m);
+  if (tl_rt == rt_ && tl_agent >= 0) {
+    const int me = tl_agent;
+    I.park(lk, me, Pending{PKind::kTryLock, id_, {}});
+    return I.agents[me].took;
+  }
+  const int f = I.foreign_self();
+  auto& mx = I.mutexes[id_];
+  if (!I.can_take(mx, f)) {
+    I.record(f, "try lock " + name_ + " (busy)", false);
+    I.bump();
+    return false;
+  }
+  mx.owner = f;
+  ++mx.depth;
+  clock_join(I.agents[f].clock, mx.clock);
+  I.record(f, "lock " + name_, false);
+  I.bump();
+  return true;
 }
 
 void Mutex::unlock() {
@@ -816,11 +870,15 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
           I.report_stuck("deadlock: no thread can run");
           break;
         }
+        // Only something outside the engine's control can move now. A wait-for cycle through it
+        // that holds still for cycle_confirm is a deadlock; otherwise wait up to hang_timeout.
         const std::uint64_t seen = I.activity;
-        if (!I.engine_cv.wait_for(lk, options.hang_timeout,
-                                  [&] { return I.activity != seen || I.fatal; })) {
+        const bool cycle = !I.find_cycle().empty();
+        const auto patience =
+            cycle ? std::min(options.cycle_confirm, options.hang_timeout) : options.hang_timeout;
+        if (!I.engine_cv.wait_for(lk, patience, [&] { return I.activity != seen || I.fatal; })) {
           I.report_stuck(fmt::format("hang: no progress for {:.1f} s",
-                                     std::chrono::duration<double>(options.hang_timeout).count()));
+                                     std::chrono::duration<double>(patience).count()));
           hung = true;
           break;
         }

@@ -288,6 +288,73 @@ TEST_CASE("A blocking call served by a foreign worker closes the wait-for cycle"
   CHECK(live::wait_hung_threads(std::chrono::seconds(10)));
 }
 
+TEST_CASE("A cycle through a blocking call is reported without waiting for the hang timeout",
+          "[live]") {
+  Worker worker("autograd worker cuda:0");
+  WorkerCycle subject(worker);
+  std::vector<sched::ReplayStep> plan = {{"drafter 0", "start"},
+                                         {"drafter 1", "start"},
+                                         {"drafter 1", "lock compile_lock"},
+                                         {"drafter 0", "backward"},
+                                         {"drafter 1", "trace"}};
+  sched::ReplayStrategy replay(plan, sched::OnDivergence::kFail, nullptr);
+  live::Options o = fast();
+  o.hang_timeout = std::chrono::milliseconds(300000);  // a cold compile's worth
+  o.cycle_confirm = std::chrono::milliseconds(200);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = live::run(subject, replay, 0, o);
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(r);
+  REQUIRE(r->found("deadlock"));
+  CHECK(r->findings.front().cycle ==
+        std::vector<std::string>{"drafter 1", "autograd worker cuda:0"});
+  // Waiting for the hang timeout would take five minutes.
+  CHECK(took < std::chrono::seconds(120));
+  worker.cancel();
+  CHECK(live::wait_hung_threads(std::chrono::seconds(10)));
+}
+
+TEST_CASE("try_lock takes a free mutex and reports a held one, as scheduled", "[live]") {
+  struct TryLock : live::Subject {
+    std::vector<bool> outcomes;
+    std::string name() const override { return "try-lock"; }
+    std::string content_hash() const override { return "1"; }
+    void setup(live::Runtime& rt) override {
+      auto& m = rt.mutex("m");
+      auto& r = rt.recursive_mutex("r");
+      rt.spawn("holder", [&m] {
+        std::lock_guard g(m);
+        live::point("inside");
+      });
+      rt.spawn("trier", [&m, &r, this] {
+        const bool got = m.try_lock();
+        if (got) m.unlock();
+        std::lock_guard g(r);
+        const bool again = r.try_lock();  // recursive: its owner takes it again
+        if (again) r.unlock();
+        outcomes.push_back(got && again);
+        outcomes.push_back(!got && again);
+      });
+    }
+  } subject;
+  auto dfs = sched::make_dfs(2);
+  bool took = false, refused = false;
+  for (std::uint64_t i = 0;; ++i) {
+    subject.outcomes.clear();
+    auto r = live::run(subject, *dfs, i, fast());
+    if (!r) break;
+    REQUIRE(r->completed);
+    REQUIRE(subject.outcomes.size() == 2);
+    took |= subject.outcomes[0];
+    refused |= subject.outcomes[1];
+    bool seen = false;
+    for (const auto& e : r->events) seen |= e.text == "try lock m";
+    CHECK(seen);
+  }
+  CHECK(took);
+  CHECK(refused);
+}
+
 TEST_CASE("The other order through the worker completes", "[live]") {
   Worker worker("autograd worker cuda:0");
   WorkerCycle subject(worker);

@@ -7,6 +7,7 @@
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <mutex>
@@ -30,10 +31,14 @@ class PyLock {
     if (rt == nullptr) throw std::runtime_error("racelab RLock made outside a live execution");
     m_ = recursive ? &rt->recursive_mutex(name) : &rt->mutex(name);
   }
+  // acquire(blocking=False) is a try lock. So is an acquire with a timeout: the scheduler either
+  // runs it while the lock is free (it succeeds) or while it is held (the timeout ran out), and
+  // both are interleavings a real run can take.
   bool acquire(bool blocking, double timeout) {
-    if (!blocking || timeout >= 0)
-      throw py::value_error("racelab's lock supports only blocking acquire without a timeout");
+    if (blocking && timeout < 0 && timeout != -1)
+      throw py::value_error("timeout value must be a non-negative number");
     py::gil_scoped_release release;
+    if (!blocking || timeout >= 0) return m_->try_lock();
     m_->lock();
     return true;
   }
@@ -132,7 +137,11 @@ void start_interpreter() {
     new py::scoped_interpreter(false);  // intentionally never destroyed
     py::module_ types = py::module_::import("types");
     py::object mod = types.attr("ModuleType")("racelab_bridge");
-    py::exec(kBridgePy, mod.attr("__dict__"));
+    // RACELAB_BRIDGE_PY: a racelab_bridge.py to use instead of the built-in copy (for working on
+    // the bridge without rebuilding racelab).
+    const char* dev = std::getenv("RACELAB_BRIDGE_PY");
+    py::exec(dev != nullptr && *dev != '\0' ? read_file(dev) : std::string(kBridgePy),
+             mod.attr("__dict__"));
     py::module_::import("sys").attr("modules")["racelab_bridge"] = mod;
     g_bridge = new py::module_(mod.cast<py::module_>());
     g_bridge->attr("patch_threading")();

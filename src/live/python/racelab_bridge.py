@@ -126,6 +126,11 @@ def interpose(table):
     for name in table.get("fresh_modules", []):
         for m in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[m]
+    for st in table.get("settings", []):
+        mod = importlib.import_module(st["module"])
+        if not hasattr(mod, st["attr"]):
+            raise RuntimeError(f"interposition: {st['module']} has no setting {st['attr']}")
+        setattr(mod, st["attr"], st["value"])
     for fn in table.get("reset", []):
         _resolve(fn)()
     current_device = None
