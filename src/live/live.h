@@ -166,6 +166,9 @@ class Subject {
   virtual void setup(Runtime& rt) = 0;
   // After an execution whose threads all finished.
   virtual void finish(Runtime& /*rt*/) {}
+  // When an execution hangs, before its parked threads are unwound: the moment to record what
+  // every thread was doing (the Python bridge keeps every thread's stack).
+  virtual void stuck() {}
 };
 
 struct Event {

@@ -919,6 +919,7 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
     error = std::current_exception();
   }
 
+  if (hung) subject.stuck();  // before anything unwinds
   // Wind down: parked threads unwind from their scheduling point; threads in real calls cannot.
   {
     std::unique_lock lk(I.m);

@@ -44,6 +44,9 @@ with tempfile.TemporaryDirectory() as tmp:
     stacks = open(f"{lazy}/stacks.txt").read()
     if "in flex_attention" not in stacks or "drafter" not in stacks:
         fail("stacks.txt lacks the drafters' Python stacks:\n" + stacks)
+    # Taken before the parked threads unwind: main still waits in its join of the drafters.
+    if "invoke_excepthook" in stacks or "in <module>" not in stacks:
+        fail("stacks.txt shows threads unwinding, not where they waited:\n" + stacks)
 
     for k in range(3):
         r = live("--replay", f"{lazy}/schedule-deadlock.json", "--hang-timeout", "4",
@@ -64,6 +67,50 @@ with tempfile.TemporaryDirectory() as tmp:
              "--warmup", "sequential", "--warmup-seq-len", "512", out=f"{tmp}/shape")
     if r.returncode != 0:
         fail("the warmup at another length did not deadlock", r)
+
+    # A library's own thread (like Inductor's compile-pool reader, which blocks reading a pipe)
+    # stays a real thread; the user's threads are controlled, an exception in one is a finding,
+    # and a non-blocking acquire of a held user lock can fail.
+    lib = os.path.join(tmp, "lib", "site-packages")
+    os.makedirs(lib)
+    with open(os.path.join(lib, "libpool.py"), "w") as f:
+        f.write("import threading, queue\n"
+                "jobs = queue.Queue()\n"
+                "def _reader():\n"
+                "    while jobs.get() is not None:\n"
+                "        pass\n"
+                "reader = threading.Thread(target=_reader, name='pool reader', daemon=True)\n"
+                "reader.start()\n")
+    user = os.path.join(tmp, "user.py")
+    with open(user, "w") as f:
+        f.write("import sys, threading\n"
+                f"sys.path.insert(0, {lib!r})\n"
+                "import libpool\n"
+                "lock = threading.Lock()\n"
+                "seen = []\n"
+                "def work(i):\n"
+                "    if lock.acquire(blocking=False):\n"
+                "        seen.append(i)\n"
+                "        lock.release()\n"
+                "    if i == 1 and '--raise' in sys.argv:\n"
+                "        raise ValueError('drafter failed')\n"
+                "ts = [threading.Thread(target=work, args=(i,), name=f'worker {i}') for i in (0, 1)]\n"
+                "for t in ts: t.start()\n"
+                "for t in ts: t.join()\n")
+    empty = os.path.join(tmp, "empty.json")
+    with open(empty, "w") as f:
+        json.dump({"format": "racelab-interpose", "version": 1, "name": "empty"}, f)
+    r = live(user, "--interpose", empty, "--strategy", "dfs", "--executions", "50",
+             "--hang-timeout", "4", out=f"{tmp}/user")
+    if r.returncode != 0:
+        fail("a library thread or a try-acquire broke the run", r)
+    trace = open(f"{tmp}/user/trace.txt").read()
+    if "pool reader" in trace or "worker 1: try lock Lock at user.py:4" not in trace:
+        fail("the library thread was controlled, or try-acquire was no scheduling point:\n" + trace)
+    r = live(user, "--interpose", empty, "--executions", "1", "--hang-timeout", "4", "--",
+             "--raise", out=f"{tmp}/raise")
+    if r.returncode != 1 or "ValueError in worker 1: drafter failed" not in r.stdout:
+        fail("an exception in a user thread was not reported", r)
 
     for args, needle in [(["/nonexistent.py"], "no such script"),
                          ([script, "--interpose", "nope"], "--interpose: 'nope'"),

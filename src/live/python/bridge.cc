@@ -4,14 +4,18 @@
 #include "live/python/bridge.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "racelab/python_embedded.h"
 #include "util/errors.h"
@@ -112,6 +116,7 @@ PYBIND11_EMBEDDED_MODULE(_racelab, m) {
   m.def("name_this_thread", [](const std::string& name) { name_this_thread(name); });
   m.def("controlled", [] { return controlled(); });
   m.def("active", [] { return active_runtime() != nullptr; });
+  m.def("stopping", [] { return stopping(); });
   m.def("spawn", [](const std::string& name, py::object fn) {
     auto held = racelab::live::python::hold(std::move(fn));
     return spawn(name, [held] { racelab::live::python::call_on_controlled(held); });
@@ -149,6 +154,37 @@ void start_interpreter() {
   });
 }
 
+// Every thread's Python stack, taken when an execution hangs (before parked threads unwind) or,
+// failing that, when the stacks are written. Taking them needs the GIL, and a thread stuck in C
+// code may hold it for ever: a helper thread takes them and the caller waits a few seconds at
+// most, so that a hang report is never lost to it.
+std::string stacks_now() {
+  auto box = std::make_shared<std::pair<std::mutex, std::string>>();
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread([box, done] {
+    std::string text;
+    {
+      py::gil_scoped_acquire gil;
+      try {
+        text = g_bridge->attr("format_stacks")().cast<std::string>();
+      } catch (py::error_already_set& e) {
+        text = fmt::format("stacks unavailable: {}\n", first_line(e.what()));
+      }
+    }
+    std::lock_guard g(box->first);
+    box->second = std::move(text);
+    done->store(true);
+  }).detach();
+  for (int i = 0; i < 500 && !done->load(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!done->load()) return "stacks unavailable: a thread held the GIL for 5 s\n";
+  std::lock_guard g(box->first);
+  return box->second;
+}
+
+std::mutex g_stacks_mutex;
+std::string g_stacks;  // taken at the last hang
+
 class PythonSubject : public Subject {
  public:
   PythonSubject(Job job, std::string table) : job_(std::move(job)), table_(std::move(table)) {}
@@ -174,6 +210,11 @@ class PythonSubject : public Subject {
         throw std::runtime_error(first_line(e.what()));
       }
     });
+  }
+  void stuck() override {
+    std::string text = stacks_now();
+    std::lock_guard g(g_stacks_mutex);
+    g_stacks = std::move(text);
   }
 
  private:
@@ -263,11 +304,13 @@ Job job_from_json(const std::string& text) {
 
 void dump_stacks(const std::string& path) {
   if (g_bridge == nullptr) return;
-  py::gil_scoped_acquire gil;
-  try {
-    g_bridge->attr("dump_stacks")(path);
-  } catch (py::error_already_set&) {
+  std::string text;
+  {
+    std::lock_guard g(g_stacks_mutex);
+    text = g_stacks;
   }
+  if (text.empty()) text = stacks_now();
+  write_file_atomic(path, text);
 }
 
 }  // namespace racelab::live::python

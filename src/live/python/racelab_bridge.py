@@ -51,12 +51,43 @@ def _wrap_dicts():
             _pending_dicts.remove(spec)
 
 
+_skip_prefixes = ()  # the standard library's and installed packages' directories
+_tls = threading.local()
+
+
+def _user_code(filename):
+    """Whether code in `filename` is the user's (not the standard library, not an installed
+    package, not generated code)."""
+    return not (filename.startswith(_skip_prefixes) or filename.startswith("<")
+                or "site-packages" in filename or "dist-packages" in filename)
+
+
 def patch_threading():
+    global _skip_prefixes
     T = threading.Thread
     if getattr(T, "_racelab_patched", False):
         return
+    import os
+    import sysconfig
+    paths = sysconfig.get_paths()
+    _skip_prefixes = tuple(p for p in {paths["stdlib"], paths["purelib"], paths["platlib"]} if p)
+    real_start, real_join = T.start, T.join
+    real_hook = threading.excepthook
+
+    def controlled_body(thread):
+        def body():
+            _tls.error = None
+            thread._bootstrap()
+            if _tls.error is not None and not _racelab.stopping():
+                raise _tls.error
+        return body
 
     def start(self):
+        # Threads the user's code starts are controlled: they run when the scheduler picks them.
+        # Threads a library starts (Inductor's compile-pool reader, tqdm's monitor) stay real,
+        # like LibTorch's C++ workers: they block in real calls and would hold the turn.
+        if not (_racelab.active() and _user_code(sys._getframe(1).f_code.co_filename)):
+            return real_start(self)
         if not self._initialized:
             raise RuntimeError("thread.__init__() not called")
         if self._started.is_set() or getattr(self, "_racelab_tid", None) is not None:
@@ -65,34 +96,40 @@ def patch_threading():
         with threading._active_limbo_lock:
             threading._limbo[self] = self
         _wrap_dicts()
-        # A controlled thread: it runs when the scheduler picks it, not now.
-        self._racelab_tid = _racelab.spawn(self.name, self._bootstrap)
+        self._racelab_tid = _racelab.spawn(self.name, controlled_body(self))
 
     def join(self, timeout=None):
         tid = getattr(self, "_racelab_tid", None)
         if tid is None:
-            raise RuntimeError("cannot join thread before it is started")
+            return real_join(self, timeout)
         _racelab.join(tid)
+
+    def excepthook(args):
+        # An exception that ends a controlled thread is a finding (the thread re-raises it once
+        # threading has cleaned up); the unwinding of an execution that is over is not reported.
+        if _racelab.controlled():
+            if not _racelab.stopping():
+                _tls.error = RuntimeError(
+                    f"{args.exc_type.__name__} in {getattr(args.thread, 'name', 'a thread')}: "
+                    f"{args.exc_value}")
+            return
+        real_hook(args)
 
     T.start = start
     T.join = join
     T._racelab_patched = True
+    threading.excepthook = excepthook
 
     # Locks the user's own code creates during an execution become racelab's, so that a
     # controlled thread waiting for one gives the scheduler its turn. The standard library's and
     # installed packages' locks (Condition, Event, queue internals) stay real.
-    import os
-    import sysconfig
-    skip = tuple(p for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
-                             sysconfig.get_paths()["platlib"]} if p)
     real = {"Lock": threading.Lock, "RLock": threading.RLock}
 
     def factory(kind, recursive):
         def make(*args, **kwargs):
             frame = sys._getframe(1)
             where = frame.f_code.co_filename
-            if (_racelab.active() and not where.startswith(skip) and not where.startswith("<")
-                    and "site-packages" not in where and "dist-packages" not in where):
+            if _racelab.active() and _user_code(where):
                 return _racelab.RLock(f"{kind} at {os.path.basename(where)}:{frame.f_lineno}",
                                       recursive)
             return real[kind](*args, **kwargs)
@@ -160,13 +197,24 @@ def interpose(table):
         orig = _original(mod, pt["attr"])
 
         def wrapper(*args, _orig=orig, _pt=pt, **kwargs):
+            # A function that calls itself again through a dispatch layer (autograd.grad goes
+            # through __torch_function__ modes back into autograd.grad) is one scheduling point.
+            inside = getattr(_tls, "inside", None)
+            if inside is None:
+                inside = _tls.inside = set()
+            if _pt["label"] in inside:
+                return _orig(*args, **kwargs)
             if _pending_dicts:
                 _wrap_dicts()
             if _pt.get("name_foreign") and not _racelab.controlled() and current_device:
                 _racelab.name_this_thread(
                     _pt["name_foreign"].format(current_device=current_device()))
             _racelab.point(_pt["label"])
-            return _orig(*args, **kwargs)
+            inside.add(_pt["label"])
+            try:
+                return _orig(*args, **kwargs)
+            finally:
+                inside.discard(_pt["label"])
 
         functools.update_wrapper(wrapper, orig)
         for target in [pt["module"]] + pt.get("aliases", []):
@@ -188,12 +236,13 @@ def run(script, argv, table, search_path):
             raise RuntimeError(f"the script exited with status {e.code}") from None
 
 
-def dump_stacks(path):
+def format_stacks():
     """Every thread's Python stack, for a hang report."""
     import traceback
     names = {t.ident: t.name for t in threading.enumerate()}
-    with open(path, "w") as f:
-        for ident, frame in sys._current_frames().items():
-            f.write(f"Thread {ident} ({names.get(ident, 'not started by threading')}):\n")
-            f.write("".join(traceback.format_stack(frame)))
-            f.write("\n")
+    parts = []
+    for ident, frame in sys._current_frames().items():
+        parts.append(f"Thread {ident} ({names.get(ident, 'not started by threading')}):\n")
+        parts.append("".join(traceback.format_stack(frame)))
+        parts.append("\n")
+    return "".join(parts)
