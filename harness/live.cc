@@ -159,6 +159,9 @@ struct Outcome {
   std::optional<live::Result> failure;
   std::uint64_t failure_execution = 0;
   std::optional<live::Result> last;  // the last execution, when none failed
+  // --expect deadlock searches on past other failures (an exception, a data race): the first one.
+  std::optional<live::Result> other;
+  std::uint64_t other_execution = 0;
   double seconds = 0;
   bool exhausted = false;
   bool interrupted = false;
@@ -175,6 +178,34 @@ struct JobInfo {
   std::string stuck_in;  // where hung threads are stuck, for the message
   std::function<void(const std::filesystem::path&)> on_hang;  // extra outputs before the exit
 };
+
+// Writes the schedule of execution `execution` (result `r`) as schedule-<kind>.json; its path.
+std::string write_schedule(const LiveArgs& a, const JobInfo& info, const live::Result& r,
+                           std::uint64_t execution, const std::string& strategy_desc) {
+  sched::Schedule s;
+  s.racelab_version = kVersion;
+  s.subject_name = info.subject;
+  s.subject_hash = info.hash;
+  s.strategy_name = a.strategy;
+  s.strategy_description = strategy_desc;
+  s.seed = a.seed;
+  s.execution = execution;
+  s.parameters = nlohmann::json::parse(info.parameters.dump());
+  const auto first = std::find_if(r.findings.begin(), r.findings.end(),
+                                  [](const sched::Finding& f) { return is_failure(f.kind); });
+  if (first != r.findings.end()) {
+    s.finding_kind = first->kind;
+    s.finding_message = first->message;
+  }
+  s.preemptions = r.preemptions;
+  for (auto& [t, op] : r.decisions()) s.steps.push_back({t, op});
+  const std::string path =
+      (std::filesystem::path(a.out) /
+       fmt::format("schedule-{}.json", s.finding_kind.empty() ? "run" : s.finding_kind))
+          .string();
+  write_file_atomic(path, sched::schedule_to_json(s));
+  return path;
+}
 
 // Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
 std::string write_outputs(const LiveArgs& a, const JobInfo& info, const Outcome& o,
@@ -206,28 +237,17 @@ std::string write_outputs(const LiveArgs& a, const JobInfo& info, const Outcome&
     report["threads"] = r.threads;
     report["foreign_threads"] = r.foreign;
 
-    sched::Schedule s;
-    s.racelab_version = kVersion;
-    s.subject_name = info.subject;
-    s.subject_hash = info.hash;
-    s.strategy_name = a.strategy;
-    s.strategy_description = strategy_desc;
-    s.seed = a.seed;
-    s.execution = o.failure_execution;
-    s.parameters = nlohmann::json::parse(info.parameters.dump());
-    const auto first = std::find_if(r.findings.begin(), r.findings.end(),
-                                    [](const sched::Finding& f) { return is_failure(f.kind); });
-    if (first != r.findings.end()) {
-      s.finding_kind = first->kind;
-      s.finding_message = first->message;
-    }
-    s.preemptions = r.preemptions;
-    for (auto& [t, op] : r.decisions()) s.steps.push_back({t, op});
-    schedule_path =
-        (dir / fmt::format("schedule-{}.json", s.finding_kind.empty() ? "run" : s.finding_kind))
-            .string();
-    write_file_atomic(schedule_path, sched::schedule_to_json(s));
+    schedule_path = write_schedule(a, info, r, o.failure_execution, strategy_desc);
     report["schedule"] = schedule_path;
+  }
+  if (o.other) {
+    const std::string path = write_schedule(a, info, *o.other, o.other_execution, strategy_desc);
+    const auto f = std::find_if(o.other->findings.begin(), o.other->findings.end(),
+                                [](const sched::Finding& x) { return is_failure(x.kind); });
+    auto j = finding_json(*f);
+    j["execution"] = o.other_execution;
+    j["schedule"] = path;
+    report["other_failure"] = j;
   }
   // The failing execution's events, or the last execution's when none failed.
   if (o.failure) {
@@ -264,6 +284,17 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
   }
   for (const auto& [kind, n] : o.kinds) {
     if (!is_failure(kind)) fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
+  }
+  if (o.other) {
+    const auto f = std::find_if(o.other->findings.begin(), o.other->findings.end(),
+                                [](const sched::Finding& x) { return is_failure(x.kind); });
+    fmt::print(
+        "{} (execution {}, searched past it): {}\n  replay: racelab {} --replay "
+        "{}/schedule-{}.json\n",
+        paint(f->kind, Colour::kRed), o.other_execution, f->message, info.command, a.out, f->kind);
+    for (const auto& [kind, n] : o.kinds)
+      if (is_failure(kind) && kind != sched::kinds::kDeadlock && kind != live::kinds::kHang)
+        fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
   }
   if (!failed) fmt::print("{}\n", paint("no deadlock, hang or exception", Colour::kGreen));
   if (o.interrupted) fmt::print("interrupted: results so far written\n");
@@ -392,6 +423,15 @@ int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
     for (const auto& k : seen) ++o.kinds[k];
     if (progress) progress(o.executions, a.executions);
     const bool failed = std::any_of(seen.begin(), seen.end(), is_failure);
+    // Searching for a deadlock: another failure is kept (the first) and the search goes on.
+    if (failed && !replaying && a.expect == "deadlock" && !seen.count(sched::kinds::kDeadlock) &&
+        !seen.count(live::kinds::kHang)) {
+      if (!o.other) {
+        o.other = std::move(r);
+        o.other_execution = i;
+      }
+      continue;
+    }
     if (failed || replaying) {
       o.failure = std::move(r);
       o.failure_execution = i;
@@ -401,6 +441,11 @@ int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
     }
   }
   clear_progress();
+  if (!o.failure && o.other) {  // no deadlock: the other failure is the result
+    o.failure = std::move(o.other);
+    o.failure_execution = o.other_execution;
+    o.other.reset();
+  }
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return finish(a, info, o, desc);
 }

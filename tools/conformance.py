@@ -33,13 +33,18 @@ CASES = [
     ("scenarios/warmup/warmup-other-length.toml",
      ["--drafters", "2", "--warmup", "sequential", "--warmup-seq-len", "1024", "--seq-len",
       "1536"], True),
+    # The same scenario with torch.compile(dynamic=False): every length compiles static.
+    ("scenarios/warmup/warmup-other-length.toml",
+     ["--drafters", "2", "--warmup", "sequential", "--warmup-seq-len", "1024", "--seq-len",
+      "1536", "--dynamic", "false"], False),
     ("scenarios/warmup/lock-first-forward.toml",
      ["--drafters", "2", "--warmup", "lock_first_forward"], False),
 ]
 
 
-def name_of(scenario):
-    return os.path.splitext(os.path.basename(scenario))[0]
+def name_of(scenario, args=()):
+    name = os.path.splitext(os.path.basename(scenario))[0]
+    return name + "-static" if "--dynamic" in args and "false" in args else name
 
 
 def run(cmd, timeout):
@@ -54,7 +59,7 @@ def run(cmd, timeout):
 
 
 def one_case(a, scenario, args, natural_ok, script, interpose):
-    name = name_of(scenario)
+    name = name_of(scenario, args)
     out = os.path.join(a.out, name)
     run([a.racelab, "explore", os.path.join(ROOT, scenario), "--out", out + "-model"], 600)
     kinds = {f["kind"] for f in json.load(open(out + "-model/report.json"))["findings"]}
@@ -77,15 +82,18 @@ def one_case(a, scenario, args, natural_ok, script, interpose):
         rep = None
     if rep is None:
         row.update(live="error", runs=0, hangs=0, replays="", seconds_per_run=secs,
-                   error=(r.stderr or r.stdout).strip().splitlines()[-1:] or ["no report"])
+                   error=[f"exit {r.returncode}"] + (r.stderr + r.stdout).strip().splitlines()[-2:])
     else:
-        found = any(f["kind"] in ("deadlock", "hang") for f in rep["findings"])
+        kinds = [f["kind"] for f in rep["findings"]]
+        found = "deadlock" in kinds
         failed = r.returncode != 0 and not (found and model == "deadlock")
-        verdict = "deadlock" if found else ("error" if failed else "clean")
+        verdict = "deadlock" if found else (kinds[0] if kinds else "error" if failed else "clean")
         row.update(live=verdict, runs=rep["executions"], hangs=int(found),
                    seconds_per_run=rep["seconds"] / max(rep["executions"], 1),
                    finding=next((f["message"] for f in rep["findings"]
-                                 if f["kind"] in ("deadlock", "hang")), ""))
+                                 if f["kind"] == "deadlock"), ""),
+                   other=rep.get("other_failure", {}).get("message", ""),
+                   kinds_seen=rep.get("kinds_seen", {}))
         if failed and not found:
             row["error"] = (r.stdout + r.stderr).strip().splitlines()[-3:]
         replays = ""
@@ -95,7 +103,7 @@ def one_case(a, scenario, args, natural_ok, script, interpose):
                 rr, _ = run([a.racelab, "live", "python", "--out", f"{out}-replay-{k}"] + common +
                             ["--replay", os.path.join(out, "schedule-deadlock.json")],
                             a.process_timeout)
-                ok += rr.returncode == 1 and "deadlock" in rr.stdout
+                ok += rr.returncode == 1 and "deadlock (execution" in rr.stdout
             replays = f"{ok}/3"
             row["runs"] += 3
             row["hangs"] += ok
@@ -120,15 +128,20 @@ def one_case(a, scenario, args, natural_ok, script, interpose):
 
 
 def table(rows):
-    order = [name_of(s) for s, *_ in CASES]
+    order = [name_of(s, args) for s, args, _ in CASES]
     rows = sorted(rows, key=lambda r: order.index(r["scenario"]) if r["scenario"] in order else 99)
     natural = any(r.get("natural") for r in rows)
+    def others(r):
+        seen = {k: n for k, n in r.get("kinds_seen", {}).items()
+                if k not in ("deadlock", "duplicate_compile", "compile_after_warmup")}
+        return ", ".join(f"{k} in {n}" for k, n in sorted(seen.items())) or "-"
     head = ("| scenario | model | live | runs | hangs | replays that deadlock | time per run |"
+            " other failures (executions) |"
             + (" natural runs (no racelab) |" if natural else "") + " live command |")
     lines = [head, "|" + "---|" * head.count(" |")]
     for r in rows:
         lines.append(f"| {r['scenario']} | {r['model']} | {r['live']} | {r['runs']} | {r['hangs']} "
-                     f"| {r.get('replays') or '-'} | {r['seconds_per_run']:.1f} s |"
+                     f"| {r.get('replays') or '-'} | {r['seconds_per_run']:.1f} s | {others(r)} |"
                      + (f" {r.get('natural') or '-'} |" if natural else "")
                      + f" `{r['command']}` |")
     return "\n".join(lines) + "\n"
@@ -162,11 +175,11 @@ def main():
                               "drafter_standin.py" if a.mode == "standin" else "drafter_torch.py")
         interpose = "standin" if a.mode == "standin" else "torch-2.11"
         only = {s for s in a.only.split(",") if s}
-        unknown = only - {name_of(s) for s, *_ in CASES}
+        unknown = only - {name_of(s, args) for s, args, _ in CASES}
         if unknown:
             p.error(f"unknown scenario(s): {', '.join(sorted(unknown))}")
         rows = [one_case(a, s, args, nat, script, interpose) for s, args, nat in CASES
-                if not only or name_of(s) in only]
+                if not only or name_of(s, args) in only]
     text = table(rows)
     if a.markdown:
         with open(a.markdown, "w") as f:

@@ -203,6 +203,9 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
 // The runtime of the execution in progress (nullptr outside one): what language bridges use to
 // create primitives during an execution.
 Runtime* active_runtime();
+// A number that identifies the execution in progress (0 outside one): primitives a bridge keeps
+// across executions check that they still belong to the current one.
+std::uint64_t execution_serial();
 // True once the execution of the calling thread is over and its threads are being unwound: a
 // bridge that sees an error coming out of foreign code at that point need not report it.
 bool stopping();

@@ -33,6 +33,7 @@ using VClock = std::vector<std::uint32_t>;
 thread_local Runtime* tl_rt = nullptr;
 thread_local int tl_agent = -1;  // the calling thread's agent in tl_rt, when it is controlled
 std::atomic<Runtime*> g_active{nullptr};
+std::atomic<std::uint64_t> g_serial{0};  // executions started in this process
 
 // Runtimes left with threads stuck in real calls: never destroyed, since those threads may still
 // wake up and touch them.
@@ -768,6 +769,8 @@ void join(ThreadId t) {
 
 Runtime* active_runtime() { return g_active.load(); }
 
+std::uint64_t execution_serial() { return g_active.load() != nullptr ? g_serial.load() : 0; }
+
 bool stopping() {
   Runtime* rt = tl_rt != nullptr ? tl_rt : g_active.load();
   if (rt == nullptr) return true;
@@ -814,6 +817,7 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
   Runtime* expected = nullptr;
   if (!g_active.compare_exchange_strong(expected, rt.get()))
     throw std::logic_error("racelab::live::run: another live execution is running");
+  ++g_serial;
   Runtime* const outer_rt = tl_rt;
   const int outer_agent = tl_agent;
   tl_rt = rt.get();

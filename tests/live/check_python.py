@@ -29,7 +29,7 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit(77)
 
     lazy = f"{tmp}/lazy"
-    r = live(script, "--interpose", "standin", "--strategy", "pct", "--executions", "500",
+    r = live(script, "--interpose", "standin", "--strategy", "random", "--executions", "500",
              "--hang-timeout", "4", "--expect", "deadlock", "--", "--drafters", "2",
              "--warmup", "none", out=lazy)
     if r.returncode != 0:

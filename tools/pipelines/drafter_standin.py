@@ -23,6 +23,8 @@ p.add_argument("--warmup", default="none",
 p.add_argument("--seq-len", type=int, default=1024)
 p.add_argument("--warmup-seq-len", type=int, default=0)
 p.add_argument("--steps", type=int, default=2)
+p.add_argument("--dynamic", choices=["auto", "false"], default="auto",
+               help="accepted for drafter_torch.py's sake; the stand-in compiles lazily either way")
 a = p.parse_args()
 
 warmup_lock = threading.Lock()

@@ -23,6 +23,9 @@ p.add_argument("--warmup-seq-len", type=int, default=0)
 p.add_argument("--steps", type=int, default=2)
 p.add_argument("--heads", type=int, default=8)
 p.add_argument("--head-dim", type=int, default=64)
+p.add_argument("--dynamic", choices=["auto", "false"], default="auto",
+               help="torch.compile's dynamic: auto (default: a second length recompiles with a "
+                    "dynamic length) or false (every length compiles static)")
 a = p.parse_args()
 
 _compiled_flex_attention = {}  # the user's per-process cache of compiled wrappers
@@ -35,7 +38,8 @@ def causal(b, h, q, kv):
 
 def compiled(key):
     if key not in _compiled_flex_attention:
-        _compiled_flex_attention[key] = torch.compile(flex_attention)
+        _compiled_flex_attention[key] = (torch.compile(flex_attention) if a.dynamic == "auto"
+                                         else torch.compile(flex_attention, dynamic=False))
     return _compiled_flex_attention[key]
 
 

@@ -59,9 +59,11 @@ class _Worker:
 
 def _reset():
     """A cold cache for the next run (the bridge calls it before each execution); the device
-    workers, like LibTorch's, live as long as the process."""
-    _compiled.clear()
-    compiles.clear()
+    workers, like LibTorch's, live as long as the process. Like torch._dynamo.reset, it takes
+    compile_lock."""
+    with compile_lock:
+        _compiled.clear()
+        compiles.clear()
 
 
 def current_device():

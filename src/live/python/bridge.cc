@@ -30,9 +30,10 @@ namespace {
 
 class PyLock {
  public:
-  PyLock(const std::string& name, bool recursive) {
+  PyLock(const std::string& name, bool recursive) : name_(name) {
     Runtime* rt = active_runtime();
     if (rt == nullptr) throw std::runtime_error("racelab RLock made outside a live execution");
+    serial_ = execution_serial();
     m_ = recursive ? &rt->recursive_mutex(name) : &rt->mutex(name);
   }
   // acquire(blocking=False) is a try lock. So is an acquire with a timeout: the scheduler either
@@ -41,17 +42,30 @@ class PyLock {
   bool acquire(bool blocking, double timeout) {
     if (blocking && timeout < 0 && timeout != -1)
       throw py::value_error("timeout value must be a non-negative number");
+    check();
     py::gil_scoped_release release;
     if (!blocking || timeout >= 0) return m_->try_lock();
     m_->lock();
     return true;
   }
   void release() {
+    check();
     py::gil_scoped_release release;
     m_->unlock();
   }
 
  private:
+  // The mutex lives in its execution's runtime: once that execution is over, using the lock is
+  // an error (a Python exception), not a use of freed memory.
+  void check() const {
+    if (execution_serial() != serial_)
+      throw std::runtime_error(fmt::format(
+          "racelab lock {} belongs to an execution that is over (an interposed lock kept "
+          "across executions?)",
+          name_));
+  }
+  std::string name_;
+  std::uint64_t serial_ = 0;
   Mutex* m_ = nullptr;
 };
 

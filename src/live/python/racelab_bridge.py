@@ -168,8 +168,6 @@ def interpose(table):
         if not hasattr(mod, st["attr"]):
             raise RuntimeError(f"interposition: {st['module']} has no setting {st['attr']}")
         setattr(mod, st["attr"], st["value"])
-    for fn in table.get("reset", []):
-        _resolve(fn)()
     current_device = None
     if table.get("current_device"):
         try:
@@ -219,6 +217,9 @@ def interpose(table):
         functools.update_wrapper(wrapper, orig)
         for target in [pt["module"]] + pt.get("aliases", []):
             setattr(importlib.import_module(target), pt["attr"], wrapper)
+    # Last: a reset may take the locks just installed (torch._dynamo.reset takes compile_lock).
+    for fn in table.get("reset", []):
+        _resolve(fn)()
 
 
 def run(script, argv, table, search_path):
