@@ -73,6 +73,7 @@ struct LiveArgs {
   std::string script;
   std::vector<std::string> script_args;
   std::string interpose = "torch-2.11";
+  std::string follow;  // a model schedule to force on the live run
 };
 
 // --rr: runs this same command (without --rr) under `rr record --chaos` and prints the rr replay
@@ -483,6 +484,24 @@ int run_python(LiveArgs a) {
     a.executions = 1;
     strategy =
         std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail, nullptr);
+  } else if (!a.follow.empty()) {
+    if (a.script.empty()) throw InputError("live python: --follow needs the script to run");
+    const sched::Schedule model = sched::read_schedule(a.follow);
+    if (model.subject_name.rfind("live-", 0) == 0)
+      throw InputError(fmt::format("{}: a live schedule; replay it with --replay", a.follow));
+    const auto table = nlohmann::json::parse(lp::interposition_table(a.interpose));
+    if (!table.contains("follow"))
+      throw InputError(
+          fmt::format("--interpose {}: the table has no \"follow\" section mapping "
+                      "model names onto live ones",
+                      a.interpose));
+    auto steps = sched::follow_steps(model.steps, table["follow"], a.interpose);
+    if (steps.empty())
+      throw InputError(fmt::format("{}: none of its {} steps maps onto a live operation of {}",
+                                   a.follow, model.steps.size(), a.interpose));
+    fmt::print("following {} ({} of its {} steps map onto live operations)\n", a.follow,
+               steps.size(), model.steps.size());
+    strategy = std::make_unique<sched::FollowStrategy>(std::move(steps));
   } else {
     if (a.script.empty()) throw InputError("live python: a script is required (or --replay FILE)");
     strategy = search_strategy(a);
@@ -656,6 +675,9 @@ void add_live(CLI::App& app, Runner& run) {
                  "interposition table: torch-2.11, standin, or a JSON file (data/interpose/)")
       ->capture_default_str();
   add_search_options(py, *p);
+  py->add_option("--follow", p->follow,
+                 "force a model schedule (racelab explore's) on the live run, through the "
+                 "table's \"follow\" mapping of thread and operation names");
   py->callback([&run, p] { run = [p] { return run_python(*p); }; });
 
   auto al = std::make_shared<AllocArgs>();

@@ -108,6 +108,15 @@ def one_case(a, scenario, args, natural_ok, script, interpose):
             row["runs"] += 3
             row["hangs"] += ok
         row["replays"] = replays
+    if a.follow and model == "deadlock":
+        # The model's own deadlock schedule, forced on the live run (racelab live python --follow).
+        msched = os.path.join(out + "-model", "schedules", f"{name_of(scenario)}.deadlock.json")
+        fr, _ = run(live[:2] + ["python", "--out", out + "-follow", "--interpose", interpose] +
+                    common + ["--follow", msched, "--executions", "1", "--expect", "deadlock",
+                              script, "--"] + args, a.process_timeout)
+        row["follow"] = "deadlock" if "deadlock (execution 0" in fr.stdout else \
+            next((l.split(" (")[0] for l in fr.stdout.splitlines()
+                  if l.startswith(("exception", "hang", "data_race"))), "clean")
     if a.natural and natural_ok:
         passed = 0
         for _ in range(a.natural):
@@ -131,17 +140,20 @@ def table(rows):
     order = [name_of(s, args) for s, args, _ in CASES]
     rows = sorted(rows, key=lambda r: order.index(r["scenario"]) if r["scenario"] in order else 99)
     natural = any(r.get("natural") for r in rows)
+    follow = any(r.get("follow") for r in rows)
     def others(r):
         seen = {k: n for k, n in r.get("kinds_seen", {}).items()
                 if k not in ("deadlock", "duplicate_compile", "compile_after_warmup")}
         return ", ".join(f"{k} in {n}" for k, n in sorted(seen.items())) or "-"
     head = ("| scenario | model | live | runs | hangs | replays that deadlock | time per run |"
             " other failures (executions) |"
+            + (" model schedule forced (--follow) |" if follow else "")
             + (" natural runs (no racelab) |" if natural else "") + " live command |")
     lines = [head, "|" + "---|" * head.count(" |")]
     for r in rows:
         lines.append(f"| {r['scenario']} | {r['model']} | {r['live']} | {r['runs']} | {r['hangs']} "
                      f"| {r.get('replays') or '-'} | {r['seconds_per_run']:.1f} s | {others(r)} |"
+                     + (f" {r.get('follow') or '-'} |" if follow else "")
                      + (f" {r.get('natural') or '-'} |" if natural else "")
                      + f" `{r['command']}` |")
     return "\n".join(lines) + "\n"
@@ -160,6 +172,8 @@ def main():
     p.add_argument("--hang-timeout", default="2")
     p.add_argument("--cycle-confirm-ms", default="1000")
     p.add_argument("--process-timeout", type=float, default=900)
+    p.add_argument("--follow", action="store_true",
+                   help="also force each deadlocking case's model schedule (live python --follow)")
     p.add_argument("--natural", type=int, default=0)
     p.add_argument("--natural-timeout", type=float, default=180)
     p.add_argument("--markdown", help="write the table here")

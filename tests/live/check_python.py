@@ -112,7 +112,33 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode != 1 or "ValueError in worker 1: drafter failed" not in r.stdout:
         fail("an exception in a user thread was not reported", r)
 
+    # --follow forces the model's deadlock schedule on the live run: the first execution
+    # deadlocks, for two and four drafters; on the fixed pipeline the same schedule stays clean.
+    for n in (2, 4):
+        m = subprocess.run([racelab, "explore",
+                            os.path.join(src, "scenarios", "deadlock", f"lazy-{n}-drafters.toml"),
+                            "--out", f"{tmp}/model-{n}"], capture_output=True, text=True,
+                           timeout=300)
+        sched_file = f"{tmp}/model-{n}/schedules/lazy-{n}-drafters.deadlock.json"
+        if not os.path.exists(sched_file):
+            fail(f"the model found no deadlock for {n} drafters", m)
+        r = live(script, "--interpose", "standin", "--follow", sched_file, "--executions", "1",
+                 "--hang-timeout", "4", "--expect", "deadlock", "--", "--drafters", str(n),
+                 "--warmup", "none", out=f"{tmp}/follow-{n}")
+        if r.returncode != 0 or "deadlock (execution 0" not in r.stdout:
+            fail(f"--follow did not force the model's deadlock with {n} drafters", r)
+    r = live(script, "--interpose", "standin", "--follow", f"{tmp}/model-2/schedules/"
+             "lazy-2-drafters.deadlock.json", "--executions", "3", "--hang-timeout", "4", "--",
+             "--drafters", "2", "--warmup", "sequential", out=f"{tmp}/follow-fixed")
+    if r.returncode != 0 or "no deadlock, hang or exception" not in r.stdout:
+        fail("--follow made a deadlock where the warmup removes it", r)
+
     for args, needle in [(["/nonexistent.py"], "no such script"),
+                         ([script, "--interpose", "standin", "--follow",
+                           f"{lazy}/schedule-deadlock.json"], "a live schedule"),
+                         ([script, "--interpose", empty, "--follow",
+                           f"{tmp}/model-2/schedules/lazy-2-drafters.deadlock.json"],
+                          "no \"follow\" section"),
                          ([script, "--interpose", "nope"], "--interpose: 'nope'"),
                          ([], "a script is required")]:
         r = live(*args, out=f"{tmp}/bad")

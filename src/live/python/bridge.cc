@@ -104,28 +104,57 @@ void call_on_controlled(const std::shared_ptr<py::object>& fn) {
   }
 }
 
+struct ExecutionOverTag {};
+
+// _racelab.ExecutionOver: what a parking call raises in Python once its execution is over. It
+// derives from BaseException, not Exception, so that library code which swallows errors
+// (`except Exception:` around torch's eager backward compile) does not keep running the thread.
+PyObject* g_execution_over = nullptr;
+
+// Runs a call that may park; the runtime's unwinding becomes ExecutionOver in Python.
+template <class F>
+decltype(auto) parking(F&& f) {
+  try {
+    return f();
+  } catch (py::error_already_set&) {
+    throw;
+  } catch (...) {
+    if (!stopping()) throw;
+    PyErr_SetString(g_execution_over, "racelab: the execution is over");
+    throw py::error_already_set();
+  }
+}
+
 }  // namespace
 
 }  // namespace racelab::live::python
 
 PYBIND11_EMBEDDED_MODULE(_racelab, m) {
   using namespace racelab::live;
+  using racelab::live::python::parking;
   using racelab::live::python::PyBlocking;
   using racelab::live::python::PyLock;
   m.doc() = "racelab's scheduling points for the embedded Python bridge";
   py::class_<PyLock>(m, "RLock")
       .def(py::init<const std::string&, bool>(), py::arg("name"), py::arg("recursive") = true)
-      .def("acquire", &PyLock::acquire, py::arg("blocking") = true, py::arg("timeout") = -1.0)
-      .def("release", &PyLock::release)
-      .def("__enter__", [](PyLock& l) { return l.acquire(true, -1); })
-      .def("__exit__", [](PyLock& l, py::args) { l.release(); });
+      .def(
+          "acquire",
+          [](PyLock& l, bool blocking, double timeout) {
+            return parking([&] { return l.acquire(blocking, timeout); });
+          },
+          py::arg("blocking") = true, py::arg("timeout") = -1.0)
+      .def("release", [](PyLock& l) { parking([&] { l.release(); }); })
+      .def("__enter__", [](PyLock& l) { return parking([&] { return l.acquire(true, -1); }); })
+      .def("__exit__", [](PyLock& l, py::args) { parking([&] { l.release(); }); });
   py::class_<PyBlocking>(m, "blocking")
       .def(py::init<std::string, std::string>(), py::arg("what"), py::arg("served_by") = "")
       .def("__enter__", [](PyBlocking& b) { b.enter(); })
-      .def("__exit__", [](PyBlocking& b, py::args) { b.exit(); });
+      .def("__exit__", [](PyBlocking& b, py::args) { parking([&] { b.exit(); }); });
   m.def("point", [](const std::string& label) {
-    py::gil_scoped_release release;
-    point(label);
+    parking([&] {
+      py::gil_scoped_release release;
+      point(label);
+    });
   });
   m.def("name_this_thread", [](const std::string& name) { name_this_thread(name); });
   m.def("controlled", [] { return controlled(); });
@@ -136,9 +165,14 @@ PYBIND11_EMBEDDED_MODULE(_racelab, m) {
     return spawn(name, [held] { racelab::live::python::call_on_controlled(held); });
   });
   m.def("join", [](int t) {
-    py::gil_scoped_release release;
-    join(t);
+    parking([&] {
+      py::gil_scoped_release release;
+      join(t);
+    });
   });
+  static py::exception<racelab::live::python::ExecutionOverTag> over(m, "ExecutionOver",
+                                                                     PyExc_BaseException);
+  racelab::live::python::g_execution_over = over.ptr();
 }
 
 namespace racelab::live::python {

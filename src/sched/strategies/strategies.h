@@ -2,7 +2,9 @@
 // The strategies, chosen by name in one place (make_strategy). Each lives in its own file.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,6 +89,52 @@ class ReplayStrategy : public Strategy {
   OnDivergence on_divergence_;
   std::unique_ptr<Strategy> fallback_;
   std::optional<std::uint64_t> diverged_at_;
+};
+
+// One step of a model schedule as a live run should meet it: the thread, by name, and the text of
+// the operation it should be about to perform.
+struct FollowStep {
+  std::string thread;
+  std::string op;
+};
+
+// Translates a model schedule's steps onto a live program's names: `mapping` is the "follow"
+// section of an interposition table, {"threads": [{"model": REGEX, "live": FORMAT}],
+// "ops": [{"model": TEXT or PREFIX*, "live": TEXT}]}. Steps whose operation has no live
+// counterpart are left out, and so are steps of threads no "threads" entry matches (the model's
+// autograd workers, which are foreign threads live). Throws InputError for a malformed mapping.
+std::vector<FollowStep> follow_steps(const std::vector<ReplayStep>& model,
+                                     const nlohmann::json& mapping, const std::string& origin);
+
+// Forces a model schedule's interleaving on a live run (racelab live python --follow). At each
+// decision it runs the thread of the next step not yet met; when that thread's pending operation
+// is the step's, the step is met. A step its thread has already performed live (main started
+// before the model's order asks for it) is passed over. A live program has operations the model
+// does not (one model step can be several live ones): the step's thread keeps running until it
+// reaches the step. When that thread cannot run, the previous thread continues if it can, else the
+// lowest enabled one; a step whose thread has finished is given up. After the last step it runs
+// without preemption.
+class FollowStrategy : public Strategy {
+ public:
+  explicit FollowStrategy(std::vector<FollowStep> steps);
+  bool begin_execution(std::uint64_t) override {
+    next_ = 0;
+    met_ = 0;
+    performed_.clear();
+    return true;
+  }
+  ThreadId pick(const Decision& d) override;
+  std::string describe() const override;
+  std::size_t met() const { return met_; }  // steps met in the last execution
+  std::size_t size() const { return steps_.size(); }
+
+ private:
+  ThreadId choose(const Decision& d);
+  std::vector<FollowStep> steps_;
+  std::vector<int> occurrence_;  // step j is its thread's occurrence_[j]-th of that operation
+  std::map<std::pair<std::string, std::string>, int> performed_;  // live, this execution
+  std::size_t next_ = 0;
+  std::size_t met_ = 0;
 };
 
 // Follows a list of thread choices while they are enabled; afterwards (or when a choice is not
