@@ -44,10 +44,12 @@ sched::ThreadId pick(sched::FollowStrategy& s, const View& v, std::vector<sched:
 
 TEST_CASE("Model steps map onto live names; unmapped operations and threads are left out",
           "[follow]") {
-  const std::vector<sched::ReplayStep> model = {
-      {"drafter 0.1", "start"},           {"drafter 0.1", "read code cache"},
-      {"drafter 0.1", "lock compile_lock"}, {"autograd 0", "start"},
-      {"main", "set start_gate"},         {"drafter 0.0", "lock compile_lock"}};
+  const std::vector<sched::ReplayStep> model = {{"drafter 0.1", "start"},
+                                                {"drafter 0.1", "read code cache"},
+                                                {"drafter 0.1", "lock compile_lock"},
+                                                {"autograd 0", "start"},
+                                                {"main", "set start_gate"},
+                                                {"drafter 0.0", "lock compile_lock"}};
   const auto steps = sched::follow_steps(model, kMapping, "t.json");
   REQUIRE(steps.size() == 3);
   CHECK(steps[0].thread == "drafter 1");
@@ -73,8 +75,7 @@ TEST_CASE("A hand-off to a foreign thread moves to just before that thread's nex
 }
 
 TEST_CASE("A malformed follow mapping is bad input", "[follow]") {
-  CHECK_THROWS_AS(sched::follow_steps({}, nlohmann::json::object(), "t.json"),
-                  racelab::InputError);
+  CHECK_THROWS_AS(sched::follow_steps({}, nlohmann::json::object(), "t.json"), racelab::InputError);
   auto bad = kMapping;
   bad["threads"][0]["model"] = "(";
   CHECK_THROWS_AS(sched::follow_steps({}, bad, "t.json"), racelab::InputError);
@@ -125,11 +126,10 @@ TEST_CASE("A step its thread performed before the model's order asked for it is 
 }
 
 TEST_CASE("Hand-offs to the same foreign thread keep their model order", "[follow]") {
-  const std::vector<sched::ReplayStep> model = {
-      {"drafter 0.1", "submit backward to autograd 0"},
-      {"drafter 0.0", "lock compile_lock"},
-      {"drafter 0.0", "submit backward to autograd 0"},
-      {"autograd 0", "take from autograd 0"}};
+  const std::vector<sched::ReplayStep> model = {{"drafter 0.1", "submit backward to autograd 0"},
+                                                {"drafter 0.0", "lock compile_lock"},
+                                                {"drafter 0.0", "submit backward to autograd 0"},
+                                                {"autograd 0", "take from autograd 0"}};
   const auto steps = sched::follow_steps(model, kMapping, "t.json");
   REQUIRE(steps.size() == 3);
   CHECK(steps[0].thread == "drafter 0");

@@ -54,8 +54,7 @@ std::vector<FollowStep> follow_steps(const std::vector<ReplayStep>& model,
     if (op == ops.end() || !op->hand_off || to == std::string::npos) continue;
     const std::string server = model[i].op.substr(to + 4);
     std::size_t k = i + 1;
-    while (k < model.size() && model[k].thread != server && model[k].thread != model[i].thread)
-      ++k;
+    while (k < model.size() && model[k].thread != server && model[k].thread != model[i].thread) ++k;
     release[i] = k - 1;
   }
   std::vector<FollowStep> out;
@@ -76,9 +75,8 @@ std::vector<FollowStep> follow_steps(const std::vector<ReplayStep>& model,
       // Threads no entry maps (the model's autograd workers: foreign threads live) are left out.
       for (const auto& [re, live] : threads) {
         if (std::regex_match(step.thread, re)) {
-          deferred.push_back(
-              {release[i], i, op->hand_off,
-               FollowStep{std::regex_replace(step.thread, re, live), op->live}});
+          deferred.push_back({release[i], i, op->hand_off,
+                              FollowStep{std::regex_replace(step.thread, re, live), op->live}});
           break;
         }
       }
