@@ -103,6 +103,7 @@ void BM_LiveSwitch(benchmark::State& state) {
   auto strategy = sched::make_random(1);
   live::Options o;
   o.settle = std::chrono::milliseconds(0);
+  o.spin = std::chrono::microseconds(state.range(0));  // 0: sleep on the condition variable at once
   std::uint64_t i = 0, switches = 0;
   for (auto _ : state) {
     auto r = live::run(subject, *strategy, i++, o);
@@ -111,7 +112,7 @@ void BM_LiveSwitch(benchmark::State& state) {
   state.counters["switches"] = benchmark::Counter(
       static_cast<double>(switches), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_LiveSwitch)->UseRealTime();
+BENCHMARK(BM_LiveSwitch)->Arg(0)->Arg(50)->ArgName("spin_us")->UseRealTime();
 
 void BM_StrategyPick(benchmark::State& state) {
   auto strategy = state.range(0) == 0 ? sched::make_random(1) : sched::make_pct(1, 3);

@@ -27,6 +27,14 @@ namespace {
 
 struct Aborted {};  // thrown at a scheduling point once the execution is over
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 using SteadyClock = std::chrono::steady_clock;
 using VClock = std::vector<std::uint32_t>;
 
@@ -109,8 +117,39 @@ struct Runtime::Impl {
   bool fatal = false;
   SteadyClock::time_point start = SteadyClock::now();
 
+  // Bumped with every change a waiter may wait for (activity, a thread's turn, the end);
+  // waiters spin on it for Options::spin before they sleep.
+  std::atomic<std::uint64_t> wake{0};
+  void woke() { wake.fetch_add(1, std::memory_order_release); }
+  // Spins (the lock released) while `pred` is false and nothing was woken, for Options::spin at
+  // most; yields now and then, so that on a machine with few cores the thread that has work runs.
+  template <class Pred>
+  void spin(std::unique_lock<std::mutex>& lk, Pred pred) {
+    if (options.spin.count() <= 0 || pred()) return;
+    const auto end = SteadyClock::now() + options.spin;
+    do {
+      const std::uint64_t seen = wake.load(std::memory_order_acquire);
+      lk.unlock();
+      for (unsigned i = 1; wake.load(std::memory_order_acquire) == seen; ++i) {
+        if (i % 64 == 0) {
+          if (SteadyClock::now() >= end) break;
+          std::this_thread::yield();
+        } else {
+          cpu_relax();
+        }
+      }
+      lk.lock();
+    } while (!pred() && SteadyClock::now() < end);
+  }
+  template <class Pred>
+  void spin_then_wait(std::unique_lock<std::mutex>& lk, std::condition_variable& cv, Pred pred) {
+    spin(lk, pred);
+    cv.wait(lk, pred);
+  }
+
   void bump() {
     ++activity;
+    woke();
     engine_cv.notify_all();
   }
   double seconds() const {
@@ -308,6 +347,7 @@ struct Runtime::Impl {
     record(agent, op_text(p), true);
     set_state(a, State::kRunning);
     a.go = true;
+    woke();
     a.cv.notify_one();
   }
 
@@ -352,7 +392,7 @@ struct Runtime::Impl {
     set_state(a, State::kAtPoint);
     a.go = false;
     bump();
-    a.cv.wait(lk, [&] { return a.go || aborting; });
+    spin_then_wait(lk, a.cv, [&] { return a.go || aborting; });
     if (!a.go) throw Aborted{};
     a.go = false;
     // A thread that performed an operation inside a blocking call is controlled again (it runs on
@@ -544,7 +584,7 @@ ThreadId Runtime::spawn(std::string name, std::function<void()> body) {
         std::unique_lock lk(I.m);
         Impl::Agent& me = I.agents[agent];
         if (I.options.control) {
-          me.cv.wait(lk, [&] { return me.go || I.aborting; });
+          I.spin_then_wait(lk, me.cv, [&] { return me.go || I.aborting; });
           if (!me.go) throw Aborted{};
           me.go = false;
         } else {
@@ -836,6 +876,7 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
     std::vector<ThreadId> enabled;
     auto wait_activity = [&](auto until_done) {
       // Waits until until_done() holds; false when nothing at all happened for hang_timeout.
+      I.spin(lk, until_done);
       while (!until_done()) {
         const std::uint64_t seen = I.activity;
         if (!I.engine_cv.wait_for(lk, options.hang_timeout,
@@ -928,6 +969,7 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
   {
     std::unique_lock lk(I.m);
     I.aborting = true;
+    I.woke();
     for (int c : I.controlled) I.agents[c].cv.notify_all();
     if (!hung) {
       const bool all = I.engine_cv.wait_for(lk, options.hang_timeout, [&] {
