@@ -210,9 +210,12 @@ def interpose(table):
             _racelab.point(_pt["label"])
             inside.add(_pt["label"])
             try:
-                return _orig(*args, **kwargs)
+                result = _orig(*args, **kwargs)
             finally:
                 inside.discard(_pt["label"])
+            if _pt.get("end"):  # the call's end is a scheduling point too ("LABEL end")
+                _racelab.point(_pt["label"] + " end")
+            return result
 
         functools.update_wrapper(wrapper, orig)
         for target in [pt["module"]] + pt.get("aliases", []):
