@@ -258,17 +258,24 @@ TEST_CASE("Shared variables report unordered accesses as data races", "[live]") 
   }
 }
 
+namespace {
+
+// drafter 1 takes the lock; drafter 0 hands its backward to the worker, which then waits for the
+// lock; drafter 1 asks the worker for autograd.grad.
+std::vector<sched::ReplayStep> worker_cycle_plan() {
+  return {{"drafter 0", "start"},
+          {"drafter 1", "start"},
+          {"drafter 1", "lock compile_lock"},
+          {"drafter 0", "backward"},
+          {"drafter 1", "trace"}};
+}
+
+}  // namespace
+
 TEST_CASE("A blocking call served by a foreign worker closes the wait-for cycle", "[live]") {
   Worker worker("autograd worker cuda:0");
   WorkerCycle subject(worker);
-  // drafter 1 takes the lock; drafter 0 hands its backward to the worker, which then waits for
-  // the lock; drafter 1 asks the worker for autograd.grad.
-  std::vector<sched::ReplayStep> plan = {{"drafter 0", "start"},
-                                         {"drafter 1", "start"},
-                                         {"drafter 1", "lock compile_lock"},
-                                         {"drafter 0", "backward"},
-                                         {"drafter 1", "trace"}};
-  sched::ReplayStrategy replay(plan, sched::OnDivergence::kFail, nullptr);
+  sched::ReplayStrategy replay(worker_cycle_plan(), sched::OnDivergence::kFail, nullptr);
   auto r = live::run(subject, replay, 0, fast());
   REQUIRE(r);
   CHECK(r->hung);
@@ -292,12 +299,7 @@ TEST_CASE("A cycle through a blocking call is reported without waiting for the h
           "[live]") {
   Worker worker("autograd worker cuda:0");
   WorkerCycle subject(worker);
-  std::vector<sched::ReplayStep> plan = {{"drafter 0", "start"},
-                                         {"drafter 1", "start"},
-                                         {"drafter 1", "lock compile_lock"},
-                                         {"drafter 0", "backward"},
-                                         {"drafter 1", "trace"}};
-  sched::ReplayStrategy replay(plan, sched::OnDivergence::kFail, nullptr);
+  sched::ReplayStrategy replay(worker_cycle_plan(), sched::OnDivergence::kFail, nullptr);
   live::Options o = fast();
   o.hang_timeout = std::chrono::milliseconds(300000);  // a cold compile's worth
   o.cycle_confirm = std::chrono::milliseconds(200);
