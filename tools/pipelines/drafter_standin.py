@@ -9,22 +9,13 @@ GPU slot, each compiles lazily on first use, forward then backward.
           first forward) | per_thread_lock (each drafter's own lock around its first step)
 --gpus G puts drafter i on device cuda:(i % G); --seq-len L, --warmup-seq-len L.
 """
-import argparse
 import threading
+
+import pipeline_args
 
 import standin_torch as torch_standin
 
-p = argparse.ArgumentParser()
-p.add_argument("--drafters", type=int, default=2)
-p.add_argument("--gpus", type=int, default=1)
-p.add_argument("--warmup", default="none",
-               choices=["none", "sequential", "sequential_forward", "lock_first_step",
-                        "lock_first_forward", "per_thread_lock"])
-p.add_argument("--seq-len", type=int, default=1024)
-p.add_argument("--warmup-seq-len", type=int, default=0)
-p.add_argument("--steps", type=int, default=2)
-p.add_argument("--dynamic", choices=["auto", "false"], default="auto",
-               help="accepted for drafter_torch.py's sake; the stand-in compiles lazily either way")
+p = pipeline_args.parser(__doc__)
 a = p.parse_args()
 
 warmup_lock = threading.Lock()

@@ -6,26 +6,16 @@ scheduler decides the interleaving). Same options as drafter_standin.py.
   racelab live python tools/pipelines/drafter_torch.py --interpose torch-2.11 -- \
       --drafters 2 --warmup none
 """
-import argparse
 import threading
+
+import pipeline_args
 
 import torch
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
-p = argparse.ArgumentParser()
-p.add_argument("--drafters", type=int, default=2)
-p.add_argument("--gpus", type=int, default=1)
-p.add_argument("--warmup", default="none",
-               choices=["none", "sequential", "sequential_forward", "lock_first_step",
-                        "lock_first_forward", "per_thread_lock"])
-p.add_argument("--seq-len", type=int, default=1024)
-p.add_argument("--warmup-seq-len", type=int, default=0)
-p.add_argument("--steps", type=int, default=2)
+p = pipeline_args.parser(__doc__)
 p.add_argument("--heads", type=int, default=8)
 p.add_argument("--head-dim", type=int, default=64)
-p.add_argument("--dynamic", choices=["auto", "false"], default="auto",
-               help="torch.compile's dynamic: auto (default: a second length recompiles with a "
-                    "dynamic length) or false (every length compiles static)")
 a = p.parse_args()
 
 _compiled_flex_attention = {}  # the user's per-process cache of compiled wrappers
