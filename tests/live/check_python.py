@@ -127,6 +127,20 @@ with tempfile.TemporaryDirectory() as tmp:
                  "--warmup", "none", out=f"{tmp}/follow-{n}")
         if r.returncode != 0 or "deadlock (execution 0" not in r.stdout:
             fail(f"--follow did not force the model's deadlock with {n} drafters", r)
+    # Two GPUs, two drafters each: the drafters carry the model's names (drafter DEVICE.K).
+    toml = open(os.path.join(src, "scenarios", "deadlock", "lazy-4-drafters.toml")).read()
+    toml = toml.replace('name = "lazy-4-drafters"', 'name = "lazy-2x2"').replace(
+        "devices = 1", "devices = 2").replace("drafters_per_device = 4", "drafters_per_device = 2")
+    with open(f"{tmp}/lazy-2x2.toml", "w") as f:
+        f.write(toml)
+    subprocess.run([racelab, "explore", f"{tmp}/lazy-2x2.toml", "--out", f"{tmp}/model-2x2"],
+                   capture_output=True, text=True, timeout=300)
+    r = live(script, "--interpose", "standin", "--follow",
+             f"{tmp}/model-2x2/schedules/lazy-2x2.deadlock.json", "--executions", "1",
+             "--hang-timeout", "4", "--expect", "deadlock", "--", "--gpus", "2", "--drafters", "4",
+             "--warmup", "none", out=f"{tmp}/follow-2x2")
+    if r.returncode != 0 or "deadlock (execution 0" not in r.stdout:
+        fail("--follow did not force the model's two-GPU deadlock", r)
     r = live(script, "--interpose", "standin", "--follow", f"{tmp}/model-2/schedules/"
              "lazy-2-drafters.deadlock.json", "--executions", "3", "--hang-timeout", "4", "--",
              "--drafters", "2", "--warmup", "sequential", out=f"{tmp}/follow-fixed")

@@ -62,7 +62,8 @@ if a.warmup in ("sequential", "sequential_forward"):
         if a.warmup == "sequential":
             torch_standin.backward(f"cuda:{g}", length)
 
-threads = [threading.Thread(target=drafter, args=(i,), name=f"drafter {i}")
+# Named as the model names drafters: "drafter DEVICE.K", the K-th drafter on cuda:DEVICE.
+threads = [threading.Thread(target=drafter, args=(i,), name=f"drafter {i % a.gpus}.{i // a.gpus}")
            for i in range(a.drafters)]
 for t in threads:
     t.start()

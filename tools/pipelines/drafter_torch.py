@@ -69,7 +69,8 @@ if a.warmup in ("sequential", "sequential_forward"):
     for i in range(a.drafters):
         step(i, f"cuda:{i % a.gpus}", length, backward=(a.warmup == "sequential"))
 
-threads = [threading.Thread(target=drafter, args=(i,), name=f"drafter {i}")
+# Named as the model names drafters: "drafter DEVICE.K", the K-th drafter on cuda:DEVICE.
+threads = [threading.Thread(target=drafter, args=(i,), name=f"drafter {i % a.gpus}.{i // a.gpus}")
            for i in range(a.drafters)]
 for t in threads:
     t.start()
