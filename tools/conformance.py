@@ -111,9 +111,9 @@ def one_case(a, scenario, args, natural_ok, script, interpose):
     if a.follow and model == "deadlock":
         # The model's own deadlock schedule, forced on the live run (racelab live python --follow).
         msched = os.path.join(out + "-model", "schedules", f"{name_of(scenario)}.deadlock.json")
-        fr, _ = run(live[:2] + ["python", "--out", out + "-follow", "--interpose", interpose] +
-                    common + ["--follow", msched, "--executions", "1", "--expect", "deadlock",
-                              script, "--"] + args, a.process_timeout)
+        fr, _ = run([a.racelab, "live", "python", "--out", out + "-follow", "--interpose",
+                     interpose] + common + ["--follow", msched, "--executions", "1", "--expect",
+                                            "deadlock", script, "--"] + args, a.process_timeout)
         row["follow"] = "deadlock" if "deadlock (execution 0" in fr.stdout else \
             next((l.split(" (")[0] for l in fr.stdout.splitlines()
                   if l.startswith(("exception", "hang", "data_race"))), "clean")

@@ -9,16 +9,14 @@ GPU slot, each compiles lazily on first use, forward then backward.
           first forward) | per_thread_lock (each drafter's own lock around its first step)
 --gpus G puts drafter i on device cuda:(i % G); --seq-len L, --warmup-seq-len L.
 """
-import threading
 
-import pipeline_args
+import pipeline
 
 import standin_torch as torch_standin
 
-p = pipeline_args.parser(__doc__)
+p = pipeline.parser(__doc__)
 a = p.parse_args()
 
-warmup_lock = threading.Lock()
 _compiled_flex_attention = {}  # the user's cache of compiled wrappers, one per drafter key
 
 
@@ -29,30 +27,13 @@ def compiled(key):
     return _compiled_flex_attention[key]
 
 
-def step(device, length, forward_lock=None):
+def step(i, device, length, forward_lock=None):  # i: the drafter (keys are per device)
     if forward_lock is not None:
         with forward_lock:
             compiled(device)(device, length)
     else:
         compiled(device)(device, length)
     torch_standin.backward(device, length)
-
-
-def drafter(i):
-    device = f"cuda:{i % a.gpus}"
-    own_lock = threading.Lock()
-    for s in range(a.steps):
-        first = s == 0
-        if first and a.warmup == "lock_first_step":
-            with warmup_lock:
-                step(device, a.seq_len)
-        elif first and a.warmup == "per_thread_lock":
-            with own_lock:
-                step(device, a.seq_len)
-        elif first and a.warmup == "lock_first_forward":
-            step(device, a.seq_len, forward_lock=warmup_lock)
-        else:
-            step(device, a.seq_len)
 
 
 if a.warmup in ("sequential", "sequential_forward"):
@@ -62,10 +43,4 @@ if a.warmup in ("sequential", "sequential_forward"):
         if a.warmup == "sequential":
             torch_standin.backward(f"cuda:{g}", length)
 
-# Named as the model names drafters: "drafter DEVICE.K", the K-th drafter on cuda:DEVICE.
-threads = [threading.Thread(target=drafter, args=(i,), name=f"drafter {i % a.gpus}.{i // a.gpus}")
-           for i in range(a.drafters)]
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
+pipeline.run_drafters(a, step)

@@ -6,20 +6,18 @@ scheduler decides the interleaving). Same options as drafter_standin.py.
   racelab live python tools/pipelines/drafter_torch.py --interpose torch-2.11 -- \
       --drafters 2 --warmup none
 """
-import threading
 
-import pipeline_args
+import pipeline
 
 import torch
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
-p = pipeline_args.parser(__doc__)
+p = pipeline.parser(__doc__)
 p.add_argument("--heads", type=int, default=8)
 p.add_argument("--head-dim", type=int, default=64)
 a = p.parse_args()
 
 _compiled_flex_attention = {}  # the user's per-process cache of compiled wrappers
-warmup_lock = threading.Lock()
 
 
 def causal(b, h, q, kv):
@@ -47,32 +45,9 @@ def step(key, device, length, backward=True, forward_lock=None):
     torch.cuda.synchronize(device)
 
 
-def drafter(i):
-    device = f"cuda:{i % a.gpus}"
-    own_lock = threading.Lock()
-    for s in range(a.steps):
-        first = s == 0
-        if first and a.warmup == "lock_first_step":
-            with warmup_lock:
-                step(i, device, a.seq_len)
-        elif first and a.warmup == "per_thread_lock":
-            with own_lock:
-                step(i, device, a.seq_len)
-        elif first and a.warmup == "lock_first_forward":
-            step(i, device, a.seq_len, forward_lock=warmup_lock)
-        else:
-            step(i, device, a.seq_len)
-
-
 if a.warmup in ("sequential", "sequential_forward"):
     length = a.warmup_seq_len or a.seq_len
     for i in range(a.drafters):
         step(i, f"cuda:{i % a.gpus}", length, backward=(a.warmup == "sequential"))
 
-# Named as the model names drafters: "drafter DEVICE.K", the K-th drafter on cuda:DEVICE.
-threads = [threading.Thread(target=drafter, args=(i,), name=f"drafter {i % a.gpus}.{i // a.gpus}")
-           for i in range(a.drafters)]
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
+pipeline.run_drafters(a, step)

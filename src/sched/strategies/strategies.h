@@ -126,7 +126,6 @@ class FollowStrategy : public Strategy {
   ThreadId pick(const Decision& d) override;
   std::string describe() const override;
   std::size_t met() const { return met_; }  // steps met in the last execution
-  std::size_t size() const { return steps_.size(); }
 
  private:
   ThreadId choose(const Decision& d);
