@@ -156,7 +156,7 @@ class Worker {
   std::thread os_;
 };
 
-// The compile_lock cycle of TORCH-FACTS F1-F4 in miniature: drafter 0's backward runs on the
+// The compile_lock cycle of docs/facts.md F1-F4 in miniature: drafter 0's backward runs on the
 // worker and takes the compile lock there; drafter 1 holds the compile lock and needs the worker.
 class WorkerCycle : public live::Subject {
  public:

@@ -1,4 +1,4 @@
-// The pipeline model against the H200 observations of TORCH-FACTS.md, and its rules M2-M4.
+// The pipeline model against the H200 observations of docs/facts.md, and its rules M2-M4.
 #include <cstdlib>
 
 #include "catch.h"
@@ -51,7 +51,7 @@ TEST_CASE("one lazy drafter never deadlocks (seen: pass), two always can (seen: 
   auto two = run_text("name = \"two\"\n", sched::StrategyKind::kPct, 200);
   const auto* d = two.result.find("deadlock");
   REQUIRE(d != nullptr);
-  // The cycle of TORCH-FACTS.md, every thread named with what it waits for.
+  // The cycle of docs/facts.md, every thread named with what it waits for.
   CHECK(d->finding.cycle.size() == 2);
   CHECK(d->finding.message.find("holds compile_lock and waits for job") != std::string::npos);
   CHECK(d->finding.message.find("trace autograd.grad from drafter") != std::string::npos);

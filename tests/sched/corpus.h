@@ -80,7 +80,7 @@ class OrderingDepth3 : public Subject {
   bool x_ = false, y_ = false, saw_half_ = false;
 };
 
-// The compile_lock <-> autograd worker deadlock of TORCH-FACTS.md: two drafters on one device, lazy
+// The compile_lock <-> autograd worker deadlock of docs/facts.md: two drafters on one device, lazy
 // compile. A drafter's forward compile holds compile_lock and waits on the worker for its trace
 // job (F4); the worker, running the other drafter's backward, waits for compile_lock to compile the
 // backward (F2, F3). Fixed: the main thread compiles forward and backward before starting the

@@ -112,7 +112,7 @@ TEST_CASE("compile_lock / autograd worker deadlock: found; sequential warmup pro
   auto r = run(bug, StrategyKind::kPct, 500);
   const FoundKind* f = r.find("deadlock");
   REQUIRE(f != nullptr);
-  // The cycle of TORCH-FACTS.md: a drafter holds compile_lock and waits on the worker, which runs
+  // The cycle of docs/facts.md: a drafter holds compile_lock and waits on the worker, which runs
   // the other drafter's backward and waits for compile_lock.
   CHECK(f->finding.cycle.size() == 2);
   CHECK(f->finding.message.find("holds compile_lock and waits for job") != std::string::npos);

@@ -2,8 +2,8 @@
 """Record a memory_viz snapshot of a drafter-like training step on a CUDA device.
 
 Used to make allocator test traces for racelab (see docs/allocator.md). The step is the one the
-fixtures in shared/fixtures/allocator were recorded with (hidden 2048, 16 heads x 128, bf16,
-random sequence length 512-4096), so that traces recorded under other PYTORCH_CUDA_ALLOC_CONF
+fixtures in tests/data/alloc/fixtures-h200.tar.gz were recorded with (hidden 2048, 16 heads x 128,
+bf16, random sequence length 512-4096), so that traces recorded under other PYTORCH_CUDA_ALLOC_CONF
 settings are comparable with them.
 
   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \

@@ -1,6 +1,6 @@
 """The drafter pipeline on real PyTorch 2.11 (GPU): one process, drafter threads on CUDA devices,
 torch.compile(flex_attention) compiled lazily per thread key, forward then backward — the seed
-pipeline of ../shared/evidence/torch-2.11-h200/race_probe.py, without its barrier (racelab's
+pipeline of docs/results/torch-2.11-h200-seed/race_probe.py, without its barrier (racelab's
 scheduler decides the interleaving). Same options as drafter_standin.py.
 
   racelab live python tools/pipelines/drafter_torch.py --interpose torch-2.11 -- \
