@@ -157,6 +157,16 @@ PYBIND11_EMBEDDED_MODULE(_racelab, m) {
     });
   });
   m.def("name_this_thread", [](const std::string& name) { name_this_thread(name); });
+  // A finding of the bridge's own (an exception the interposition table classifies).
+  m.def(
+      "report",
+      [](const std::string& kind, const std::string& message, bool fatal) {
+        Runtime* rt = active_runtime();
+        if (rt == nullptr) throw std::runtime_error("racelab report outside a live execution");
+        py::gil_scoped_release release;
+        rt->report(kind, message, fatal);
+      },
+      py::arg("kind"), py::arg("message"), py::arg("fatal") = false);
   m.def("controlled", [] { return controlled(); });
   m.def("active", [] { return active_runtime() != nullptr; });
   m.def("stopping", [] { return stopping(); });
@@ -287,6 +297,16 @@ void check_table(const std::string& text, const std::string& origin) {
     for (const auto& e : j[key]) {
       if (!e.is_object() || !e.contains("module") || !e.contains("attr"))
         throw InputError(fmt::format("{}: every entry of {} needs module and attr", origin, key));
+    }
+  }
+  if (j.contains("exceptions")) {
+    if (!j["exceptions"].is_array())
+      throw InputError(fmt::format("{}: exceptions must be a list", origin));
+    for (const auto& e : j["exceptions"]) {
+      if (!e.is_object() || !e.contains("match") || !e["match"].is_string() ||
+          !e.contains("kind") || !e["kind"].is_string())
+        throw InputError(fmt::format(
+            "{}: every entry of exceptions needs a match and a kind (strings)", origin));
     }
   }
 }

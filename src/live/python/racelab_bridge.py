@@ -12,6 +12,8 @@ import _racelab
 
 _originals = {}  # (module, attr) -> the original object, kept across executions
 _pending_dicts = []  # table "dicts" entries not wrapped yet in this execution
+_exception_kinds = []  # the table's "exceptions": how to classify an exception that ends a thread
+_table_locks = {}  # name -> the table's lock of this execution (_Lock)
 
 
 class _PointDict(dict):
@@ -55,6 +57,79 @@ _skip_prefixes = ()  # the standard library's and installed packages' directorie
 _tls = threading.local()
 
 
+def _thread_name():
+    """The calling thread's name as racelab reports it."""
+    name = getattr(_tls, "name", None)
+    return name if name is not None else threading.current_thread().name
+
+
+class _Lock:
+    """A racelab lock (a table's lock or one the user's code made) that knows which thread holds
+    it, and notes an exception leaving a `with` block on it before the release, a scheduling point
+    at which the other threads move on."""
+    __slots__ = ("_lock", "name", "owner", "count")
+
+    def __init__(self, name, recursive):
+        self._lock = _racelab.RLock(name, recursive)
+        self.name, self.owner, self.count = name, None, 0
+
+    def acquire(self, blocking=True, timeout=-1):
+        if not self._lock.acquire(blocking, timeout):
+            return False
+        self.owner = _thread_name()
+        self.count += 1
+        return True
+
+    def release(self):
+        if self.count > 0:
+            self.count -= 1
+            if self.count == 0:
+                self.owner = None
+        self._lock.release()
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is not None:
+            _note(exc)
+        self.release()
+
+
+def _classify(exc):
+    """(kind, message) for an exception the table's "exceptions" classify, else None. A
+    "holder_of" lock names the thread that held it, as seen when the exception was noted."""
+    if not isinstance(exc, Exception):
+        return None
+    text = f"{type(exc).__name__}: {exc}"
+    for c in _exception_kinds:
+        if c["match"] in text:
+            lock = c.get("holder_of")
+            if lock:
+                holder = getattr(_table_locks.get(lock), "owner", None)
+                text += (f" (raised in {_thread_name()}; {holder} held {lock})" if holder else
+                         f" (raised in {_thread_name()}; no thread held {lock})")
+            else:
+                text += f" (raised in {_thread_name()})"
+            return c["kind"], text
+    return None
+
+
+def _note(exc):
+    """Classifies an exception the first time racelab sees it on its way out (before any
+    scheduling point lets the other threads move on), for the report of the thread it ends."""
+    if isinstance(exc, Exception) and not hasattr(exc, "_racelab_finding") and _exception_kinds:
+        try:
+            exc._racelab_finding = _classify(exc)
+        except AttributeError:  # an exception type without a __dict__
+            pass
+
+
+def _finding_of(exc):
+    found = getattr(exc, "_racelab_finding", False)
+    return _classify(exc) if found is False else found
+
+
 def _user_code(filename):
     """Whether code in `filename` is the user's (not the standard library, not an installed
     package, not generated code)."""
@@ -76,9 +151,14 @@ def patch_threading():
 
     def controlled_body(thread):
         def body():
-            _tls.error = None
+            _tls.error = _tls.finding = None
+            _tls.name = thread.name
             thread._bootstrap()
-            if _tls.error is not None and not _racelab.stopping():
+            if _racelab.stopping():
+                return
+            if _tls.finding is not None:  # a classified exception ends this thread only
+                _racelab.report(*_tls.finding)
+            elif _tls.error is not None:
                 raise _tls.error
         return body
 
@@ -109,6 +189,7 @@ def patch_threading():
         # threading has cleaned up); the unwinding of an execution that is over is not reported.
         if _racelab.controlled():
             if not _racelab.stopping():
+                _tls.finding = _finding_of(args.exc_value)
                 _tls.error = RuntimeError(
                     f"{args.exc_type.__name__} in {getattr(args.thread, 'name', 'a thread')}: "
                     f"{args.exc_value}")
@@ -130,8 +211,7 @@ def patch_threading():
             frame = sys._getframe(1)
             where = frame.f_code.co_filename
             if _racelab.active() and _user_code(where):
-                return _racelab.RLock(f"{kind} at {os.path.basename(where)}:{frame.f_lineno}",
-                                      recursive)
+                return _Lock(f"{kind} at {os.path.basename(where)}:{frame.f_lineno}", recursive)
             return real[kind](*args, **kwargs)
         return make
 
@@ -160,6 +240,8 @@ def _original(module, attr):
 
 def interpose(table):
     _pending_dicts[:] = [dict(d) for d in table.get("dicts", [])]
+    _exception_kinds[:] = [dict(c) for c in table.get("exceptions", [])]
+    _table_locks.clear()
     for name in table.get("fresh_modules", []):
         for m in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[m]
@@ -177,7 +259,8 @@ def interpose(table):
     for lk in table.get("locks", []):
         mod = importlib.import_module(lk["module"])
         _original(mod, lk["attr"])
-        setattr(mod, lk["attr"], _racelab.RLock(lk["name"], lk.get("recursive", True)))
+        lock = _table_locks[lk["name"]] = _Lock(lk["name"], lk.get("recursive", True))
+        setattr(mod, lk["attr"], lock)
     for b in table.get("blocking", []):
         mod = importlib.import_module(b["module"])
         orig = _original(mod, b["attr"])
@@ -185,7 +268,11 @@ def interpose(table):
         def wrapper(*args, _orig=orig, _b=b, **kwargs):
             served = _b.get("served_by", "").format(device=_device_of(args[0]) if args else "")
             with _racelab.blocking(_b["what"], served):
-                return _orig(*args, **kwargs)
+                try:
+                    return _orig(*args, **kwargs)
+                except Exception as e:
+                    _note(e)  # before leaving the call, a scheduling point
+                    raise
 
         functools.update_wrapper(wrapper, orig)
         for target in [b["module"]] + b.get("aliases", []):
@@ -205,12 +292,15 @@ def interpose(table):
             if _pending_dicts:
                 _wrap_dicts()
             if _pt.get("name_foreign") and not _racelab.controlled() and current_device:
-                _racelab.name_this_thread(
-                    _pt["name_foreign"].format(current_device=current_device()))
+                _tls.name = _pt["name_foreign"].format(current_device=current_device())
+                _racelab.name_this_thread(_tls.name)
             _racelab.point(_pt["label"])
             inside.add(_pt["label"])
             try:
                 result = _orig(*args, **kwargs)
+            except Exception as e:
+                _note(e)
+                raise
             finally:
                 inside.discard(_pt["label"])
             if _pt.get("end"):  # the call's end is a scheduling point too ("LABEL end")
@@ -230,6 +320,7 @@ def run(script, argv, table, search_path):
     for p in reversed(search_path):
         if p not in sys.path:
             sys.path.insert(0, p)
+    _tls.name = "main"
     interpose(table)
     _wrap_dicts()  # dicts of modules already imported
     sys.argv = [script] + list(argv)
@@ -238,6 +329,11 @@ def run(script, argv, table, search_path):
     except SystemExit as e:  # sys.exit(0) ends the script normally; any other status is a failure
         if e.code not in (None, 0):
             raise RuntimeError(f"the script exited with status {e.code}") from None
+    except Exception as e:
+        found = None if _racelab.stopping() else _finding_of(e)
+        if found is None:
+            raise
+        _racelab.report(*found)
 
 
 def format_stacks():
