@@ -39,11 +39,7 @@ namespace {
 namespace tw = live::torch_workload;
 
 // Kinds that fail a live run; the others (duplicate_compile, compile_after_warmup) are evidence.
-bool is_failure(const std::string& kind) {
-  return kind == sched::kinds::kDeadlock || kind == live::kinds::kHang ||
-         kind == sched::kinds::kException || kind == sched::kinds::kLivelock ||
-         kind == sched::kinds::kAssertion || kind == sched::kinds::kDataRace;
-}
+bool is_failure(const std::string& kind) { return sched::kinds::is_failure(kind); }
 
 std::string shell_quote(const std::string& s) {
   std::string out = "'";

@@ -46,7 +46,7 @@ using sched::ThreadId;
 class Runtime;
 
 namespace kinds {
-inline constexpr const char* kHang = "hang";  // no progress, but no wait-for cycle to name
+using sched::kinds::kHang;  // no progress, but no wait-for cycle to name (sched/kinds.h)
 }
 
 struct Options {

@@ -14,6 +14,9 @@ using sched::Task;
 PipelineModel::PipelineModel(Scenario scenario)
     : scenario_(std::move(scenario)), profile_(profile_2_11()) {}
 
+PipelineModel::PipelineModel(Scenario scenario, TorchProfile profile)
+    : scenario_(std::move(scenario)), profile_(std::move(profile)) {}
+
 std::string PipelineModel::format_size(std::uint64_t bytes) { return racelab::format_size(bytes); }
 
 double PipelineModel::compile_scale() const {
@@ -34,6 +37,7 @@ void PipelineModel::setup(Context& ctx) {
   jobs_.clear();
   used_bytes_.assign(static_cast<std::size_t>(s.devices), 0);
   drafters_started_ = false;
+  fx_tracer_ = sched::kNoThread;
 
   compile_lock_ = ctx.recursive_mutex("compile_lock");     // F1
   dict_var_ = ctx.atomic_var("_compiled_flex_attention");  // atomic under the GIL (M1)
@@ -70,8 +74,10 @@ Task PipelineModel::main_thread(Context& ctx) {
   const Scenario& s = scenario_;
   if (s.warmup == WarmupMode::kSequential) {
     // M3 sequential: device by device, one forward (and backward) at the warmup length, same rules.
-    for (int d = 0; d < s.devices; ++d) {
-      co_await step(ctx, d, s.warmup_length(), -1, false, s.warmup_backward);
+    // No drafter runs yet, so nothing can be tracing at its entry checks (M2a).
+    bool raised = false;
+    for (int d = 0; d < s.devices && !raised; ++d) {
+      co_await step(ctx, d, s.warmup_length(), -1, false, s.warmup_backward, raised);
     }
     ctx.note("warmup done");
   }
@@ -88,17 +94,26 @@ Task PipelineModel::drafter(Context& ctx, int device, int index) {
     if (k == 0 && s.warmup == WarmupMode::kPerThreadLock) {
       lock = private_locks_[static_cast<std::size_t>(device * s.drafters_per_device + index)];
     }
+    bool raised = false;
     co_await step(ctx, device, s.length_at(k), lock, s.warmup == WarmupMode::kLockFirstForward,
-                  true);
+                  true, raised);
+    if (raised) co_return;  // M2a: the exception ends the drafter
   }
 }
 
 Task PipelineModel::step(Context& ctx, int device, std::int64_t length, int warmup_lock,
-                         bool lock_forward_only, bool run_backward) {
+                         bool lock_forward_only, bool run_backward, bool& raised) {
   // M3: a user lock around the first step or the first forward call only.
   if (warmup_lock >= 0) co_await ctx.lock(warmup_lock);
   Forward fwd;
   co_await forward(ctx, device, length, fwd);
+  if (fwd.raised) {
+    // M2a: the RuntimeError unwinds the step; the user's lock is a `with` block, so it is
+    // released on the way out, and the thread runs no further step.
+    if (warmup_lock >= 0) co_await ctx.unlock(warmup_lock);
+    raised = true;
+    co_return;
+  }
   if (warmup_lock >= 0 && lock_forward_only) co_await ctx.unlock(warmup_lock);
   if (run_backward) {
     co_await backward(ctx, device, fwd);
@@ -117,6 +132,23 @@ int PipelineModel::find_entry(int device, std::int64_t length) const {
     }
   }
   return -1;
+}
+
+bool PipelineModel::fx_entry_check(Context& ctx, int device) {
+  // M2a / F10: the compiled wrapper's entry asks FX whether a trace is in progress, before the
+  // guard check, the cache and compile_lock. In 2.11 the flag is one module global, so another
+  // thread's joint-graph trace makes this call raise.
+  if (!profile_.fx_tracing_process_wide || fx_tracer_ == sched::kNoThread) return false;
+  if (fx_tracer_ == ctx.self()) return false;  // unreachable: a tracing thread is in make_fx
+  const auto& exec = ctx.execution();
+  ctx.report(sched::kinds::kFxTraceError,
+             fmt::format("RuntimeError: Detected that you are using FX to symbolically trace a "
+                         "dynamo-optimized function. This is not supported at the moment. ({} "
+                         "called its compiled flex_attention on cuda:{} while {} was inside "
+                         "make_fx tracing a joint graph; F10: the FX tracing flag is "
+                         "process-wide)",
+                         exec.thread_name(ctx.self()), device, exec.thread_name(fx_tracer_)));
+  return true;
 }
 
 void PipelineModel::compile_starts(Context& ctx, const std::string& what) {
@@ -173,8 +205,14 @@ Task PipelineModel::forward(Context& ctx, int device, std::int64_t length, Forwa
     co_await ctx.write(dict_var_);
     wrapper_[static_cast<std::size_t>(device)] = true;
   }
-  // M2.2 / F5: the guard check takes a snapshot of the cache before any lock.
+  // M2b / F5: the guard check takes a snapshot of the cache before any lock. The entry check
+  // (M2a) comes first, in the same step: nothing another thread does between the two changes
+  // either outcome (docs/model.md, "one step for the entry check and the snapshot").
   co_await ctx.read(cache_var_);
+  if (fx_entry_check(ctx, device)) {
+    out.raised = true;
+    co_return;
+  }
   const int hit = find_entry(device, length);
   if (hit >= 0) {
     out.entry = hit;
@@ -189,6 +227,10 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
   // F1: every frame compile runs under compile_lock. F5: no second look at the cache.
   co_await ctx.lock(compile_lock_);
   compile_starts(ctx, fmt::format("forward (cuda:{}, L={})", device, length));
+  // M2c / F10: make_fx sets the process-wide FX flag for the joint-graph trace (set with the lock
+  // step and cleared with the trace job's return: docs/model.md).
+  fx_tracer_ = ctx.self();
+  ctx.note("fx_tracing set");
   // F4: tracing flex_attention builds its joint graph through autograd.grad, which the device's
   // autograd worker executes while this thread holds compile_lock.
   const int job = static_cast<int>(co_await ctx.submit(worker_queue_[device], trace_label_));
@@ -196,6 +238,8 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
     jobs_.resize(static_cast<std::size_t>(job) + 1);
   jobs_[static_cast<std::size_t>(job)] = Job{false, -1};
   co_await ctx.wait_job(job);
+  fx_tracer_ = sched::kNoThread;
+  ctx.note("fx_tracing cleared");
   ctx.advance(profile_.compile_forward * compile_scale());
   co_await ctx.write(cache_var_);
   bool eager = false;
@@ -228,6 +272,15 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
     }
     entries_.push_back(Entry{device, true, shape});
     out.entry = static_cast<int>(entries_.size() - 1);
+    if (shape < 0 && profile_.dynamic_backward_ahead_of_time) {
+      // M2e / F11: a dynamic entry saves SymInts for backward, so AOTAutograd compiles its
+      // backward here, on this thread, still inside compile_lock: no worker compiles it later.
+      compile_starts(ctx, fmt::format("backward (cuda:{}, dynamic) ahead of time", device));
+      ctx.advance(profile_.compile_backward * compile_scale());
+      Entry& e = entries_.back();
+      e.backward_compiled = true;
+      e.backward_compiles = 1;
+    }
   }
   co_await ctx.unlock(compile_lock_);
   if (eager) {
@@ -259,7 +312,8 @@ Task PipelineModel::autograd_worker(Context& ctx, int device) {
       ctx.advance(profile_.trace_grad);
     } else {
       if (job.entry >= 0 && !entries_[static_cast<std::size_t>(job.entry)].backward_compiled) {
-        // F2: the lazy backward compile, on the first backward(), takes compile_lock.
+        // F2: the lazy backward compile of a fixed entry, on the first backward(), takes
+        // compile_lock.
         co_await ctx.lock(compile_lock_);
         Entry& e = entries_[static_cast<std::size_t>(job.entry)];
         compile_starts(ctx, fmt::format("backward (cuda:{}, {})", device,

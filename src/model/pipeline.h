@@ -1,15 +1,18 @@
 #pragma once
-// The pipeline model: the single-process drafter pipeline of TORCH-FACTS.md as a subject of the
-// deterministic scheduler. It implements SCENARIOS.md rules M1-M4 for profile "2.11":
+// The pipeline model: the single-process drafter pipeline of docs/facts.md as a subject of the
+// deterministic scheduler. It implements the model's rules v2 (docs/model.md) for profile "2.11":
 //
 //   M1 threads and resources: main, drafter D.I, one autograd worker per device (F3), the
 //      process-wide re-entrant compile_lock (F1), the user's _compiled_flex_attention dict, the
-//      shared code-object cache with its recompile budget (F6), one allocator per device.
-//   M2 a step: wrapper lookup/insert, forward (stale snapshot, F5; compile under compile_lock with
-//      a trace job on the device worker, F4; recompile budget, M4/F7), backward on the worker,
-//      which compiles the backward lazily under compile_lock (F2).
-//   M3 warmup modes, M4 findings (deadlock, duplicate_compile, compile_after_warmup,
-//      recompile_limit, oom).
+//      shared code-object cache with its recompile budget (F6), one allocator per device, and
+//      the process-wide FX tracing flag (F10).
+//   M2 a step: wrapper lookup/insert; forward: the entry check against the FX flag (M2a, F10),
+//      the stale snapshot (F5), a compile under compile_lock whose joint trace sets the FX flag
+//      and runs on the device worker (F4), the recompile budget (M4/F7), the backward of a dynamic
+//      entry compiled ahead of time (M2e, F11); backward on the worker, which compiles a fixed
+//      entry's backward lazily under compile_lock (F2).
+//   M3 warmup modes, M4 findings (deadlock, fx_trace_error, duplicate_compile,
+//      compile_after_warmup, recompile_limit, oom).
 //
 // Every rule in pipeline.cc cites its fact. docs/model.md explains the choices where the rules
 // leave room.
@@ -26,6 +29,8 @@ namespace racelab::model {
 class PipelineModel : public sched::Subject {
  public:
   explicit PipelineModel(Scenario scenario);
+  // A profile other than the scenario's (tests: what a later torch would change).
+  PipelineModel(Scenario scenario, TorchProfile profile);
   std::string name() const override { return scenario_.name; }
   std::string content_hash() const override { return scenario_.hash; }
   void setup(sched::Context& ctx) override;
@@ -49,18 +54,20 @@ class PipelineModel : public sched::Subject {
   struct Forward {  // the outcome of a forward call
     int entry = -1;
     std::uint64_t scores_bytes = 0;  // dense scores held until the backward frees them
+    bool raised = false;             // M2a: the call raised; the thread runs no further step
   };
 
   sched::Task main_thread(sched::Context& ctx);
   sched::Task drafter(sched::Context& ctx, int device, int index);
   sched::Task autograd_worker(sched::Context& ctx, int device);
   sched::Task step(sched::Context& ctx, int device, std::int64_t length, int warmup_lock,
-                   bool lock_forward_only, bool backward);
+                   bool lock_forward_only, bool backward, bool& raised);
   sched::Task forward(sched::Context& ctx, int device, std::int64_t length, Forward& out);
   sched::Task compile_forward(sched::Context& ctx, int device, std::int64_t length, Forward& out);
   sched::Task backward(sched::Context& ctx, int device, const Forward& fwd);
 
   int find_entry(int device, std::int64_t length) const;
+  bool fx_entry_check(sched::Context& ctx, int device);
   void compile_starts(sched::Context& ctx, const std::string& what);
   bool allocate(sched::Context& ctx, int device, std::uint64_t bytes);
   std::uint64_t dense_scores_bytes(std::int64_t length) const;
@@ -81,6 +88,8 @@ class PipelineModel : public sched::Subject {
   std::vector<Job> jobs_;  // indexed by the execution's job id
   std::vector<std::uint64_t> used_bytes_;
   bool drafters_started_ = false;
+  // F10: the thread inside a joint-graph trace (make_fx) while the FX flag is set, or none.
+  sched::ThreadId fx_tracer_ = sched::kNoThread;
 };
 
 }  // namespace racelab::model

@@ -20,6 +20,13 @@ struct TorchProfile {
   double warm_disk_factor = 0.25;
   // F9: CUDAGraph Trees' thread-local tree manager asserts in foreign threads. Off for 2.11.
   bool cudagraph_tls_assert = false;
+  // F10: FX's "is tracing" flag is one module global in 2.11, so a thread inside make_fx makes
+  // every other thread's compiled call raise (rule M2a). Made thread-local after 2.11: a profile
+  // with this off has no entry-check failure (no thread calls its wrapper while itself tracing).
+  bool fx_tracing_process_wide = true;
+  // F11: a recompile with a dynamic dimension saves SymInts for backward and so compiles its
+  // backward ahead of time, on the compiling thread, inside compile_lock (rule M2e).
+  bool dynamic_backward_ahead_of_time = true;
 };
 
 inline TorchProfile profile_2_11() { return TorchProfile{"2.11"}; }

@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 
+#include "sched/kinds.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/hash.h"
@@ -47,15 +48,9 @@ const char* warmup_name(WarmupMode m) {
 }
 
 const std::vector<std::string>& known_finding_kinds() {
-  static const std::vector<std::string> kinds = {"deadlock",
-                                                 "duplicate_compile",
-                                                 "compile_after_warmup",
-                                                 "recompile_limit",
-                                                 "oom",
-                                                 "data_race",
-                                                 "assertion",
-                                                 "livelock",
-                                                 "exception"};
+  // The registry's kinds a model run can report: the scheduler's checkers and the model's rules.
+  static const std::vector<std::string> kinds =
+      sched::kinds::names_found_by(sched::kinds::kByScheduler | sched::kinds::kByModel);
   return kinds;
 }
 

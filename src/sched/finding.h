@@ -1,20 +1,13 @@
 #pragma once
-// A finding: something an execution did that the user must hear about. Kinds are open strings so
-// that subjects add their own (the pipeline model adds duplicate_compile, oom, ...); the
-// scheduler's own checkers produce the kinds listed in kCoreKinds.
+// A finding: something an execution did that the user must hear about. Its kind is one of the
+// registry's (sched/kinds.h), which says who finds it and whether it is a failure or evidence.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace racelab::sched {
+#include "sched/kinds.h"
 
-namespace kinds {
-inline constexpr const char* kDeadlock = "deadlock";
-inline constexpr const char* kDataRace = "data_race";
-inline constexpr const char* kAssertion = "assertion";
-inline constexpr const char* kLivelock = "livelock";
-inline constexpr const char* kException = "exception";
-}  // namespace kinds
+namespace racelab::sched {
 
 struct Finding {
   std::string kind;

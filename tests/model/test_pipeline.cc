@@ -48,7 +48,7 @@ TEST_CASE("one lazy drafter never deadlocks (seen: pass), two always can (seen: 
   CHECK(one.result.exhausted());
   CHECK(one.result.find("deadlock") == nullptr);
   CHECK(one.result.find("duplicate_compile") == nullptr);
-  auto two = run_text("name = \"two\"\n", sched::StrategyKind::kPct, 200);
+  auto two = run_text("name = \"two\"\n", sched::StrategyKind::kPct, 2000);
   const auto* d = two.result.find("deadlock");
   REQUIRE(d != nullptr);
   // The cycle of docs/facts.md, every thread named with what it waits for.
@@ -147,4 +147,124 @@ TEST_CASE("a schedule replays only against the scenario content it was recorded 
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("the scenario changed since recording") != std::string::npos);
   }
+}
+
+namespace {
+
+// The thread a fx_trace_error message names as the caller: "(drafter 0.1 called ...".
+std::string fx_caller(const std::string& message) {
+  const auto open = message.find('(');
+  const auto end = message.find(" called its compiled flex_attention");
+  REQUIRE(open != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  return message.substr(open + 1, end - open - 1);
+}
+
+}  // namespace
+
+TEST_CASE("a drafter entering its compiled wrapper while another traces raises (F10, M2a)",
+          "[pipeline]") {
+  auto r = run_text("name = \"x\"\n", sched::StrategyKind::kPct, 2000);
+  const auto* fx = r.result.find("fx_trace_error");
+  REQUIRE(fx != nullptr);
+  const std::string& m = fx->finding.message;
+  CHECK(m.rfind("RuntimeError: Detected that you are using FX to symbolically trace a "
+                "dynamo-optimized function. This is not supported at the moment.",
+                0) == 0);
+  // It names the caller and the thread that was tracing, which are different drafters.
+  const std::string caller = fx_caller(m);
+  const auto tracer_at = m.find("while ");
+  REQUIRE(tracer_at != std::string::npos);
+  const std::string tracer = m.substr(tracer_at + 6, m.find(" was inside make_fx") - tracer_at - 6);
+  CHECK(caller.rfind("drafter 0.", 0) == 0);
+  CHECK(tracer.rfind("drafter 0.", 0) == 0);
+  CHECK(caller != tracer);
+  // The exception ends the caller: it takes no step after the entry check that raised.
+  const sched::Execution& exec = *fx->result.exec;
+  bool after = false;
+  for (const sched::Step& st : exec.steps()) {
+    if (static_cast<std::int64_t>(&st - exec.steps().data()) > fx->finding.step &&
+        exec.thread_name(st.thread) == caller) {
+      after = true;
+    }
+  }
+  CHECK_FALSE(after);
+}
+
+TEST_CASE("a drafter that raises leaves its `with` lock and ends (M2a)", "[pipeline]") {
+  // Three drafters, a shared lock around each first step, and a second length: the first drafter's
+  // step-2 recompile traces while the next one runs its first step under the lock and raises. If
+  // the lock stayed held, the third drafter would wait for it forever.
+  const std::string text =
+      "name = \"x\"\n[pipeline]\ndrafters_per_device = 3\nseq_len = [1024, 2048]\n"
+      "[warmup]\nmode = \"lock_first_step\"\n";
+  auto r = run_text(text, sched::StrategyKind::kRandom, 3000);
+  const auto* fx = r.result.find("fx_trace_error");
+  REQUIRE(fx != nullptr);
+  const auto* d = r.result.find("deadlock");
+  if (d != nullptr) CHECK(d->finding.message.find("warmup_lock") == std::string::npos);
+  // In the execution that raised, the caller raised inside its first step, under warmup_lock,
+  // and released it on the way out: its last step is the unlock.
+  const sched::Execution& exec = *fx->result.exec;
+  const std::string caller = fx_caller(fx->finding.message);
+  int held = 0, warmup_locks = 0;
+  std::string last;
+  for (const sched::Step& st : exec.steps()) {
+    if (exec.thread_name(st.thread) != caller) continue;
+    if (st.op.kind == sched::OpKind::kLock) ++held;
+    if (st.op.kind == sched::OpKind::kUnlock) --held;
+    last = exec.describe_step(st);
+    if (last.find("lock warmup_lock") != std::string::npos) ++warmup_locks;
+  }
+  INFO(last);
+  CHECK(warmup_locks == 2);  // the lock and its release
+  CHECK(held == 0);
+  CHECK(last.find("unlock warmup_lock") != std::string::npos);
+}
+
+TEST_CASE("a thread-local FX flag (after 2.11) has no entry-check crash", "[pipeline]") {
+  Scenario s = parse_scenario("name = \"x\"\n", "inline.toml");
+  sched::ExploreOptions o = explore_options(s);
+  o.strategy.kind = sched::StrategyKind::kPct;
+  o.iterations = 2000;
+  TorchProfile later = profile_2_11();
+  later.fx_tracing_process_wide = false;
+  auto r = sched::explore([&] { return std::make_unique<PipelineModel>(s, later); }, o);
+  CHECK(r.find("fx_trace_error") == nullptr);
+  CHECK(r.find("deadlock") != nullptr);  // the lazy-compile cycle does not need the flag
+}
+
+TEST_CASE("a dynamic recompile compiles its backward ahead of time on the drafter (F11, M2e)",
+          "[pipeline]") {
+  const std::string base =
+      "name = \"x\"\n[pipeline]\nseq_len = 1536\n[warmup]\nmode = \"sequential\"\n"
+      "seq_len = 1024\n";
+  // Default automatic_dynamic: the cycle cannot form (the worker never compiles), the crash can.
+  auto dynamic = run_text(base, sched::StrategyKind::kDfs, 4000000, 2);
+  CHECK(dynamic.result.exhausted());
+  CHECK(dynamic.result.find("deadlock") == nullptr);
+  REQUIRE(dynamic.result.find("fx_trace_error") != nullptr);
+  const auto* late = dynamic.result.find("compile_after_warmup");
+  REQUIRE(late != nullptr);
+  // Every compile after the warmup is on a drafter: the dynamic forward and its backward.
+  bool worker_compiles = false, ahead_of_time = false;
+  for (const sched::Note& n : late->result.exec->notes()) {
+    const std::string& who = late->result.exec->thread_name(n.thread);
+    // The worker compiles the warmup's backward (L=1024), and nothing else.
+    if (who.rfind("autograd", 0) == 0 && n.text.rfind("compile backward", 0) == 0 &&
+        n.text.find("L=1024") == std::string::npos) {
+      worker_compiles = true;
+    }
+    if (n.text.find("backward (cuda:0, dynamic) ahead of time") != std::string::npos) {
+      ahead_of_time = true;
+      CHECK(who.rfind("drafter 0.", 0) == 0);
+    }
+  }
+  CHECK(ahead_of_time);
+  CHECK_FALSE(worker_compiles);
+  // automatic_dynamic off: a fixed recompile whose backward the worker compiles lazily (F2).
+  auto fixed =
+      run_text(base + "[torch]\nautomatic_dynamic = false\n", sched::StrategyKind::kPct, 2000);
+  CHECK(fixed.result.find("deadlock") != nullptr);
+  CHECK(fixed.result.find("fx_trace_error") != nullptr);
 }

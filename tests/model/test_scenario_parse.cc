@@ -109,8 +109,8 @@ TEST_CASE("malformed scenarios get one line naming the file, the key and the pro
        "s.toml: expect.must: expected an array of finding kinds, got a string"},
       {"name = \"x\"\n[expect]\nmust = [\"hang\"]\n",
        "s.toml: expect.must: unknown finding kind \"hang\": expected one of deadlock, "
-       "duplicate_compile, compile_after_warmup, recompile_limit, oom, data_race, assertion, "
-       "livelock, exception"},
+       "fx_trace_error, oom, exception, assertion, livelock, data_race, recompile_limit, "
+       "duplicate_compile, compile_after_warmup"},
       {"name = \"x\"\n[expect]\nmust = [\"oom\"]\nmust_not = [\"oom\"]\n",
        "s.toml: expect.must_not: \"oom\" is also in expect.must"},
       {"name = \"x\"\npipeline = 3\n",
