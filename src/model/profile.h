@@ -8,7 +8,7 @@ namespace racelab::model {
 
 struct TorchProfile {
   std::string name;
-  // Virtual durations, seconds. Seen on the H200 (TORCH-FACTS.md): a lazy run with one drafter
+  // Virtual durations, seconds. Seen on the H200 (docs/facts.md): a lazy run with one drafter
   // takes ~18 s, most of it the forward and backward compiles; a compiled step ~7 ms.
   double compile_forward = 7.0;
   double compile_backward = 3.0;

@@ -1,5 +1,5 @@
 #pragma once
-// Scenario format v1 (docs/scenarios.md, ../shared/design/SCENARIOS.md): one TOML file describing a
+// Scenario format v1 (docs/scenarios.md, rules in docs/model.md): one TOML file describing a
 // drafter pipeline, its warmup, the torch behaviour profile, how to explore it and what to expect.
 // Parsing is strict: unknown keys, wrong types and out-of-range values are InputErrors of the form
 // "<file>: <key>: <problem>", so a typo never silently becomes a default.

@@ -1,6 +1,6 @@
 #pragma once
 // The LibTorch drafter workload: a DFlash-style drafter step (q/k/v projections, attention, output
-// projection, loss, backward) with the pipeline's compile structure (TORCH-FACTS F1-F5), run as a
+// projection, loss, backward) with the pipeline's compile structure (docs/facts.md F1-F5), run as a
 // live subject on real threads.
 //
 //   per process (per execution here): a cache from (device, sequence length) to a compiled
