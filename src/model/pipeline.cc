@@ -154,8 +154,9 @@ bool PipelineModel::fx_entry_check(Context& ctx, int device) {
 void PipelineModel::compile_starts(Context& ctx, const std::string& what) {
   ctx.note("compile " + what);
   if (drafters_started_) {
-    ctx.report("compile_after_warmup", fmt::format("{} compiles {} after main started the drafters",
-                                                   ctx.execution().thread_name(ctx.self()), what));
+    ctx.report(sched::kinds::kCompileAfterWarmup,
+               fmt::format("{} compiles {} after main started the drafters",
+                           ctx.execution().thread_name(ctx.self()), what));
   }
 }
 
@@ -165,7 +166,7 @@ bool PipelineModel::allocate(Context& ctx, int device, std::uint64_t bytes) {
   std::uint64_t& used = used_bytes_[static_cast<std::size_t>(device)];
   if (bytes > capacity - std::min(used, capacity)) {
     // M4: reads as PyTorch's OutOfMemoryError; the drafter thread dies, which ends the run.
-    ctx.report("oom",
+    ctx.report(sched::kinds::kOom,
                fmt::format("CUDA out of memory. Tried to allocate {}. GPU {} has a total capacity "
                            "of {} of which {} is free. ({})",
                            format_size(bytes), device, format_size(capacity),
@@ -246,7 +247,7 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
   if (entries_.size() >= static_cast<std::size_t>(s.recompile_limit)) {
     // M4 / F6 / F7: the shared budget is spent; Dynamo runs this call eagerly.
     ctx.report(
-        "recompile_limit",
+        sched::kinds::kRecompileLimit,
         fmt::format("{}: recompile_limit ({}) reached on cuda:{} at L={}; "
                     "flex_attention falls back to the unfused path",
                     ctx.execution().thread_name(ctx.self()), s.recompile_limit, device, length));
@@ -262,7 +263,7 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
     for (const Entry& e : entries_) {
       if (e.device == device && e.requires_grad && e.length == shape) {
         ctx.report(
-            "duplicate_compile",
+            sched::kinds::kDuplicateCompile,
             fmt::format("forward for (cuda:{}, requires_grad, {}) compiled twice; the "
                         "second by {} from a stale cache snapshot (F5)",
                         device, shape < 0 ? std::string("dynamic") : fmt::format("L={}", shape),
@@ -320,7 +321,7 @@ Task PipelineModel::autograd_worker(Context& ctx, int device) {
                                         e.length < 0 ? std::string("dynamic")
                                                      : fmt::format("L={}", e.length)));
         if (++e.backward_compiles > 1) {
-          ctx.report("duplicate_compile",
+          ctx.report(sched::kinds::kDuplicateCompile,
                      fmt::format("backward of the (cuda:{}) entry compiled twice", device));
         }
         ctx.advance(profile_.compile_backward * compile_scale());

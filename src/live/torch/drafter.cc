@@ -138,7 +138,7 @@ struct Pipeline {
   void compile_starts(const std::string& what) {
     rt.note("compile " + what);
     if (drafters_started.load()) {
-      rt.report("compile_after_warmup",
+      rt.report(sched::kinds::kCompileAfterWarmup,
                 fmt::format("{} compiles {} after main started the drafters",
                             controlled() ? "a drafter" : "the autograd worker", what));
     }
@@ -173,7 +173,8 @@ struct Pipeline {
     std::lock_guard g(cache_mutex);
     Entry& e = cache[key];
     if (++e.forward_compiles > 1)
-      rt.report("duplicate_compile", fmt::format("{} compiled {} times", what, e.forward_compiles));
+      rt.report(sched::kinds::kDuplicateCompile,
+                fmt::format("{} compiled {} times", what, e.forward_compiles));
     e.forward = kernel;
     return kernel;
   }
@@ -200,7 +201,7 @@ struct Pipeline {
     std::lock_guard g(cache_mutex);
     Entry& e = cache[key];
     if (++e.backward_compiles > 1)
-      rt.report("duplicate_compile",
+      rt.report(sched::kinds::kDuplicateCompile,
                 fmt::format("{} compiled {} times", what, e.backward_compiles));
     e.backward = kernel;
     return kernel;
