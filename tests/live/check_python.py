@@ -3,8 +3,11 @@
 
 Through `racelab live python`: lazy compile with two drafters on one device must deadlock, with
 the cycle through the foreign worker and every thread's Python stack written before the exit; its
-schedule must replay to the same deadlock; the sequential forward+backward warmup and a user lock
-around each first step must stay clean; bad input is one line and exit 2.
+schedule must replay to the same deadlock; it must also reach F10's FX tracing error, reported as
+kind fx_trace_error naming the thread that raised and the one tracing (holding compile_lock); the
+sequential forward+backward warmup and a user lock around each first step must stay clean; a
+warmup at another length cannot deadlock with a dynamic recompile (F11: its backward is compiled
+ahead of time) but can with a static one; bad input is one line and exit 2.
 Usage: check_python.py RACELAB SOURCE_DIR
 """
 import json, os, subprocess, sys, tempfile
@@ -54,6 +57,30 @@ with tempfile.TemporaryDirectory() as tmp:
         if r.returncode != 1 or f["message"] not in r.stdout:
             fail(f"replay {k} did not reproduce the deadlock", r)
 
+    # F10: a drafter that calls its compiled wrapper while the other traces raises; the table
+    # classifies the exception as fx_trace_error. A search expecting a clean run stops at its
+    # first failure, which may be the deadlock: a few seeds.
+    fx = None
+    for seed in range(1, 6):
+        r = live(script, "--interpose", "standin", "--strategy", "random", "--seed", str(seed),
+                 "--executions", "50", "--hang-timeout", "4", "--cycle-confirm-ms", "300", "--",
+                 "--drafters", "2", "--warmup", "none", out=f"{tmp}/fx-{seed}")
+        found = json.load(open(f"{tmp}/fx-{seed}/report.json"))["findings"]
+        if found and found[0]["kind"] == "fx_trace_error":
+            fx = found[0]
+            break
+    if fx is None:
+        fail("lazy compile with two drafters reached no fx_trace_error in 5 searches", r)
+    if r.returncode != 1 or "fx_trace_error (execution" not in r.stdout:
+        fail("an fx_trace_error did not fail the run", r)
+    want = ("RuntimeError: Detected that you are using FX to symbolically trace a dynamo-optimized "
+            "function. This is not supported at the moment. (raised in drafter 0.")
+    if not fx["message"].startswith(want) or "held compile_lock)" not in fx["message"]:
+        fail(f"the fx_trace_error does not name the raising and the tracing thread: {fx}")
+    raised = fx["message"].split("(raised in ")[1].split(";")[0]
+    if fx["message"].split("; ")[1].split(" held")[0] in (raised, "no thread"):
+        fail(f"the fx_trace_error names no other thread as tracing: {fx}")
+
     for warmup in ("sequential", "lock_first_step"):
         r = live(script, "--interpose", "standin", "--strategy", "pct", "--executions", "200",
                  "--hang-timeout", "4", "--", "--drafters", "2", "--warmup", warmup,
@@ -61,12 +88,25 @@ with tempfile.TemporaryDirectory() as tmp:
         if r.returncode != 0 or "no deadlock, hang or exception" not in r.stdout:
             fail(f"warmup {warmup} was not clean", r)
 
-    # The warmup at another length leaves the drafters' own compile: the cycle is reachable.
+    # The warmup at another length leaves the drafters' own compile. Static (dynamic=False): the
+    # recompile's backward is lazy and the cycle is reachable. Dynamic (the default, F11): the
+    # backward is compiled ahead of time by the drafter inside compile_lock, the worker never
+    # takes the lock and no cycle can form, but the FX tracing error can still happen.
     r = live(script, "--interpose", "standin", "--strategy", "random", "--executions", "500",
              "--hang-timeout", "4", "--expect", "deadlock", "--", "--drafters", "2",
-             "--warmup", "sequential", "--warmup-seq-len", "512", out=f"{tmp}/shape")
+             "--warmup", "sequential", "--warmup-seq-len", "512", "--dynamic", "false",
+             out=f"{tmp}/shape")
     if r.returncode != 0:
-        fail("the warmup at another length did not deadlock", r)
+        fail("the static warmup at another length did not deadlock", r)
+    for strategy, n in (("random", "300"), ("pct", "200")):
+        r = live(script, "--interpose", "standin", "--strategy", strategy, "--executions", n,
+                 "--hang-timeout", "4", "--expect", "deadlock", "--", "--drafters", "2",
+                 "--warmup", "sequential", "--warmup-seq-len", "512", out=f"{tmp}/dyn-{strategy}")
+        seen = json.load(open(f"{tmp}/dyn-{strategy}/report.json"))["kinds_seen"]
+        if r.returncode != 1 or "deadlock" in seen or "hang" in seen or \
+                set(seen) != {"fx_trace_error"}:
+            fail(f"the dynamic warmup at another length ({strategy}) saw {seen}, not only "
+                 "fx_trace_error", r)
 
     # A library's own thread (like Inductor's compile-pool reader, which blocks reading a pipe)
     # stays a real thread; the user's threads are controlled, an exception in one is a finding,
@@ -127,6 +167,13 @@ with tempfile.TemporaryDirectory() as tmp:
                  "--warmup", "none", out=f"{tmp}/follow-{n}")
         if r.returncode != 0 or "deadlock (execution 0" not in r.stdout:
             fail(f"--follow did not force the model's deadlock with {n} drafters", r)
+    # The model's FX tracing error forced the same way.
+    r = live(script, "--interpose", "standin", "--follow",
+             f"{tmp}/model-2/schedules/lazy-2-drafters.fx_trace_error.json", "--executions", "1",
+             "--hang-timeout", "4", "--", "--drafters", "2", "--warmup", "none",
+             out=f"{tmp}/follow-fx")
+    if r.returncode != 1 or "fx_trace_error (execution 0" not in r.stdout:
+        fail("--follow did not force the model's fx_trace_error", r)
     # Two GPUs, two drafters each: the drafters carry the model's names (drafter DEVICE.K).
     toml = open(os.path.join(src, "scenarios", "deadlock", "lazy-4-drafters.toml")).read()
     toml = toml.replace('name = "lazy-4-drafters"', 'name = "lazy-2x2"').replace(
@@ -147,7 +194,12 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode != 0 or "no deadlock, hang or exception" not in r.stdout:
         fail("--follow made a deadlock where the warmup removes it", r)
 
+    bad_table = os.path.join(tmp, "bad-exceptions.json")
+    with open(bad_table, "w") as f:
+        json.dump({"format": "racelab-interpose", "version": 1, "name": "bad",
+                   "exceptions": [{"match": 1}]}, f)
     for args, needle in [(["/nonexistent.py"], "no such script"),
+                         ([script, "--interpose", bad_table], "every entry of exceptions needs"),
                          ([script, "--interpose", "standin", "--follow",
                            f"{lazy}/schedule-deadlock.json"], "a live schedule"),
                          ([script, "--interpose", empty, "--follow",

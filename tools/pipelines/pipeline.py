@@ -20,8 +20,8 @@ def parser(description):
     p.add_argument("--steps", type=int, default=2)
     p.add_argument("--dynamic", choices=["auto", "false"], default="auto",
                    help="torch.compile's dynamic: auto (a second length recompiles with a dynamic "
-                        "length) or false (every length compiles static); the stand-in compiles "
-                        "lazily either way")
+                        "length, whose backward is compiled ahead of time) or false (every length "
+                        "compiles static, its backward lazily)")
     return p
 
 
