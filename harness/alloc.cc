@@ -11,6 +11,7 @@
 #include "alloc/snapshot.h"
 #include "alloc/whatif.h"
 #include "command.h"
+#include "report/cli.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -66,7 +67,8 @@ void apply_device(Config& c, const DeviceArgs& d) {
 
 void add_device_select(CLI::App* cmd, int& device) {
   cmd->add_option("--device", device,
-                  "only this device's trace (default: every device with a trace)");
+                  "only this device's trace (default: every device with a trace)")
+      ->check(integer_check(0, 1023));
 }
 
 void add_device_options(CLI::App* cmd, DeviceArgs& d) {
@@ -129,6 +131,7 @@ struct ReplayArgs {
 };
 
 int replay_command(const ReplayArgs& a) {
+  report::expect_file(a.trace, report::FileKind::kSnapshot, "alloc replay TRACE");
   const Snapshot snap = read_snapshot(a.trace);
   const std::vector<std::size_t> devices = pick_devices(snap, a.device, a.trace);
   const Config config = trace_config(snap, a.trace, a.config, a.dev);
@@ -237,8 +240,10 @@ int report_command(const ReportArgs& a) {
                     a.traces.size(), a.iterations.size()));
   }
   std::vector<StabilityReport> reports;
+  std::vector<std::string> warnings;
   for (std::size_t t = 0; t < a.traces.size(); ++t) {
     const std::string& path = a.traces[t];
+    report::expect_file(path, report::FileKind::kSnapshot, "alloc report TRACE...");
     const Snapshot snap = read_snapshot(path);
     const std::vector<std::size_t> devices = pick_devices(snap, a.device, path);
     for (std::size_t device : devices) {
@@ -255,7 +260,8 @@ int report_command(const ReportArgs& a) {
         if (fs::exists(beside)) stats = beside;
       }
       if (!stats.empty()) {
-        b = boundaries_from_stats(trace, stats);
+        report::expect_file(stats.string(), report::FileKind::kStats, "alloc report --iterations");
+        b = boundaries_from_stats(trace, stats, path);
       } else if (auto ann = boundaries_from_annotations(trace, snap.annotations)) {
         b = *ann;
       } else {
@@ -271,7 +277,13 @@ int report_command(const ReportArgs& a) {
       reports.push_back(analyse(
           name, trace, b, opt, a.settle,
           a.segments_at.empty() ? std::nullopt : std::optional<std::string>(a.segments_at)));
+      if (!stats.empty())
+        warnings.push_back(check_stats_agreement(reports.back(), stats.string(), path));
     }
+  }
+  clear_progress();
+  for (const std::string& w : warnings) {
+    if (!w.empty()) fmt::print("{}\n", paint(w, Colour::kYellow));
   }
 
   for (const StabilityReport& r : reports) {
@@ -344,6 +356,7 @@ int alloc_report(const std::string& trace, const std::string& out) {
 namespace {
 
 int whatif_command(const WhatifArgs& a) {
+  report::expect_file(a.trace, report::FileKind::kSnapshot, "alloc whatif TRACE");
   const Snapshot snap = read_snapshot(a.trace);
   const std::vector<std::size_t> devices = pick_devices(snap, a.device, a.trace);
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
@@ -405,6 +418,7 @@ int whatif_command(const WhatifArgs& a) {
 // ---------------------------------------------------------------------------------------------
 
 int convert_command(const std::string& in, const std::string& out) {
+  report::expect_file(in, report::FileKind::kSnapshot, "alloc convert IN");
   const Snapshot snap = read_snapshot(in);
   write_snapshot_value(out, *snap.root);
   fmt::print("wrote {} ({} device traces, {} segments)\n", out, snap.traces.size(),
@@ -442,9 +456,11 @@ void add_alloc(CLI::App& app, Runner& run) {
       "--iterations", pa->iterations,
       "stats JSON with iteration times, one per trace (default: stats_<name>.json beside it)");
   pc->add_option("--window", pa->window,
-                 "allocations per window when no iteration boundaries are known");
+                 "allocations per window when no iteration boundaries are known")
+      ->check(integer_check(1));
   pc->add_option("--settle", pa->settle,
-                 "windows allowed to allocate before the verdict counts growth");
+                 "windows allowed to allocate before the verdict counts growth")
+      ->check(integer_check(0));
   add_device_select(pc, pa->device);
   pc->add_flag("--table", pa->table, "print every iteration's row");
   pc->add_option(

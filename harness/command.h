@@ -4,10 +4,12 @@
 // callback it installs returns the exit code (docs/cli.md).
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "model/suite.h"
 #include "sched/explore.h"
 
 namespace racelab::cli {
@@ -45,8 +47,11 @@ sched::Partition partition_from(const PartitionArgs& args);
 // Raised by SIGINT; long runs stop at the next execution and write what they found.
 std::atomic<bool>& interrupted();
 
-// A progress line on stderr, redrawn in place, only when stderr is a terminal.
-std::function<void(const sched::ExploreProgress&)> progress_printer(const std::string& what);
+// A progress line on stderr, redrawn in place, only when stderr is a terminal. Sampling
+// strategies run their whole budget: a bar, a percentage and the time left. A dfs search usually
+// ends long before its cap: executions done "up to N", no percentage, no estimate.
+std::function<void(const sched::ExploreProgress&)> progress_printer(const std::string& what,
+                                                                    bool dfs = false);
 void clear_progress();
 
 // A progress bar for counted work ("replaying X [####....] 45% 20000/45858 events"), on a TTY only.
@@ -56,5 +61,18 @@ std::function<void(std::size_t done, std::size_t total)> count_progress(const st
 // Colour for the end-of-run summary, only when stdout is a terminal and NO_COLOR is unset.
 enum class Colour { kGreen, kRed, kYellow, kDim };
 std::string paint(const std::string& text, Colour c);
+
+// PASS (green), FAIL (red) or INCONCLUSIVE (yellow) for a scenario run.
+std::string verdict_word(const model::ScenarioRun& run);
+
+// Option checks in racelab's words, applied to the text before CLI11 converts it (so "-1" never
+// wraps into an unsigned option): "--iterations: expected a positive integer, got 0".
+CLI::Validator integer_check(std::int64_t lo, std::int64_t hi = INT64_MAX);
+CLI::Validator seconds_check();  // a number >= 0
+CLI::Validator one_of(std::vector<std::string> words);
+
+// Translates CLI11's parse errors into one line of racelab's own: unknown commands and options
+// with the closest one suggested, missing arguments named as --help names them.
+std::string parse_error_text(CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
 
 }  // namespace racelab::cli

@@ -1,6 +1,7 @@
 // racelab explore SCENARIO: explore the interleavings of one scenario, write report.json and one
 // shrunk schedule per finding kind, print each finding with the command that replays it.
-// Exit 1 when anything was found, 0 otherwise.
+// Exit 1 when a failure kind was found or the scenario's expectations do not pass (fail or
+// inconclusive), 0 otherwise: evidence kinds alone never make it 1.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -9,6 +10,7 @@
 
 #include "command.h"
 #include "model/suite.h"
+#include "report/cli.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "sched/strategies/strategies.h"
@@ -33,6 +35,7 @@ struct ExploreArgs {
 };
 
 int run_explore(const ExploreArgs& a) {
+  report::expect_file(a.scenario, report::FileKind::kScenario, "explore SCENARIO");
   model::Scenario sc = model::load_scenario(a.scenario);
   sched::ExploreOptions o = model::explore_options(sc);
   if (a.strategy) o.strategy.kind = sched::parse_strategy(*a.strategy);
@@ -46,7 +49,7 @@ int run_explore(const ExploreArgs& a) {
   o.interrupt = &interrupted();
   o.partition = partition_from(a.part);
   o.check_determinism = a.check_determinism;
-  o.progress = progress_printer("explore " + sc.name);
+  o.progress = progress_printer("explore " + sc.name, o.strategy.kind == sched::StrategyKind::kDfs);
   const std::string out = a.out.empty() ? "racelab-out/" + sc.name : a.out;
 
   model::ScenarioRun run = model::run_scenario(sc, o);
@@ -57,9 +60,12 @@ int run_explore(const ExploreArgs& a) {
       report::explore_html({{&run, report}}, "racelab explore " + sc.name, run.result.seconds));
 
   for (const auto& f : report["findings"]) {
-    fmt::print("{} (execution {}, {} preemption(s)): {}\n", f["kind"].get<std::string>(),
+    const std::string kind = f["kind"].get<std::string>();
+    const std::string message = f["message"].get<std::string>();
+    fmt::print("{} ({}execution {}, {} preemption(s)): {}\n", kind,
+               sched::kinds::is_failure(kind) ? "" : "evidence; ",
                f["execution"].get<std::uint64_t>(), f["preemptions"].get<std::uint64_t>(),
-               f["message"].get<std::string>());
+               message.rfind(kind + ": ", 0) == 0 ? message.substr(kind.size() + 2) : message);
     fmt::print("  replay: {}\n", f["replay"].get<std::string>());
   }
   if (run.result.found.empty()) fmt::print("{}\n", paint("no findings", Colour::kGreen));
@@ -69,25 +75,30 @@ int run_explore(const ExploreArgs& a) {
                                                        : paint("DIFFERENT", Colour::kRed));
     for (const auto& d : run.result.determinism_failures) fmt::print("  {}\n", d);
   }
-  if (!sc.must.empty() || !sc.must_not.empty()) {
-    fmt::print(
-        "expectations {}{}{}\n",
-        run.holds() ? paint("hold", Colour::kGreen) : paint("do not hold", Colour::kRed),
-        run.missing.empty() ? "" : fmt::format("; missing: {}", fmt::join(run.missing, ", ")),
-        run.unexpected.empty() ? ""
-                               : fmt::format("; unexpected: {}", fmt::join(run.unexpected, ", ")));
+  if (run.has_expectations()) {
+    switch (run.verdict()) {
+      case model::Verdict::kPass:
+        fmt::print("expectations {}\n", paint("hold", Colour::kGreen));
+        break;
+      case model::Verdict::kFail:
+        fmt::print("expectations {}: {}\n", paint("do not hold", Colour::kRed),
+                   run.verdict_reason());
+        break;
+      case model::Verdict::kInconclusive:
+        fmt::print("expectations {}\n", paint(run.verdict_reason(), Colour::kYellow));
+        break;
+    }
   }
   if (run.result.stop == sched::StopReason::kInterrupted)
     fmt::print("interrupted: results so far written\n");
   if (run.result.stop == sched::StopReason::kTimeLimit)
     fmt::print("time limit reached: results so far written\n");
   fmt::print("report: {}/report.json, {}/report.html\n", out, out);
-  fmt::print("{} executions{} in {:.2f} s ({:.0f} executions/s)\n", run.result.executions,
-             run.result.exhausted() ? " (exhaustive within the bound)" : "", run.result.seconds,
+  fmt::print("{}; {:.2f} s ({:.0f} executions/s)\n", run.coverage(), run.result.seconds,
              run.result.seconds > 0
                  ? static_cast<double>(run.result.executions) / run.result.seconds
                  : 0.0);
-  return run.result.found.empty() ? kExitOk : kExitFound;
+  return model::explore_exit_code(run);
 }
 
 }  // namespace
@@ -97,16 +108,19 @@ void add_explore(CLI::App& app, Runner& run) {
   auto* cmd = app.add_subcommand("explore", "Explore the interleavings of one scenario");
   cmd->add_option("scenario", args->scenario, "scenario file (TOML)")->required();
   cmd->add_option("--strategy", args->strategy,
-                  "random | pct | dfs (default: the scenario's [explore])");
-  cmd->add_option("--seed", args->seed, "seed of random and pct");
+                  "random | pct | dfs (default: the scenario's [explore])")
+      ->check(one_of({"random", "pct", "dfs"}));
+  cmd->add_option("--seed", args->seed, "seed of random and pct")->check(integer_check(0));
   cmd->add_option("--iterations", args->iterations, "executions to run (dfs: an upper bound)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_check(1));
   cmd->add_option("--depth", args->depth, "pct depth (bug depth to target)")
-      ->check(CLI::Range(1, 64));
+      ->check(integer_check(1, 64));
   cmd->add_option("--max-preemptions", args->max_preemptions, "dfs preemption bound")
-      ->check(CLI::Range(0, 64));
-  cmd->add_option("--time-limit", args->time_limit, "stop after this many seconds, keeping results")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_check(0, 64));
+  cmd->add_option("--time-limit", args->time_limit,
+                  "stop after this many seconds, keeping results (a dfs search it cuts short is "
+                  "inconclusive)")
+      ->check(seconds_check());
   cmd->add_option("--out", args->out, "output directory (default: racelab-out/<scenario name>)");
   add_partition_options(cmd, args->part);
   cmd->add_flag("--check-determinism", args->check_determinism,
@@ -115,7 +129,7 @@ void add_explore(CLI::App& app, Runner& run) {
   cmd->add_flag("--no-shrink", args->no_shrink,
                 "keep schedules as found instead of shrinking them");
   cmd->add_option("--backend", args->backend, "coroutine (fast) | threads (one OS thread each)")
-      ->check(CLI::IsMember({"coroutine", "threads"}));
+      ->check(one_of({"coroutine", "threads"}));
   cmd->callback([&run, args] { run = [args] { return run_explore(*args); }; });
 }
 

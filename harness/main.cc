@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "racelab: error: %s (see racelab --help)\n", e.what());
+    std::fprintf(stderr, "racelab: error: %s\n", cli::parse_error_text(app, e, argc, argv).c_str());
     return kExitBadInput;
   }
 

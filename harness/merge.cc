@@ -38,7 +38,6 @@ int merge_command(const MergeArgs& a) {
   std::vector<model::ScenarioRun> runs;
   std::vector<nlohmann::json> reports;
   std::vector<nlohmann::json> entries;
-  int failed = 0;
   if (suites) {
     // The scenarios of the first shard's summary, in its order; every shard must have them all.
     nlohmann::json summary;
@@ -63,12 +62,10 @@ int merge_command(const MergeArgs& a) {
     const std::string dir = suites ? (fs::path(a.out) / run.scenario.name).string() : a.out;
     reports.push_back(report::write_explore_outputs(run, dir));
     entries.push_back(report::suite_summary_entry(run, reports.back(), dir));
-    failed += run.holds() ? 0 : 1;
     seconds += run.result.seconds;
-    fmt::print("{} {:<34} {} finding kind(s); {} executions{}\n",
-               run.holds() ? paint("PASS", Colour::kGreen) : paint("FAIL", Colour::kRed),
-               run.scenario.name, run.result.found.size(), run.result.executions,
-               run.result.exhausted() ? " (exhaustive)" : "");
+    fmt::print("{} {:<34} {} finding kind(s); {}\n", verdict_word(run), run.scenario.name,
+               run.result.found.size(), run.coverage_brief());
+    if (run.verdict() != model::Verdict::kPass) fmt::print("     {}\n", run.verdict_reason());
   }
   std::vector<report::HtmlScenario> pages;
   for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
@@ -76,7 +73,7 @@ int merge_command(const MergeArgs& a) {
   if (suites) {
     write_file_atomic(
         fs::path(a.out) / "summary.json",
-        report::suite_summary(entries, failed, false, seconds, sched::Partition{}).dump(2) + "\n");
+        report::suite_summary(entries, false, seconds, sched::Partition{}).dump(2) + "\n");
   }
   write_file_atomic(
       fs::path(a.out) / "report.html",
@@ -84,8 +81,12 @@ int merge_command(const MergeArgs& a) {
                            seconds));
   if (!a.junit.empty()) write_file_atomic(a.junit, report::junit_xml(runs, seconds));
   fmt::print("merged {} shard(s) into {}\n", a.dirs.size(), a.out);
-  if (suites) return failed == 0 ? kExitOk : kExitFound;
-  return runs.front().result.found.empty() ? kExitOk : kExitFound;
+  if (suites) {
+    bool all_pass = true;
+    for (const auto& run : runs) all_pass = all_pass && run.verdict() == model::Verdict::kPass;
+    return all_pass ? kExitOk : kExitFound;
+  }
+  return model::explore_exit_code(runs.front());
 }
 
 }  // namespace

@@ -1,20 +1,24 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 
 #include "command.h"
+#include "report/cli.h"
 #include "util/errors.h"
 
 namespace racelab::cli {
 
 void add_partition_options(CLI::App* cmd, PartitionArgs& a) {
   cmd->add_option(
-      "--jobs,-j", a.jobs,
-      "worker threads, each running whole executions (0: one per core); results are the "
-      "same for any number");
+         "--jobs,-j", a.jobs,
+         "worker threads, each running whole executions (0: one per core); results are the "
+         "same for any number")
+      ->check(integer_check(0, 4096));
   cmd->add_option("--shard", a.shard,
                   "run only shard K of N (0-based, e.g. 2/8); combine the shards' --out "
                   "directories with racelab merge");
@@ -72,10 +76,18 @@ std::string paint(const std::string& text, Colour c) {
   return fmt::format("\033[{}m{}\033[0m", code, text);
 }
 
-std::function<void(const sched::ExploreProgress&)> progress_printer(const std::string& what) {
+std::function<void(const sched::ExploreProgress&)> progress_printer(const std::string& what,
+                                                                    bool dfs) {
   if (!stderr_is_terminal()) return nullptr;
-  return [what](const sched::ExploreProgress& p) {
+  return [what, dfs](const sched::ExploreProgress& p) {
     const double rate = p.seconds > 0 ? static_cast<double>(p.executions) / p.seconds : 0.0;
+    if (dfs) {
+      std::fprintf(stderr, "\r\033[K%s %llu executions (up to %llu), %.0f/s, %zu finding kind(s)",
+                   what.c_str(), static_cast<unsigned long long>(p.executions),
+                   static_cast<unsigned long long>(p.iterations), rate, p.kinds_found);
+      g_drawn = true;
+      return;
+    }
     const double left =
         rate > 0 ? static_cast<double>(p.iterations - std::min(p.iterations, p.executions)) / rate
                  : 0.0;
@@ -88,6 +100,34 @@ std::function<void(const sched::ExploreProgress&)> progress_printer(const std::s
         static_cast<unsigned long long>(p.iterations), rate, p.kinds_found, left);
     g_drawn = true;
   };
+}
+
+std::string verdict_word(const model::ScenarioRun& run) {
+  const model::Verdict v = run.verdict();
+  return paint(model::verdict_word(v), v == model::Verdict::kPass   ? Colour::kGreen
+                                       : v == model::Verdict::kFail ? Colour::kRed
+                                                                    : Colour::kYellow);
+}
+
+CLI::Validator integer_check(std::int64_t lo, std::int64_t hi) {
+  return CLI::Validator([lo, hi](std::string& text) { return report::check_integer(text, lo, hi); },
+                        "INT", "");
+}
+
+CLI::Validator seconds_check() {
+  return CLI::Validator([](std::string& text) { return report::check_number(text, 0); }, "SECONDS",
+                        "");
+}
+
+CLI::Validator one_of(std::vector<std::string> words) {
+  return CLI::Validator(
+      [words](std::string& text) -> std::string {
+        if (std::find(words.begin(), words.end(), text) != words.end()) return "";
+        const std::string near = report::closest(text, words);
+        return fmt::format("expected {}, got '{}'{}", report::word_list(words, "or"), text,
+                           near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+      },
+      "", "");
 }
 
 std::function<void(std::size_t, std::size_t)> count_progress(const std::string& what,
@@ -109,6 +149,88 @@ std::function<void(std::size_t, std::size_t)> count_progress(const std::string& 
 void clear_progress() {
   if (g_drawn) std::fprintf(stderr, "\r\033[K");
   g_drawn = false;
+}
+
+namespace {
+
+std::vector<std::string> command_names(const CLI::App* app) {
+  std::vector<std::string> out;
+  for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; }))
+    out.push_back(sub->get_name());
+  return out;
+}
+
+std::vector<std::string> option_names(const CLI::App* app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* opt : app->get_options()) {
+    for (const auto& l : opt->get_lnames()) out.push_back("--" + l);
+    for (const auto& s : opt->get_snames()) out.push_back("-" + s);
+  }
+  return out;
+}
+
+const CLI::Option* find_option(const CLI::App* app, const std::string& name) {
+  for (const CLI::App* a = app; a != nullptr; a = a->get_parent()) {
+    for (const CLI::Option* opt : a->get_options()) {
+      if (opt->check_name(name)) return opt;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string parse_error_text(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  // Walk the words as CLI11 would: subcommands down the tree, options and their values, so that
+  // an unknown command or option is named with the closest known one.
+  CLI::App* cur = &app;
+  std::string path = "racelab";
+  bool positional_seen = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() > 1 && arg[0] == '-' && !(arg[1] >= '0' && arg[1] <= '9')) {
+      const std::string name = arg.substr(0, arg.find('='));
+      if (name == "-h" || name == "--help" || name == "--help-all") continue;
+      const CLI::Option* opt = find_option(cur, name);
+      if (opt == nullptr && name.rfind("--", 0) != 0 && name.size() > 2) {
+        opt = find_option(cur, name.substr(0, 2));  // -j4: a short option with its value
+        if (opt != nullptr) continue;
+      }
+      if (opt == nullptr) {
+        const std::string near = report::closest(name, option_names(cur));
+        return fmt::format("unknown option {}{}{} (see {} --help)", name,
+                           path == "racelab" ? "" : " for " + path,
+                           near.empty() ? "" : fmt::format("; did you mean {}?", near), path);
+      }
+      if (opt->get_type_size() != 0 && arg.find('=') == std::string::npos) ++i;  // its value
+      continue;
+    }
+    const std::vector<std::string> subs = command_names(cur);
+    if (!subs.empty() && !positional_seen) {
+      CLI::App* sub = nullptr;
+      for (CLI::App* s : cur->get_subcommands([](const CLI::App*) { return true; })) {
+        if (s->check_name(arg)) sub = s;
+      }
+      if (sub == nullptr) {
+        const std::string near = report::closest(arg, subs);
+        return fmt::format("unknown command \"{}\"{}{}; commands: {} (see {} --help)", arg,
+                           path == "racelab" ? "" : " for " + path,
+                           near.empty() ? "" : fmt::format(" (did you mean {}?)", near),
+                           fmt::join(subs, ", "), path);
+      }
+      cur = sub;
+      path += " " + arg;
+      continue;
+    }
+    positional_seen = true;
+  }
+  const std::vector<std::string> subs = command_names(cur);
+  if (!subs.empty() && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+    return fmt::format("missing command{}; commands: {} (see {} --help)",
+                       path == "racelab" ? "" : " for " + path, fmt::join(subs, ", "), path);
+  }
+  return fmt::format("{} (see {} --help)", e.what(), path);
 }
 
 }  // namespace racelab::cli

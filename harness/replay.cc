@@ -1,7 +1,8 @@
 // racelab replay SCHEDULE: re-execute a recorded schedule, checking every step.
-// Exit 1 when the recorded finding reproduces, 0 when the execution completes without it (after a
-// fix), 2 on divergence (unless --on-divergence random) or on a schedule that does not belong to
-// the scenario.
+// Exit 1 when the recorded finding reproduces and is a failure kind, 0 when the execution completes
+// without it (after a fix) or it is evidence, 2 on divergence from the recorded scenario (unless
+// --on-divergence random) or on a file that is not a schedule. With --scenario FIXED.toml of other
+// content it replays the interleaving against the fix as far as it applies (src/model/suite.h).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -9,7 +10,9 @@
 #include "command.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
+#include "report/cli.h"
 #include "report/html.h"
+#include "report/report.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -20,7 +23,7 @@ namespace {
 
 struct ReplayArgs {
   std::string schedule;
-  std::string on_divergence = "fail";
+  std::string on_divergence;  // empty: fail against the recording, random against another
   std::string scenario;
   std::uint64_t seed = 1;
   bool trace = false;
@@ -28,42 +31,38 @@ struct ReplayArgs {
 };
 
 int replay_command(const ReplayArgs& a) {
+  report::expect_file(a.schedule, report::FileKind::kSchedule, "replay SCHEDULE");
   const sched::Schedule s = sched::read_schedule(a.schedule);
   if (s.subject_name == "live-torch") {
     // A schedule of the live workload: it replays on real threads, with its own parameters.
     return live_torch_replay(a.schedule, a.out.empty() ? "racelab-out/live-torch-replay" : a.out);
   }
-  const model::Scenario sc = model::scenario_for_schedule(s, a.schedule, a.scenario);
-  model::PipelineModel model(sc);
-  const bool lenient = a.on_divergence == "random";
-  sched::ReplayStrategy replay(s.steps,
-                               lenient ? sched::OnDivergence::kRandom : sched::OnDivergence::kFail,
-                               lenient ? sched::make_random(a.seed) : nullptr);
-  const sched::ExecutionResult result = sched::run_replay(model, replay, a.schedule);
-  if (a.trace) fmt::print("{}", result.trace_text());
-  if (replay.diverged()) {
-    fmt::print("diverged at step {}; continued under random(seed={})\n", *replay.diverged_at(),
-               a.seed);
+  const model::ReplayRun run =
+      model::replay_schedule(s, {a.schedule, a.scenario, a.on_divergence, a.seed});
+  if (run.other_scenario) {
+    fmt::print(
+        "replaying {} ({} of scenario \"{}\") against {}: another scenario (hash {}, "
+        "recorded {})\n",
+        a.schedule, s.finding_kind.empty() ? "an execution" : s.finding_kind, s.subject_name,
+        run.scenario.path, run.scenario.hash, s.subject_hash);
   }
-  const std::string& kind = s.finding_kind;
-  if (!a.out.empty()) {
+  if (a.trace && run.result) fmt::print("{}", run.result->trace_text());
+  if (!a.out.empty() && run.result) {
     ensure_directory(a.out);
     const std::string page = (std::filesystem::path(a.out) / "report.html").string();
-    write_file_atomic(
-        page, report::replay_html(a.schedule, result, kind, !kind.empty() && result.found(kind)));
+    write_file_atomic(page,
+                      report::replay_html(a.schedule, *run.result, run.kind, run.reproduced()));
     fmt::print("report: {}\n", page);
   }
-  for (const auto& f : result.findings()) {
-    fmt::print("{}\n",
-               f.message.rfind(f.kind + ":", 0) == 0 ? f.message : f.kind + ": " + f.message);
+  if (run.result) {
+    for (const auto* f : report::ordered(run.result->findings())) {
+      fmt::print("{}: {}{}\n", f->kind, report::message_text(*f),
+                 sched::kinds::is_failure(f->kind) ? "" : " (evidence)");
+    }
   }
-  if (!kind.empty() && result.found(kind)) {
-    fmt::print("reproduced {} in {} steps\n", kind, result.exec->steps().size());
-    return kExitFound;
-  }
-  fmt::print("completed without {} ({} steps)\n", kind.empty() ? "findings" : kind,
-             result.exec->steps().size());
-  return result.findings().empty() ? kExitOk : kExitFound;
+  fmt::print("{}\n",
+             paint(run.outcome(), run.exit_code() == kExitOk ? Colour::kGreen : Colour::kRed));
+  return run.exit_code();
 }
 
 }  // namespace
@@ -73,10 +72,14 @@ void add_replay(CLI::App& app, Runner& run) {
   auto* cmd = app.add_subcommand("replay", "Re-execute a schedule file, checking every step");
   cmd->add_option("schedule", args->schedule, "schedule file (JSON)")->required();
   cmd->add_option("--on-divergence", args->on_divergence,
-                  "fail (exit 2) | random (continue under a seeded random strategy)")
-      ->check(CLI::IsMember({"fail", "random"}));
-  cmd->add_option("--scenario", args->scenario, "the scenario file, when it moved since recording");
-  cmd->add_option("--seed", args->seed, "seed for --on-divergence random");
+                  "fail | random: what a divergence does (default: fail, exit 2, against the "
+                  "recorded scenario; random against another --scenario)")
+      ->check(one_of({"fail", "random"}));
+  cmd->add_option("--scenario", args->scenario,
+                  "the scenario file: where it moved, or another one (a fix) to replay the "
+                  "interleaving against");
+  cmd->add_option("--seed", args->seed, "seed of the random strategy after a divergence")
+      ->check(integer_check(0));
   cmd->add_flag("--trace", args->trace, "print every step");
   cmd->add_option("--out", args->out,
                   "write DIR/report.html: the findings, the wait-for cycle and the interleaving");

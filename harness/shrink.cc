@@ -6,6 +6,7 @@
 #include "command.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
+#include "report/cli.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -21,6 +22,7 @@ struct ShrinkArgs {
 };
 
 int run_shrink(const ShrinkArgs& a) {
+  report::expect_file(a.schedule, report::FileKind::kSchedule, "shrink SCHEDULE");
   sched::Schedule s = sched::read_schedule(a.schedule);
   if (s.finding_kind.empty())
     throw InputError(a.schedule + ": finding.kind: empty; nothing to keep while shrinking");

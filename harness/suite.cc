@@ -1,5 +1,6 @@
 // racelab suite PATH...: run every scenario under its [explore] and check its [expect].
-// Exit 0 only when every expectation holds.
+// Exit 0 only when every scenario passes: its expectations hold and, where it claims an absence
+// under dfs, the search covered its bounded space (else it is inconclusive, exit 1).
 #include "model/suite.h"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 
 #include "command.h"
 #include "racelab/version.h"
+#include "report/cli.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "util/errors.h"
@@ -32,13 +34,19 @@ struct SuiteArgs {
 int run_suite(SuiteArgs a) {
   a.partition = partition_from(a.part);
   const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& p : a.paths) {
+    if (!std::filesystem::is_directory(p))
+      report::expect_file(p, report::FileKind::kScenario, "suite PATH...");
+  }
   const std::vector<model::Scenario> suite =
       model::load_suite(model::collect_scenario_files(a.paths));
+  // Without --out the reports and schedules go to the default directory, and the run says so.
+  const std::string out_dir = a.out.empty() ? std::string("racelab-out/suite") : a.out;
   std::vector<model::ScenarioRun> runs;
   std::vector<nlohmann::json> reports;
   runs.reserve(suite.size());
   std::vector<nlohmann::json> summary;
-  int failed = 0;
+  int passed = 0, failed = 0, inconclusive = 0;
   for (const model::Scenario& sc : suite) {
     if (interrupted().load()) break;
     sched::ExploreOptions o = model::explore_options(sc);
@@ -46,31 +54,32 @@ int run_suite(SuiteArgs a) {
     o.partition = a.partition;
     o.check_determinism = !a.no_check_determinism;
     o.interrupt = &interrupted();
-    o.progress =
-        progress_printer(fmt::format("[{}/{}] {}", runs.size() + 1, suite.size(), sc.name));
+    o.progress = progress_printer(fmt::format("[{}/{}] {}", runs.size() + 1, suite.size(), sc.name),
+                                  o.strategy.kind == sched::StrategyKind::kDfs);
     model::ScenarioRun run = model::run_scenario(sc, o);
     clear_progress();
-    const std::string dir = a.out.empty() ? "" : (std::filesystem::path(a.out) / sc.name).string();
+    const std::string dir = (std::filesystem::path(out_dir) / sc.name).string();
     nlohmann::json report = report::write_explore_outputs(run, dir);
-    failed += run.holds() ? 0 : 1;
+    const model::Verdict v = run.verdict();
+    passed += v == model::Verdict::kPass;
+    failed += v == model::Verdict::kFail;
+    inconclusive += v == model::Verdict::kInconclusive;
     std::string found;
     for (const auto& f : run.result.found) found += (found.empty() ? "" : ", ") + f.finding.kind;
-    fmt::print("{} {:<34} found [{}]; {} executions{}, {:.2f} s\n",
-               run.holds() ? paint("PASS", Colour::kGreen) : paint("FAIL", Colour::kRed), sc.name,
-               found, run.result.executions, run.result.exhausted() ? " (exhaustive)" : "",
-               run.result.seconds);
+    fmt::print("{} {:<34} found [{}]; {}, {:.2f} s\n", verdict_word(run), sc.name, found,
+               run.coverage_brief(), run.result.seconds);
     for (const auto& d : run.result.determinism_failures)
       fmt::print("     not deterministic: {}\n", d);
+    if (v == model::Verdict::kInconclusive) fmt::print("     {}\n", run.verdict_reason());
     if (!run.holds()) {
       if (!run.missing.empty())
         fmt::print("     expected but not found: {}\n", fmt::join(run.missing, ", "));
       for (const auto& k : run.unexpected) {
         const auto* f = run.result.find(k);
-        fmt::print("     must not occur but found: {}: {}\n", k, f->finding.message);
-        if (!report["findings"].empty() && !dir.empty()) {
-          for (const auto& rf : report["findings"]) {
-            if (rf["kind"] == k) fmt::print("     replay: {}\n", rf["replay"].get<std::string>());
-          }
+        fmt::print("     must not occur but found: {}: {}\n", k, report::message_text(f->finding));
+        for (const auto& rf : report["findings"]) {
+          if (rf["kind"] == k && rf["replay"].is_string())
+            fmt::print("     replay: {}\n", rf["replay"].get<std::string>());
         }
       }
     }
@@ -80,23 +89,23 @@ int run_suite(SuiteArgs a) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!a.out.empty()) {
-    ensure_directory(a.out);
-    const nlohmann::json doc =
-        report::suite_summary(summary, failed, interrupted().load(), seconds, a.partition);
-    write_file_atomic(std::filesystem::path(a.out) / "summary.json", doc.dump(2) + "\n");
-    std::vector<report::HtmlScenario> pages;
-    for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
-    write_file_atomic(std::filesystem::path(a.out) / "report.html",
-                      report::explore_html(pages, "racelab suite", seconds));
-  }
+  ensure_directory(out_dir);
+  const nlohmann::json doc =
+      report::suite_summary(summary, interrupted().load(), seconds, a.partition);
+  write_file_atomic(std::filesystem::path(out_dir) / "summary.json", doc.dump(2) + "\n");
+  std::vector<report::HtmlScenario> pages;
+  for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
+  write_file_atomic(std::filesystem::path(out_dir) / "report.html",
+                    report::explore_html(pages, "racelab suite", seconds));
   if (!a.junit.empty()) write_file_atomic(a.junit, report::junit_xml(runs, seconds));
-  const std::string line = fmt::format("{} scenarios: {} passed, {} failed{} in {:.2f} s",
-                                       runs.size(), static_cast<int>(runs.size()) - failed, failed,
-                                       interrupted().load() ? " (interrupted)" : "", seconds);
-  fmt::print("{}\n",
-             paint(line, failed == 0 && !interrupted().load() ? Colour::kGreen : Colour::kRed));
-  return failed == 0 && !interrupted().load() ? kExitOk : kExitFound;
+  fmt::print("wrote {}/summary.json, {}/report.html and one report.json per scenario{}{}\n",
+             out_dir, out_dir, a.junit.empty() ? "" : ", ", a.junit.empty() ? "" : a.junit);
+  const bool ok = failed == 0 && inconclusive == 0 && !interrupted().load();
+  const std::string line = fmt::format(
+      "{} scenarios: {} passed, {} failed, {} inconclusive{} in {:.2f} s", runs.size(), passed,
+      failed, inconclusive, interrupted().load() ? " (interrupted)" : "", seconds);
+  fmt::print("{}\n", paint(line, ok ? Colour::kGreen : Colour::kRed));
+  return ok ? kExitOk : kExitFound;
 }
 
 }  // namespace
@@ -107,12 +116,15 @@ void add_suite(CLI::App& app, Runner& run) {
   cmd->add_option("paths", args->paths, "scenario files or directories (searched for *.toml)")
       ->required();
   cmd->add_option("--junit", args->junit, "write JUnit XML here");
-  cmd->add_option("--out", args->out, "write DIR/summary.json and DIR/<scenario>/report.json");
+  cmd->add_option("--out", args->out,
+                  "write DIR/summary.json, DIR/report.html and DIR/<scenario>/report.json "
+                  "(default: racelab-out/suite)");
   add_partition_options(cmd, args->part);
   cmd->add_flag("--no-check-determinism", args->no_check_determinism,
                 "skip re-executing every finding's schedule to compare the traces step by step");
-  cmd->add_option("--time-limit", args->time_limit, "per-scenario time limit in seconds")
-      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--time-limit", args->time_limit,
+                  "per-scenario time limit in seconds (a dfs search it cuts short is inconclusive)")
+      ->check(seconds_check());
   cmd->callback([&run, args] { run = [args] { return run_suite(*args); }; });
 }
 

@@ -17,7 +17,8 @@ std::uint64_t mib(std::uint64_t b) { return (b + kMiB / 2) / kMiB; }
 }  // namespace
 
 Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace,
-                                 const std::filesystem::path& path) {
+                                 const std::filesystem::path& path,
+                                 const std::string& trace_origin) {
   const std::string origin = path.string();
   nlohmann::json j;
   try {
@@ -63,6 +64,18 @@ Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace,
     ++k;
   }
   if (b.windows.empty()) throw InputError(fmt::format("{}: 'rows' is empty", origin));
+  std::size_t inside = 0;
+  for (const Window& w : b.windows) inside += w.end - w.first;
+  if (inside == 0 && !trace.empty()) {
+    const auto& rows = j["rows"];
+    throw InputError(fmt::format(
+        "{}: does not belong to {}: its {} iterations run from {} to {} us, the trace's {} events "
+        "from {} to {} us (same epoch clock), so no event falls in any iteration; pass the stats "
+        "JSON recorded with this trace",
+        origin, trace_origin, b.windows.size(), rows.front()["t_start_us"].get<std::int64_t>(),
+        rows.back()["t_end_us"].get<std::int64_t>(), trace.size(), trace.front().time_us,
+        trace.back().time_us));
+  }
   return b;
 }
 
@@ -167,6 +180,7 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
                             : 1.0 - static_cast<double>(row.at_end.largest_free) /
                                         static_cast<double>(row.at_end.free_cached);
     if (expandable) row.at_end.segments = static_cast<std::int64_t>(row.at_end.mapped_segments);
+    row.recorded = w.recorded;
     if (w.recorded) {
       ++rep.recorded_rows;
       const auto& r = *w.recorded;
@@ -216,6 +230,39 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
   }
   rep.replay.samples.clear();
   return rep;
+}
+
+std::string check_stats_agreement(const StabilityReport& r, const std::string& stats_origin,
+                                  const std::string& trace_origin) {
+  if (r.recorded_rows == 0 || r.recorded_matches == r.recorded_rows) return "";
+  const Row* first = nullptr;
+  for (const Row& row : r.rows) {
+    if (row.recorded && !row.matches_recorded) {
+      first = &row;
+      break;
+    }
+  }
+  std::string diff;
+  if (first != nullptr) {
+    const auto& rec = *first->recorded;
+    diff = fmt::format(
+        "iteration {}: stats reserved {} MiB, allocated {} MiB, {} segments, {} device "
+        "allocations; replayed {} MiB, {} MiB, {}, {}",
+        first->label, mib(static_cast<std::uint64_t>(rec.reserved)),
+        mib(static_cast<std::uint64_t>(rec.allocated)), rec.segments, rec.device_allocs,
+        mib(first->at_end.reserved), mib(first->at_end.allocated), first->at_end.segments,
+        first->at_end.device_allocs);
+  }
+  if (r.recorded_matches == 0) {
+    throw InputError(fmt::format(
+        "{}: does not belong to {}: none of its {} iterations agrees with the replayed trace "
+        "({}); pass the stats JSON recorded with this trace and device",
+        stats_origin, trace_origin, r.recorded_rows, diff));
+  }
+  return fmt::format(
+      "warning: {} agrees with {} at only {}/{} iterations (first difference at {}): the "
+      "verdict follows the replayed trace",
+      stats_origin, trace_origin, r.recorded_matches, r.recorded_rows, diff);
 }
 
 nlohmann::ordered_json report_json(const StabilityReport& r) {

@@ -31,9 +31,12 @@ struct Boundaries {
 };
 
 // From a stats JSON beside the fixtures: {"rows": [{"iter", "t_start_us", "t_end_us", ...}]};
-// events belong to the iteration whose [t_start_us, t_end_us] holds their time_us.
+// events belong to the iteration whose [t_start_us, t_end_us] holds their time_us. Throws
+// InputError when no event of the trace falls in any of its iterations (the stats of another run:
+// both use the same epoch clock) or when a row is malformed.
 Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace,
-                                 const std::filesystem::path& stats);
+                                 const std::filesystem::path& stats,
+                                 const std::string& trace_origin = "the trace");
 // From annotations (torch.cuda.memory._record_memory_history + record_function-style START/END
 // markers in 'external_annotations'): each START..END of the same name is one iteration.
 std::optional<Boundaries> boundaries_from_annotations(const std::vector<TraceEvent>& trace,
@@ -49,6 +52,7 @@ struct Row {
   std::int64_t device_frees_in = 0;
   double fragmentation = 0;  // 1 - largest free block / free cached bytes (0 when nothing is free)
   bool matches_recorded = true;  // reserved, allocated and segments equal the stats JSON's
+  std::optional<Window::Recorded> recorded;  // the stats JSON's numbers, when it has them
 };
 
 struct StabilityReport {
@@ -73,6 +77,13 @@ struct StabilityReport {
 StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& trace,
                         const Boundaries& boundaries, ReplayOptions options, std::size_t settle,
                         std::optional<std::string> segments_at = std::nullopt);
+
+// Whether the stats JSON the iterations came from belongs to the trace: throws InputError when
+// none of its iterations agrees with the replay (reserved, allocated, segments and device
+// allocations: the stats of another run or another device), returns a warning line when only
+// some do, and "" when all do or there were no stats.
+std::string check_stats_agreement(const StabilityReport& r, const std::string& stats_origin,
+                                  const std::string& trace_origin);
 
 // report.html for one or more traces: reserved and allocated over time with device allocations
 // marked, the segment map, the per-iteration table.

@@ -1,6 +1,7 @@
 #include "model/suite.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -21,18 +22,151 @@ sched::ExploreOptions explore_options(const Scenario& s) {
   return o;
 }
 
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kFail:
+      return "fail";
+    case Verdict::kInconclusive:
+      return "inconclusive";
+  }
+  return "?";
+}
+
+const char* verdict_word(Verdict v) {
+  switch (v) {
+    case Verdict::kPass:
+      return "PASS";
+    case Verdict::kFail:
+      return "FAIL";
+    case Verdict::kInconclusive:
+      return "INCONCLUSIVE";
+  }
+  return "?";
+}
+
+Verdict ScenarioRun::verdict() const {
+  if (!holds()) return Verdict::kFail;
+  // Finding a `must` kind is a witness (its schedule); claiming a `must_not` kind absent is a
+  // proof only when the proving strategy covered its whole bounded space.
+  if (proves() && !result.exhausted() && !scenario.must_not.empty()) return Verdict::kInconclusive;
+  return Verdict::kPass;
+}
+
+namespace {
+
+std::string cut_by(sched::StopReason r) {
+  switch (r) {
+    case sched::StopReason::kBudget:
+      return "the execution cap";
+    case sched::StopReason::kTimeLimit:
+      return "the time limit";
+    case sched::StopReason::kInterrupted:
+      return "an interrupt";
+    case sched::StopReason::kExhausted:
+      break;
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string ScenarioRun::coverage() const {
+  const std::uint64_t n = result.executions;
+  if (proves()) {
+    if (result.exhausted()) {
+      return fmt::format("exhaustive within the bound ({}): {} executions", result.strategy, n);
+    }
+    return fmt::format(
+        "cut short by {} after {} executions ({}, cap {}) before covering the "
+        "bounded space: not a proof",
+        cut_by(result.stop), n, result.strategy, options.iterations);
+  }
+  if (result.stop == sched::StopReason::kBudget) {
+    return fmt::format("sampled {} executions ({}), not a proof", n, result.strategy);
+  }
+  return fmt::format("sampled {} of {} executions ({}; stopped by {}), not a proof", n,
+                     options.iterations, result.strategy, cut_by(result.stop));
+}
+
+std::string ScenarioRun::coverage_brief() const {
+  const std::uint64_t n = result.executions;
+  if (proves()) {
+    return result.exhausted()
+               ? fmt::format("{} executions, exhaustive", n)
+               : fmt::format("{} executions, cut short by {}", n, cut_by(result.stop));
+  }
+  return fmt::format("{} executions sampled, not a proof", n);
+}
+
+std::string ScenarioRun::verdict_reason() const {
+  switch (verdict()) {
+    case Verdict::kPass:
+      return "";
+    case Verdict::kInconclusive:
+      return fmt::format(
+          "inconclusive: the dfs search was cut short by {} after {} executions, before "
+          "covering its bounded space, so must_not [{}] is not proven ({})",
+          cut_by(result.stop), result.executions, fmt::join(scenario.must_not, ", "),
+          result.stop == sched::StopReason::kBudget
+              ? fmt::format("raise [explore] iterations above {} or lower max_preemptions",
+                            options.iterations)
+          : result.stop == sched::StopReason::kTimeLimit ? "raise or drop --time-limit"
+                                                         : "let it run to the end");
+    case Verdict::kFail:
+      break;
+  }
+  std::vector<std::string> parts;
+  if (!missing.empty())
+    parts.push_back(fmt::format("expected but not found: {}", fmt::join(missing, ", ")));
+  if (!unexpected.empty()) {
+    parts.push_back(fmt::format("found but must not occur: {}", fmt::join(unexpected, ", ")));
+  }
+  if (!result.determinism_failures.empty()) {
+    parts.push_back(fmt::format("not deterministic: {}", result.determinism_failures.front()));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+std::vector<std::string> ScenarioRun::failures() const {
+  std::vector<std::string> out;
+  for (const auto& f : result.found) {
+    if (sched::kinds::is_failure(f.finding.kind)) out.push_back(f.finding.kind);
+  }
+  return out;
+}
+
+void judge(ScenarioRun& run) {
+  std::stable_sort(run.result.found.begin(), run.result.found.end(),
+                   [](const sched::FoundKind& a, const sched::FoundKind& b) {
+                     const int ra = sched::kinds::rank(a.finding.kind);
+                     const int rb = sched::kinds::rank(b.finding.kind);
+                     return ra != rb ? ra < rb : a.finding.kind < b.finding.kind;
+                   });
+  run.missing.clear();
+  run.unexpected.clear();
+  for (const auto& kind : run.scenario.must) {
+    if (run.result.find(kind) == nullptr) run.missing.push_back(kind);
+  }
+  for (const auto& kind : run.scenario.must_not) {
+    if (run.result.find(kind) != nullptr) run.unexpected.push_back(kind);
+  }
+}
+
+int explore_exit_code(const ScenarioRun& run) {
+  if (!run.failures().empty()) return kExitFound;
+  if (run.has_expectations() && run.verdict() != Verdict::kPass) return kExitFound;
+  return kExitOk;
+}
+
 ScenarioRun run_scenario(const Scenario& s, const sched::ExploreOptions& options) {
   ScenarioRun run;
   run.scenario = s;
   run.options = options;
   run.result = sched::explore([&s] { return std::make_unique<PipelineModel>(s); }, options);
   PipelineModel model(s);
-  for (const auto& kind : s.must) {
-    if (run.result.find(kind) == nullptr) run.missing.push_back(kind);
-  }
-  for (const auto& kind : s.must_not) {
-    if (run.result.find(kind) != nullptr) run.unexpected.push_back(kind);
-  }
+  judge(run);
   sched::GuidedStrategy reference({});
   auto ref = sched::run_execution(model, reference, 0, options.run);
   run.makespan_seconds = ref->exec->makespan();
@@ -84,12 +218,10 @@ std::vector<Scenario> load_suite(const std::vector<std::string>& files) {
 
 }  // namespace racelab::model
 
-#include "sched/schedule.h"
-
 namespace racelab::model {
 
 Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::string& schedule_path,
-                               const std::string& override_path) {
+                               const std::string& override_path, bool allow_other) {
   const std::string path = override_path.empty() ? schedule.subject_path : override_path;
   if (path.empty()) {
     throw InputError(schedule_path + ": subject.path: empty; pass --scenario FILE");
@@ -102,13 +234,95 @@ Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::strin
                     schedule_path, path));
   }
   Scenario s = load_scenario(path);
-  if (s.hash != schedule.subject_hash) {
+  if (s.hash != schedule.subject_hash && !allow_other) {
     throw InputError(fmt::format(
         "{}: recorded against scenario \"{}\" with content hash {}, but {} now has hash {}: the "
-        "scenario changed since recording; run `racelab explore {}` to record a new schedule",
-        schedule_path, schedule.subject_name, schedule.subject_hash, path, s.hash, path));
+        "scenario changed since recording; to try this interleaving against the changed scenario "
+        "(does a fix remove it?) run `racelab replay {} --scenario {}`, or record a new schedule "
+        "with `racelab explore {}`",
+        schedule_path, schedule.subject_name, schedule.subject_hash, path, s.hash, schedule_path,
+        path, path));
   }
   return s;
+}
+
+bool ReplayRun::reproduced() const { return result && !kind.empty() && result->found(kind); }
+
+int ReplayRun::exit_code() const {
+  if (!kind.empty()) return reproduced() && sched::kinds::is_failure(kind) ? kExitFound : kExitOk;
+  if (result) {
+    for (const auto& f : result->findings()) {
+      if (sched::kinds::is_failure(f.kind)) return kExitFound;
+    }
+  }
+  return kExitOk;
+}
+
+std::string ReplayRun::outcome() const {
+  const std::string what = kind.empty() ? std::string("findings") : kind;
+  const std::size_t steps = result ? result->exec->steps().size() : 0;
+  const std::string evidence =
+      !kind.empty() && !sched::kinds::is_failure(kind) ? " (evidence, not a failure)" : "";
+  if (!other_scenario) {
+    if (reproduced()) return fmt::format("reproduced {}{} in {} steps", kind, evidence, steps);
+    std::string line = fmt::format("completed without {} ({} steps", what, steps);
+    if (diverged_at) {
+      line += fmt::format("; the interleaving diverged at step {}; continued under random seed {}",
+                          *diverged_at, seed);
+    }
+    return line + ")";
+  }
+  std::string how;
+  if (!result) {
+    how = fmt::format("the interleaving {}; stopped there (--on-divergence fail)", divergence);
+  } else if (diverged_at) {
+    how = fmt::format("the interleaving diverged at step {}; continued under random seed {}",
+                      *diverged_at, seed);
+  } else {
+    how = fmt::format("the whole interleaving of {} steps applied", recorded_steps);
+  }
+  if (kind.empty()) {
+    std::string found;
+    if (result) {
+      for (const auto& f : result->findings()) found += (found.empty() ? "" : ", ") + f.kind;
+    }
+    return fmt::format("against {}: {} ({})", scenario.path, found.empty() ? "no findings" : found,
+                       how);
+  }
+  return fmt::format("{}: {}{} ({})", kind, reproduced() ? "still found" : "gone", evidence, how);
+}
+
+ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& request) {
+  ReplayRun run;
+  run.scenario = scenario_for_schedule(schedule, request.schedule_path, request.scenario_path,
+                                       /*allow_other=*/!request.scenario_path.empty());
+  run.other_scenario = run.scenario.hash != schedule.subject_hash;
+  run.kind = schedule.finding_kind;
+  run.seed = request.seed;
+  run.recorded_steps = schedule.steps.size();
+  // Against the recording a divergence is bad input unless asked to continue; against another
+  // scenario (a fix) it is the expected outcome, and the run continues unless asked to stop.
+  const bool lenient =
+      request.on_divergence.empty() ? run.other_scenario : request.on_divergence == "random";
+  PipelineModel model(run.scenario);
+  sched::ReplayStrategy replay(schedule.steps,
+                               lenient ? sched::OnDivergence::kRandom : sched::OnDivergence::kFail,
+                               lenient ? sched::make_random(request.seed) : nullptr);
+  if (run.other_scenario && !lenient) {
+    try {
+      run.result = std::move(*sched::run_execution(model, replay, 0));
+    } catch (const sched::ReplayDivergence& e) {
+      run.diverged_at = e.step;
+      run.divergence = e.what();
+    }
+  } else {
+    run.result = sched::run_replay(model, replay, request.schedule_path);
+  }
+  if (replay.diverged()) {
+    run.diverged_at = replay.diverged_at();
+    run.continued = true;
+  }
+  return run;
 }
 
 }  // namespace racelab::model

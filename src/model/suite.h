@@ -1,13 +1,26 @@
 #pragma once
 // Running scenarios: one scenario under its [explore] (or overrides), its [expect] checked; and the
 // discovery of scenario files for a suite.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/scenario.h"
 #include "sched/explore.h"
+#include "sched/schedule.h"
 
 namespace racelab::model {
+
+// The verdict on one scenario (docs/cli.md, "Verdicts"):
+//  - fail: an expectation does not hold (a `must` kind not found, a `must_not` kind found, or a
+//    finding's schedule not deterministic);
+//  - inconclusive: the expectations hold so far, but they claim an absence (`must_not`) that only
+//    a proving strategy (dfs) can establish, and its search was cut short (execution cap, time
+//    limit, interrupt) before covering its bounded space;
+//  - pass: otherwise. A sampling strategy (random, pct) passes on what it sampled, and says so.
+enum class Verdict { kPass, kFail, kInconclusive };
+const char* verdict_name(Verdict v);  // "pass", "fail", "inconclusive"
+const char* verdict_word(Verdict v);  // "PASS", "FAIL", "INCONCLUSIVE"
 
 struct ScenarioRun {
   Scenario scenario;
@@ -18,6 +31,22 @@ struct ScenarioRun {
   bool holds() const {
     return missing.empty() && unexpected.empty() && result.determinism_failures.empty();
   }
+  bool has_expectations() const { return !scenario.must.empty() || !scenario.must_not.empty(); }
+  // The strategy proves absence when it covers its space (dfs, exhaustive within its bound).
+  bool proves() const { return options.strategy.kind == sched::StrategyKind::kDfs; }
+  Verdict verdict() const;
+  // One line: how much of the space the run covered ("exhaustive within the bound: N executions",
+  // "cut short by the execution cap after N executions: not a proof", "sampled N executions
+  // (pct), not a proof").
+  std::string coverage() const;
+  // The same in a few words for a suite's one line per scenario: "1255196 executions,
+  // exhaustive", "96613 executions, cut short by the time limit", "2000 executions sampled, not a
+  // proof".
+  std::string coverage_brief() const;
+  // One line, empty for a pass: why the verdict is fail or inconclusive.
+  std::string verdict_reason() const;
+  // The failure kinds (sched::kinds::is_failure) found, in report order.
+  std::vector<std::string> failures() const;
   // Virtual time of a reference execution (no preemptions, lowest thread first): what the warmup
   // costs before the drafters start, and when the last thread finishes.
   double warmup_seconds = 0;
@@ -29,6 +58,15 @@ sched::ExploreOptions explore_options(const Scenario& s);
 
 ScenarioRun run_scenario(const Scenario& s, const sched::ExploreOptions& options);
 
+// Puts run.result.found in report order (sched::kinds::rank, then name: the same order on every
+// run) and fills run.missing and run.unexpected from the scenario's [expect].
+void judge(ScenarioRun& run);
+
+// The exit code of `racelab explore` for a run (docs/cli.md): 1 when a failure kind was found, or
+// when the scenario has expectations whose verdict is not pass; 0 otherwise (evidence kinds alone
+// never make it 1).
+int explore_exit_code(const ScenarioRun& run);
+
 // Expands files and directories (recursively, *.toml, sorted) into scenario paths. Throws
 // InputError for a missing path or a directory without scenarios.
 std::vector<std::string> collect_scenario_files(const std::vector<std::string>& paths);
@@ -38,15 +76,46 @@ std::vector<Scenario> load_suite(const std::vector<std::string>& files);
 
 }  // namespace racelab::model
 
-namespace racelab::sched {
-struct Schedule;
-}
-
 namespace racelab::model {
 
 // The scenario a schedule was recorded against: `override_path` when given, else the path the
-// schedule names. Throws InputError when it cannot be read or its content changed since recording.
+// schedule names. Throws InputError when it cannot be read, or when its content changed since
+// recording and `allow_other` is false.
 Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::string& schedule_path,
-                               const std::string& override_path);
+                               const std::string& override_path, bool allow_other = false);
+
+// racelab replay SCHEDULE [--scenario FILE]: the recorded interleaving replayed step by step.
+struct ReplayRequest {
+  std::string schedule_path;
+  std::string scenario_path;  // --scenario: empty for the recorded one
+  std::string on_divergence;  // "fail", "random", or empty for the default
+  std::uint64_t seed = 1;     // of the random strategy after a divergence
+};
+
+struct ReplayRun {
+  Scenario scenario;
+  bool other_scenario = false;  // --scenario has other content than the recording (a fix)
+  std::string kind;             // the recorded finding kind (empty: none)
+  std::optional<sched::ExecutionResult> result;  // none when it stopped at a divergence
+  std::optional<std::uint64_t> diverged_at;
+  std::string divergence;  // "diverged at step k: expected …, got …" when stopped there
+  bool continued = false;  // continued under random(seed) after the divergence
+  std::uint64_t seed = 1;
+  std::uint64_t recorded_steps = 0;
+
+  bool reproduced() const;  // the recorded kind occurred in the replayed execution
+  // 1 when the recorded kind reproduced and is a failure (a schedule without a kind: any failure
+  // kind found), 0 otherwise; evidence kinds never make it 1.
+  int exit_code() const;
+  // The one-line outcome: "reproduced deadlock in 158 steps", "completed without deadlock (158
+  // steps)", against another scenario "deadlock: gone (the interleaving diverged at step 41;
+  // continued under random seed 1)" or "deadlock: still found (...)".
+  std::string outcome() const;
+};
+
+// Replays; a divergence against the recorded scenario with on_divergence "fail" (the default) is
+// an InputError. Against another scenario a divergence continues under random(seed) unless
+// on_divergence is "fail", which stops there.
+ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& request);
 
 }  // namespace racelab::model

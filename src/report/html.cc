@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "racelab/version.h"
+#include "report/report.h"
 #include "util/html.h"
 
 namespace racelab::report {
@@ -175,8 +176,9 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
                           (expected_kind.empty() ? std::string("findings") : expected_kind)));
   body += "<div>Replay it again:</div>" + html::copyable("racelab replay " + schedule_path);
   const sched::Finding* main = nullptr;
-  for (const auto& f : result.findings()) {
-    body += fmt::format("<h3>{}: {}</h3>", escape(f.kind), escape(f.message));
+  for (const sched::Finding* fp : ordered(result.findings())) {
+    const sched::Finding& f = *fp;
+    body += fmt::format("<h3>{}: {}</h3>", escape(f.kind), escape(message_text(f)));
     if (!f.cycle.empty()) body += cycle_svg(f);
     if (!f.details.empty()) {
       body += "<ul>";
@@ -207,9 +209,13 @@ std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::
         "class=\"{2}\">{3}</td><td>{4}</td><td class=\"num\">{5}{6}</td>"
         "<td class=\"num\">{7:.2f} s</td></tr>",
         escape(run.scenario.name), escape(expectation_text(run.scenario)),
-        run.holds() ? "pass" : "fail", run.holds() ? "PASS" : "FAIL",
-        escape(found.empty() ? "nothing" : found), run.result.executions,
-        run.result.exhausted() ? " (exhaustive)" : "", run.result.seconds);
+        run.verdict() == model::Verdict::kPass ? "pass" : "fail",
+        model::verdict_word(run.verdict()), escape(found.empty() ? "nothing" : found),
+        run.result.executions,
+        run.result.exhausted() ? " (exhaustive)"
+        : run.proves()         ? " (cut short)"
+                               : " (sampled)",
+        run.result.seconds);
   }
   body += "</table>";
   body +=
@@ -224,8 +230,13 @@ std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::
   for (const HtmlScenario& h : scenarios) {
     const model::ScenarioRun& run = *h.run;
     body += fmt::format("<h2 id=\"{0}\">{0} <span class=\"{1}\">{2}</span></h2>",
-                        escape(run.scenario.name), run.holds() ? "pass" : "fail",
-                        run.holds() ? "PASS" : "FAIL");
+                        escape(run.scenario.name),
+                        run.verdict() == model::Verdict::kPass ? "pass" : "fail",
+                        model::verdict_word(run.verdict()));
+    body += fmt::format("<div class=\"sub\">{}</div>", escape(run.coverage()));
+    if (run.verdict() == model::Verdict::kInconclusive) {
+      body += fmt::format("<p class=\"fail\">{}</p>", escape(run.verdict_reason()));
+    }
     body += fmt::format("<div class=\"sub\">{} · {} · {} executions, stopped by {} · {}</div>",
                         escape(run.scenario.path), escape(run.result.strategy),
                         run.result.executions, sched::stop_reason_name(run.result.stop),
@@ -242,9 +253,9 @@ std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::
     }
     for (std::size_t k = 0; k < run.result.found.size(); ++k) {
       const sched::FoundKind& f = run.result.found[k];
-      body +=
-          fmt::format("<h3 id=\"{}-{}\">{}: {}</h3>", escape(run.scenario.name),
-                      escape(f.finding.kind), escape(f.finding.kind), escape(f.finding.message));
+      body += fmt::format("<h3 id=\"{}-{}\">{}: {}</h3>", escape(run.scenario.name),
+                          escape(f.finding.kind), escape(f.finding.kind),
+                          escape(message_text(f.finding)));
       body += fmt::format(
           "<div class=\"sub\">first at execution {} · {} preemption(s) after shrinking (from {}) · "
           "{} steps</div>",

@@ -9,7 +9,7 @@ namespace racelab::report {
 
 std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds) {
   int failures = 0;
-  for (const auto& r : runs) failures += r.holds() ? 0 : 1;
+  for (const auto& r : runs) failures += r.verdict() == model::Verdict::kPass ? 0 : 1;
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"racelab\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n",
                      runs.size(), failures, seconds);
@@ -21,29 +21,24 @@ std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double second
     out += fmt::format(
         "    <testcase classname=\"racelab.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
         xml_escape(r.scenario.name), xml_escape(r.scenario.path), r.result.seconds);
-    std::string props = fmt::format(
-        "{} executions, strategy {}, {}", r.result.executions, r.result.strategy,
-        r.result.exhausted() ? "exhaustive within the bound"
-                             : std::string("stopped by ") + sched::stop_reason_name(r.result.stop));
-    if (r.holds()) {
+    const std::string props = fmt::format("{} executions, strategy {}: {}", r.result.executions,
+                                          r.result.strategy, r.coverage());
+    const model::Verdict v = r.verdict();
+    if (v == model::Verdict::kPass) {
       out +=
           fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(props));
       continue;
     }
-    std::string message;
-    if (!r.missing.empty())
-      message += "expected but not found: " + fmt::format("{}", fmt::join(r.missing, ", "));
-    if (!r.unexpected.empty()) {
-      message += (message.empty() ? "" : "; ") +
-                 fmt::format("found but must not occur: {}", fmt::join(r.unexpected, ", "));
-    }
+    // Inconclusive is a failure for CI: the proof the scenario keeps was not completed.
     std::string body = props + "\n";
     for (const auto& kind : r.unexpected) {
-      if (const auto* f = r.result.find(kind)) body += kind + ": " + f->finding.message + "\n";
+      if (const auto* f = r.result.find(kind))
+        body += kind + ": " + message_text(f->finding) + "\n";
     }
     out += fmt::format(
-        ">\n      <failure message=\"{}\" type=\"expectation\">{}</failure>\n    </testcase>\n",
-        xml_escape(message), xml_escape(body));
+        ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+        xml_escape(r.verdict_reason()),
+        v == model::Verdict::kInconclusive ? "inconclusive" : "expectation", xml_escape(body));
   }
   out += "  </testsuite>\n</testsuites>\n";
   return out;

@@ -175,7 +175,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   }
   if (dfs) {
     run.result.executions = std::min(total, run.options.iterations);
-    if (stop == "budget" && all_complete && total < run.options.iterations) stop = "exhausted";
+    if (stop == "budget" && all_complete && total <= run.options.iterations) stop = "exhausted";
   }
   run.result.stop = stop == "interrupted"  ? sched::StopReason::kInterrupted
                     : stop == "time_limit" ? sched::StopReason::kTimeLimit
@@ -216,12 +216,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     run.options.check_determinism = true;
     sched::check_determinism(model, run.result, run.options.run);
   }
-  for (const auto& kind : run.scenario.must) {
-    if (run.result.find(kind) == nullptr) run.missing.push_back(kind);
-  }
-  for (const auto& kind : run.scenario.must_not) {
-    if (run.result.find(kind) != nullptr) run.unexpected.push_back(kind);
-  }
+  model::judge(run);
   const json& vt = first.value("virtual_time", json::object());
   run.warmup_seconds = vt.value("warmup_s", 0.0);
   run.makespan_seconds = vt.value("makespan_s", 0.0);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "racelab/version.h"
@@ -34,6 +36,25 @@ sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::Fou
   return s;
 }
 
+std::string message_text(const sched::Finding& f) {
+  const std::string prefix = f.kind + ": ";
+  if (f.message.rfind(prefix, 0) == 0) return f.message.substr(prefix.size());
+  return f.message;
+}
+
+std::vector<const sched::Finding*> ordered(const std::vector<sched::Finding>& findings) {
+  std::vector<const sched::Finding*> out;
+  for (const auto& f : findings) out.push_back(&f);
+  std::stable_sort(out.begin(), out.end(), [](const sched::Finding* a, const sched::Finding* b) {
+    const int ra = sched::kinds::rank(a->kind);
+    const int rb = sched::kinds::rank(b->kind);
+    return ra != rb ? ra < rb : a->kind < b->kind;
+  });
+  return out;
+}
+
+double round_seconds(double s) { return std::round(s * 1e6) / 1e6; }
+
 std::string replay_command(const std::string& schedule_path) {
   return "racelab replay " + schedule_path;
 }
@@ -48,7 +69,7 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                  {"preemptions", f.preemptions},
                  {"preemptions_before_shrink", f.original_preemptions},
                  {"steps", f.result.exec->steps().size()},
-                 {"virtual_time_s", f.result.exec->makespan()},
+                 {"virtual_time_s", round_seconds(f.result.exec->makespan())},
                  {"details", f.finding.details},
                  {"cycle", f.finding.cycle}};
     if (f.subtree) item["subtree"] = *f.subtree;  // DFS shard: execution counts within it
@@ -65,31 +86,36 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
     }
     findings.push_back(std::move(item));
   }
-  json report = {
-      {"racelab_version", kVersion},
-      {"scenario", sc.name},
-      {"scenario_path", sc.path},
-      {"scenario_hash", sc.hash},
-      {"strategy", sched::strategy_name(run.options.strategy.kind)},
-      {"strategy_description", run.result.strategy},
-      {"seed", run.options.strategy.seed},
-      {"strategy_params",
-       {{"depth", run.options.strategy.depth},
-        {"max_preemptions", run.options.strategy.max_preemptions}}},
-      {"iterations", run.options.iterations},
-      {"executions", run.result.executions},
-      {"steps", run.result.steps},
-      {"seconds", run.result.seconds},
-      {"stopped_by", sched::stop_reason_name(run.result.stop)},
-      {"exhausted", run.result.exhausted()},
-      {"findings", findings},
-      {"expectations",
-       {{"must", sc.must},
-        {"must_not", sc.must_not},
-        {"hold", run.holds()},
-        {"missing", run.missing},
-        {"unexpected", run.unexpected}}},
-      {"virtual_time", {{"warmup_s", run.warmup_seconds}, {"makespan_s", run.makespan_seconds}}}};
+  json report = {{"racelab_version", kVersion},
+                 {"scenario", sc.name},
+                 {"scenario_path", sc.path},
+                 {"scenario_hash", sc.hash},
+                 {"strategy", sched::strategy_name(run.options.strategy.kind)},
+                 {"strategy_description", run.result.strategy},
+                 {"seed", run.options.strategy.seed},
+                 {"strategy_params",
+                  {{"depth", run.options.strategy.depth},
+                   {"max_preemptions", run.options.strategy.max_preemptions}}},
+                 {"iterations", run.options.iterations},
+                 {"executions", run.result.executions},
+                 {"steps", run.result.steps},
+                 {"seconds", round_seconds(run.result.seconds)},
+                 {"stopped_by", sched::stop_reason_name(run.result.stop)},
+                 {"exhausted", run.result.exhausted()},
+                 {"proves", run.proves()},
+                 {"coverage", run.coverage()},
+                 {"verdict", model::verdict_name(run.verdict())},
+                 {"verdict_reason", run.verdict_reason()},
+                 {"findings", findings},
+                 {"expectations",
+                  {{"must", sc.must},
+                   {"must_not", sc.must_not},
+                   {"hold", run.holds()},
+                   {"missing", run.missing},
+                   {"unexpected", run.unexpected}}},
+                 {"virtual_time",
+                  {{"warmup_s", round_seconds(run.warmup_seconds)},
+                   {"makespan_s", round_seconds(run.makespan_seconds)}}}};
   if (run.options.check_determinism) {
     report["determinism"] = {{"checked", run.result.determinism_checked},
                              {"failures", run.result.determinism_failures}};
@@ -119,26 +145,40 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
 
 json suite_summary_entry(const model::ScenarioRun& run, const json& report,
                          const std::string& dir) {
+  json kinds = json::array();
+  for (const auto& f : report["findings"]) kinds.push_back(f["kind"]);
   return {{"scenario", run.scenario.name},
           {"path", run.scenario.path},
+          {"verdict", model::verdict_name(run.verdict())},
+          {"verdict_reason", run.verdict_reason()},
           {"hold", run.holds()},
           {"found", report["findings"].size()},
+          {"kinds", kinds},
           {"missing", run.missing},
           {"unexpected", run.unexpected},
           {"executions", run.result.executions},
           {"exhausted", run.result.exhausted()},
-          {"seconds", run.result.seconds},
+          {"coverage", run.coverage()},
+          {"seconds", round_seconds(run.result.seconds)},
           {"report", dir.empty() ? json(nullptr) : json(dir + "/report.json")}};
 }
 
-json suite_summary(const std::vector<json>& entries, int failed, bool interrupted, double seconds,
+json suite_summary(const std::vector<json>& entries, bool interrupted, double seconds,
                    const sched::Partition& partition) {
+  int passed = 0, failed = 0, inconclusive = 0;
+  for (const json& e : entries) {
+    const std::string v = e.value("verdict", std::string());
+    passed += v == "pass";
+    failed += v == "fail";
+    inconclusive += v == "inconclusive";
+  }
   json doc = {{"racelab_version", kVersion},
               {"scenarios", entries},
-              {"passed", static_cast<int>(entries.size()) - failed},
+              {"passed", passed},
               {"failed", failed},
+              {"inconclusive", inconclusive},
               {"interrupted", interrupted},
-              {"seconds", seconds}};
+              {"seconds", round_seconds(seconds)}};
   if (partition.shards > 1)
     doc["partition"] = {{"shard", partition.shard}, {"shards", partition.shards}};
   return doc;

@@ -13,6 +13,16 @@ namespace racelab::report {
 // The schedule file of one finding of a scenario run.
 sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::FoundKind& found);
 
+// A finding's message without a leading "<kind>: " (the kind is printed beside it already).
+std::string message_text(const sched::Finding& f);
+
+// Findings in report order: sched::kinds::rank (deadlock first), then name, then as given.
+std::vector<const sched::Finding*> ordered(const std::vector<sched::Finding>& findings);
+
+// JSON numbers for people: seconds and virtual times rounded to 6 significant decimals (1 us),
+// so that 49.29800000000001 is written 49.298.
+double round_seconds(double s);
+
 // The command that replays a schedule file.
 std::string replay_command(const std::string& schedule_path);
 
@@ -29,7 +39,8 @@ std::string xml_escape(const std::string& text);
 // summary.json (racelab suite, racelab merge): one entry per scenario, then the document.
 nlohmann::json suite_summary_entry(const model::ScenarioRun& run, const nlohmann::json& report,
                                    const std::string& dir);
-nlohmann::json suite_summary(const std::vector<nlohmann::json>& entries, int failed,
-                             bool interrupted, double seconds, const sched::Partition& partition);
+// Counts passed, failed and inconclusive from the entries' verdicts.
+nlohmann::json suite_summary(const std::vector<nlohmann::json>& entries, bool interrupted,
+                             double seconds, const sched::Partition& partition);
 
 }  // namespace racelab::report

@@ -96,7 +96,10 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
 
   for (std::uint64_t i = 0;; ++i) {
     if (i >= options.iterations) {
-      out.stop = StopReason::kBudget;
+      // A DFS space of exactly `iterations` executions is covered: asking for the next one says.
+      const bool done = options.strategy.kind == StrategyKind::kDfs &&
+                        (strategy->exhausted() || !strategy->begin_execution(i));
+      out.stop = done ? StopReason::kExhausted : StopReason::kBudget;
       break;
     }
     if (options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed)) {
@@ -465,9 +468,9 @@ ExploreResult explore_dfs_split(const SubjectFactory& make, const ExploreOptions
       total += s.step_counts.size();
       out.subtrees.push_back({s.index, s.step_counts.size(), 0, s.complete});
     }
-    out.stop = stop.raised()                          ? static_cast<StopReason>(stop.reason.load())
-               : all_complete && total < o.iterations ? StopReason::kExhausted
-                                                      : StopReason::kBudget;
+    out.stop = stop.raised()                           ? static_cast<StopReason>(stop.reason.load())
+               : all_complete && total <= o.iterations ? StopReason::kExhausted
+                                                       : StopReason::kBudget;
     collect_found(*subject0, hits, o, out, false, offsets);
   }
   if (o.shrink) shrink_all(*subject0, out, o);

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -49,6 +51,19 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string alloc_data_path(const std::string& rel) {
+  const char* d = std::getenv("RACELAB_ALLOC_DATA");
+  REQUIRE(d != nullptr);
+  return (fs::path(d) / rel).string();
+}
+
 int lines(const std::string& s) {
   int n = 0;
   for (char c : s) n += c == '\n';
@@ -64,12 +79,61 @@ TEST_CASE("--version, --help and usage errors", "[cli]") {
   CHECK(racelab("--help").code == 0);
   auto none = racelab("");
   CHECK(none.code == 2);
+  CHECK(none.out.find("missing command; commands: doctor, explore, replay") != std::string::npos);
   auto bad = racelab("frobnicate");
   CHECK(bad.code == 2);
   CHECK(lines(bad.out) == 1);
+  CHECK(bad.out.find("unknown command \"frobnicate\"; commands: doctor, explore, replay, shrink, "
+                     "suite, alloc, merge, live") != std::string::npos);
+  auto typo = racelab("exlpore scenarios/deadlock/lazy-2-drafters.toml");
+  CHECK(typo.code == 2);
+  CHECK(typo.out.find("(did you mean explore?)") != std::string::npos);
+  auto nested = racelab("alloc reprot x.pickle");
+  CHECK(nested.code == 2);
+  CHECK(lines(nested.out) == 1);
+  CHECK(nested.out.find("unknown command \"reprot\" for racelab alloc (did you mean report?)") !=
+        std::string::npos);
   auto badflag = racelab("explore scenarios/deadlock/lazy-2-drafters.toml --strategy bfs");
   CHECK(badflag.code == 2);
   CHECK(lines(badflag.out) == 1);
+  CHECK(badflag.out.find("--strategy: expected random, pct or dfs, got 'bfs'") !=
+        std::string::npos);
+  auto unknown = racelab("explore scenarios/deadlock/lazy-2-drafters.toml --strategi dfs");
+  CHECK(unknown.code == 2);
+  CHECK(lines(unknown.out) == 1);
+  CHECK(
+      unknown.out.find("unknown option --strategi for racelab explore; did you mean --strategy?") !=
+      std::string::npos);
+}
+
+TEST_CASE("numbers out of range are one line in racelab's words, never a 300-digit range",
+          "[cli]") {
+  struct Case {
+    std::string args, message;
+  };
+  const std::string sc = " scenarios/deadlock/lazy-2-drafters.toml";
+  for (const Case& c :
+       {Case{"explore" + sc + " --iterations 0",
+             "--iterations: expected a positive integer, got 0"},
+        Case{"explore" + sc + " --iterations -5",
+             "--iterations: expected a positive integer, got -5"},
+        Case{"explore" + sc + " --depth 0", "--depth: expected an integer in 1..64, got 0"},
+        Case{"explore" + sc + " --max-preemptions 65",
+             "--max-preemptions: expected an integer in 0..64, got 65"},
+        Case{"explore" + sc + " --time-limit -1", "--time-limit: expected a number >= 0, got -1"},
+        Case{"explore" + sc + " --jobs -1", "--jobs: expected an integer in 0..4096, got -1"},
+        Case{"suite scenarios --time-limit x", "--time-limit: expected a number >= 0, got x"},
+        Case{"alloc report --settle -1 x.pickle",
+             "--settle: expected a non-negative integer, got -1"},
+        Case{"alloc report --window -3 x.pickle", "--window: expected a positive integer, got -3"},
+        Case{"alloc report --window 0 x.pickle", "--window: expected a positive integer, got 0"}}) {
+    auto r = racelab(c.args);
+    INFO(c.args << ": " << r.out);
+    CHECK(r.code == 2);
+    CHECK(lines(r.out) == 1);
+    CHECK(r.out.find(c.message) != std::string::npos);
+    CHECK(r.out.size() < 200);
+  }
 }
 
 TEST_CASE("doctor reports every capability and exits 0", "[cli]") {
@@ -100,18 +164,216 @@ TEST_CASE("explore writes the report and a schedule per finding; replay reproduc
   auto s = racelab("shrink " + schedule.string() + " -o " + (out / "small.json").string());
   CHECK(s.code == 0);
   CHECK(racelab("replay " + (out / "small.json").string()).code == 1);
-  // The same schedule against a fixed scenario diverges (exit 2), or completes under random.
-  const fs::path fixed = out / "fixed.toml";
-  std::ifstream in(std::string(std::getenv("RACELAB_SOURCE_DIR")) +
-                   "/scenarios/warmup/sequential-forward-backward.toml");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::ofstream(fixed) << ss.str();
-  auto refused = racelab("replay " + schedule.string() + " --scenario " + fixed.string());
-  CHECK(refused.code == 2);
-  CHECK(refused.out.find("the scenario changed since recording") != std::string::npos);
-  CHECK(lines(refused.out) == 1);
+  // No message repeats its kind ("deadlock: deadlock: ...").
+  CHECK(e.out.find("deadlock: deadlock:") == std::string::npos);
+  CHECK(r.out.find("deadlock: deadlock:") == std::string::npos);
   fs::remove_all(out);
+}
+
+TEST_CASE("replay --scenario FIXED: the recorded interleaving against a fix, as far as it applies",
+          "[cli]") {
+  const fs::path out = scratch("replay-fix");
+  const std::string src = std::getenv("RACELAB_SOURCE_DIR");
+  // Record against a copy, so that changing it later is a change of the recorded scenario.
+  const fs::path recorded = out / "lazy.toml";
+  fs::copy_file(src + "/scenarios/deadlock/lazy-2-drafters.toml", recorded);
+  auto e = racelab("explore " + recorded.string() + " --out " + (out / "o").string());
+  CHECK(e.code == 1);
+  const std::string schedule = (out / "o/schedules/lazy-2-drafters.deadlock.json").string();
+  REQUIRE(fs::exists(schedule));
+  // The sequential warmup removes the deadlock: the interleaving diverges where the warmup
+  // starts; the rest runs under random(seed) and the finding is gone: exit 0.
+  const std::string fixed = src + "/scenarios/warmup/sequential-forward-backward.toml";
+  auto gone = racelab("replay " + schedule + " --scenario " + fixed + " --seed 7");
+  INFO(gone.out);
+  CHECK(gone.code == 0);
+  CHECK(gone.out.find("another scenario") != std::string::npos);
+  CHECK(gone.out.find("deadlock: gone (the interleaving diverged at step ") != std::string::npos);
+  CHECK(gone.out.find("continued under random seed 7)") != std::string::npos);
+  auto stop = racelab("replay " + schedule + " --scenario " + fixed + " --on-divergence fail");
+  CHECK(stop.code == 0);
+  CHECK(stop.out.find("deadlock: gone (the interleaving diverged at step ") != std::string::npos);
+  CHECK(stop.out.find("stopped there (--on-divergence fail)") != std::string::npos);
+  // Another scenario that keeps the deadlock (four drafters): still found, exit 1.
+  auto still = racelab("replay " + schedule + " --scenario " + src +
+                       "/scenarios/deadlock/lazy-4-drafters.toml");
+  CHECK(still.code == 1);
+  CHECK(still.out.find("deadlock: still found (the whole interleaving of ") != std::string::npos);
+  // Plain replay after the recorded scenario changed: refused, with the command that compares.
+  std::ofstream(recorded, std::ios::app) << "# changed\n";
+  auto refused = racelab("replay " + schedule);
+  CHECK(refused.code == 2);
+  CHECK(lines(refused.out) == 1);
+  CHECK(refused.out.find("the scenario changed since recording") != std::string::npos);
+  CHECK(refused.out.find("--scenario " + recorded.string()) != std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST_CASE("evidence kinds never change an exit code on their own", "[cli]") {
+  const fs::path out = scratch("evidence");
+  // Exhaustive, and only compile_after_warmup (evidence) found: explore exits 0.
+  auto e = racelab("explore scenarios/warmup/lock-first-forward.toml --out " + out.string());
+  INFO(e.out);
+  CHECK(e.code == 0);
+  CHECK(e.out.find("compile_after_warmup (evidence; execution 0") != std::string::npos);
+  CHECK(e.out.find("expectations hold") != std::string::npos);
+  CHECK(e.out.find("exhaustive within the bound") != std::string::npos);
+  auto r = racelab("replay " +
+                   (out / "schedules/lock-first-forward.compile_after_warmup.json").string());
+  CHECK(r.code == 0);
+  CHECK(r.out.find("reproduced compile_after_warmup (evidence, not a failure)") !=
+        std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST_CASE(
+    "a dfs proof cut short is inconclusive: terminal, report.json, summary.json, JUnit, exit 1",
+    "[cli]") {
+  const fs::path out = scratch("inconclusive");
+  // lock-first-forward under its own bound needs 1255196 executions; a cap of 1000 cuts it short.
+  std::string text = read_text(std::string(std::getenv("RACELAB_SOURCE_DIR")) +
+                               "/scenarios/warmup/lock-first-forward.toml");
+  const auto at = text.find("iterations = 2000000");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 20, "iterations = 1000");
+  std::ofstream(out / "capped.toml") << text;
+  auto s = racelab("suite " + (out / "capped.toml").string() + " --out " + (out / "res").string() +
+                   " --junit " + (out / "junit.xml").string());
+  INFO(s.out);
+  CHECK(s.code == 1);
+  CHECK(s.out.find("INCONCLUSIVE lock-first-forward") != std::string::npos);
+  CHECK(s.out.find("1000 executions, cut short by the execution cap") != std::string::npos);
+  CHECK(s.out.find("1 scenarios: 0 passed, 0 failed, 1 inconclusive") != std::string::npos);
+  const auto summary = nlohmann::json::parse(read_text(out / "res/summary.json"));
+  CHECK(summary["inconclusive"] == 1);
+  CHECK(summary["passed"] == 0);
+  CHECK(summary["scenarios"][0]["verdict"] == "inconclusive");
+  CHECK(summary["scenarios"][0]["hold"] == true);
+  const auto report = nlohmann::json::parse(read_text(out / "res/lock-first-forward/report.json"));
+  CHECK(report["verdict"] == "inconclusive");
+  CHECK(report["exhausted"] == false);
+  CHECK(report["verdict_reason"].get<std::string>().find("must_not [deadlock") !=
+        std::string::npos);
+  const std::string xml = read_text(out / "junit.xml");
+  CHECK(xml.find("failures=\"1\"") != std::string::npos);
+  CHECK(xml.find("<failure message=\"inconclusive: the dfs search was cut short by the execution "
+                 "cap after 1000 executions") != std::string::npos);
+  CHECK(xml.find("type=\"inconclusive\"") != std::string::npos);
+  // explore says the same and exits 1.
+  auto e = racelab("explore " + (out / "capped.toml").string() + " --out " + (out / "e").string());
+  CHECK(e.code == 1);
+  CHECK(e.out.find("expectations inconclusive: the dfs search was cut short") != std::string::npos);
+  // A time limit cuts it short too.
+  auto t = racelab("suite scenarios/warmup/lock-first-forward.toml --time-limit 0.2 --out " +
+                   (out / "tl").string());
+  CHECK(t.code == 1);
+  CHECK(t.out.find("INCONCLUSIVE lock-first-forward") != std::string::npos);
+  CHECK(t.out.find("cut short by the time limit") != std::string::npos);
+  // The whole space passes, and a cap equal to the space's size still covers it.
+  for (const char* cap : {"", " --iterations 74272"}) {
+    auto x = racelab(std::string("explore scenarios/sdpa/sdpa-fused.toml --out ") +
+                     (out / "x").string() + cap);
+    INFO(cap);
+    CHECK(x.code == 0);
+    CHECK(x.out.find("exhaustive within the bound (dfs(max_preemptions=2)): 74272 executions") !=
+          std::string::npos);
+  }
+  auto under = racelab("explore scenarios/sdpa/sdpa-fused.toml --iterations 74271 --out " +
+                       (out / "x").string());
+  CHECK(under.code == 1);
+  // Sampling says how much it sampled.
+  auto p = racelab("explore scenarios/deadlock/lazy-2-drafters.toml --out " + (out / "p").string());
+  CHECK(p.out.find("sampled 2000 executions (pct(depth=3, seed=1)), not a proof") !=
+        std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST_CASE("findings are ordered by severity, the same on every run and for any --jobs", "[cli]") {
+  const fs::path out = scratch("order");
+  std::vector<std::string> first;
+  for (const char* jobs : {"1", "2", "1"}) {
+    auto e = racelab(std::string("explore scenarios/deadlock/lazy-2-drafters.toml --jobs ") + jobs +
+                     " --out " + (out / jobs).string());
+    CHECK(e.code == 1);
+    const auto report = nlohmann::json::parse(read_text(out / jobs / "report.json"));
+    std::vector<std::string> kinds;
+    for (const auto& f : report["findings"]) kinds.push_back(f["kind"].get<std::string>());
+    CHECK(kinds == std::vector<std::string>{"deadlock", "fx_trace_error", "duplicate_compile",
+                                            "compile_after_warmup"});
+    if (first.empty()) first = kinds;
+    CHECK(kinds == first);
+    // Seconds and virtual times are rounded: no 49.29800000000001.
+    const std::string text = read_text(out / jobs / "report.json");
+    CHECK(std::regex_search(text, std::regex("[0-9]\\.[0-9]{7,}")) == false);
+  }
+  fs::remove_all(out);
+}
+
+TEST_CASE("files of the wrong kind are named for what they are, one line, exit 2", "[cli]") {
+  const fs::path out = scratch("wrong-kind");
+  auto s = racelab("suite scenarios/deadlock/lazy-2-drafters.toml --out " + out.string());
+  CHECK(s.code == 0);
+  const std::string summary = (out / "summary.json").string();
+  const std::string report = (out / "lazy-2-drafters/report.json").string();
+  const std::string schedule =
+      (out / "lazy-2-drafters/schedules/lazy-2-drafters.deadlock.json").string();
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : {
+           Case{"replay " + summary,
+                "this is a suite summary (the summary.json racelab suite --out "
+                "writes), not a schedule"},
+           Case{"replay " + report, "this is an exploration report"},
+           Case{"replay " + out.string(), "this is a directory, not a schedule"},
+           Case{"shrink " + summary + " -o x.json", "this is a suite summary"},
+           Case{"explore " + schedule,
+                "this is a schedule (racelab-schedule JSON), not a scenario"},
+           Case{"suite " + schedule, "not a scenario"},
+           Case{"alloc replay " + schedule, "not a memory_viz snapshot"},
+           Case{"alloc report " + summary, "this is a suite summary"},
+           Case{"alloc report --iterations " + schedule + " " +
+                    alloc_data_path("fixtures-h200/snap_sdpa_fused_1.pickle"),
+                "not a per-iteration stats JSON"},
+       }) {
+    auto r = racelab(c.args);
+    INFO(c.args << ": " << r.out);
+    CHECK(r.code == 2);
+    CHECK(lines(r.out) == 1);
+    CHECK(r.out.find(c.message) != std::string::npos);
+  }
+  auto r = racelab("replay " + summary);
+  CHECK(r.out.find("\"format\": \"racelab-schedule\"") != std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST_CASE("suite without --out writes to racelab-out/suite and says so", "[cli]") {
+  const fs::path dir = scratch("suite-default");
+  const std::string src = std::getenv("RACELAB_SOURCE_DIR");
+  auto s = shell("cd " + dir.string() + " && " + bin() + " suite " + src +
+                 "/scenarios/deadlock/lazy-2-drafters.toml");
+  CHECK(s.code == 0);
+  CHECK(s.out.find("wrote racelab-out/suite/summary.json, racelab-out/suite/report.html") !=
+        std::string::npos);
+  CHECK(fs::exists(dir / "racelab-out/suite/summary.json"));
+  CHECK(fs::exists(dir / "racelab-out/suite/lazy-2-drafters/report.json"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the dfs progress line counts executions up to the cap, without a percentage", "[cli]") {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    WARN("script(1) missing: the terminal progress line is not checked");
+    return;
+  }
+  const fs::path dir = scratch("progress");
+  // script(1) gives racelab a terminal, where it draws progress on stderr.
+  auto r = shell("script -qec '" + std::string(bin()) +
+                 " explore scenarios/warmup/lock-first-forward.toml --out " + dir.string() +
+                 "' /dev/null");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("executions (up to 2000000)") != std::string::npos);
+  CHECK(r.out.find("s left") == std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("a clean scenario explores to exit 0", "[cli]") {
@@ -125,9 +387,9 @@ TEST_CASE("a clean scenario explores to exit 0", "[cli]") {
 
 TEST_CASE("suite writes JUnit and summary; exit 1 when an expectation fails", "[cli]") {
   const fs::path out = scratch("suite");
-  std::ofstream(out / "wrong.toml") << "name = \"wrong\"\n[explore]\niterations = 50\n"
+  std::ofstream(out / "wrong.toml") << "name = \"wrong\"\n[explore]\niterations = 2000\n"
                                        "[expect]\nmust_not = [\"deadlock\"]\n";
-  std::ofstream(out / "right.toml") << "name = \"right\"\n[explore]\niterations = 50\n"
+  std::ofstream(out / "right.toml") << "name = \"right\"\n[explore]\niterations = 2000\n"
                                        "[expect]\nmust = [\"deadlock\"]\n";
   auto s = racelab("suite " + out.string() + " --junit " + (out / "junit.xml").string() +
                    " --out " + (out / "res").string());
@@ -251,6 +513,49 @@ TEST_CASE("alloc report gives the stability verdicts of the fixtures", "[cli]") 
   CHECK(r.out.find("matches the stats JSON at 150/150 iterations") != std::string::npos);
   CHECK(fs::exists(out / "alloc-report.json"));
   CHECK(fs::exists(out / "sdpa_chunked_1.iterations.csv"));
+}
+
+TEST_CASE("alloc report refuses stats of another run and warns where agreement is partial",
+          "[cli]") {
+  // The chunked trace with the fused run's stats: another run, refused in one line.
+  auto other = racelab("alloc report " + alloc_data("fixtures-h200/snap_sdpa_chunked_1.pickle") +
+                       " --iterations " + alloc_data("fixtures-h200/stats_sdpa_fused_1.json"));
+  INFO(other.out);
+  CHECK(other.code == 2);
+  CHECK(lines(other.out) == 1);
+  CHECK(other.out.find("stats_sdpa_fused_1.json: does not belong to ") != std::string::npos);
+  CHECK(other.out.find("stable") == std::string::npos);
+  // Stats whose times cover the trace but whose numbers agree nowhere: refused too.
+  const fs::path dir = scratch("alloc-stats");
+  {
+    auto j =
+        nlohmann::json::parse(read_text(alloc_data("fixtures-h200/stats_sdpa_chunked_1.json")));
+    for (auto& row : j["rows"]) row["reserved"] = row["reserved"].get<std::int64_t>() + (1 << 21);
+    std::ofstream(dir / "stats_shifted.json") << j.dump();
+  }
+  auto shifted = racelab("alloc report " + alloc_data("fixtures-h200/snap_sdpa_chunked_1.pickle") +
+                         " --iterations " + (dir / "stats_shifted.json").string());
+  CHECK(shifted.code == 2);
+  CHECK(lines(shifted.out) == 1);
+  CHECK(shifted.out.find("none of its 150 iterations agrees with the replayed trace") !=
+        std::string::npos);
+  // A trace whose stats agree at 13 of 150 iterations: the verdict, with a warning.
+  auto partial =
+      racelab("alloc report " + alloc_data("h200-traces/snap_sdpa_chunked_gc06f_1.pickle"));
+  CHECK(partial.code == 0);
+  CHECK(partial.out.find("warning: ") != std::string::npos);
+  CHECK(partial.out.find("at only 13/150 iterations (first difference at iteration ") !=
+        std::string::npos);
+  // The trace with its own stats: no warning.
+  auto own = racelab("alloc report " + alloc_data("fixtures-h200/snap_sdpa_chunked_1.pickle"));
+  CHECK(own.code == 0);
+  CHECK(own.out.find("warning") == std::string::npos);
+  // --settle -1 no longer wraps to a huge number (which turned this unstable trace stable).
+  auto settle =
+      racelab("alloc report --settle -1 " + alloc_data("fixtures-h200/snap_sdpa_chunked_1.pickle"));
+  CHECK(settle.code == 2);
+  CHECK(settle.out.find("stable") == std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("alloc whatif predicts the runs recorded under other settings", "[cli]") {

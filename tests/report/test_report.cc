@@ -1,0 +1,174 @@
+// The verdict contract (pass / fail / inconclusive), report order of findings, and the command
+// line's own words (suggestions, option checks, file kinds).
+#include <filesystem>
+#include <fstream>
+
+#include "catch.h"
+#include "model/suite.h"
+#include "report/cli.h"
+#include "report/report.h"
+#include "util/errors.h"
+
+using namespace racelab;
+namespace fs = std::filesystem;
+
+namespace {
+
+model::ScenarioRun make_run(sched::StrategyKind strategy, sched::StopReason stop,
+                            std::vector<std::string> must, std::vector<std::string> must_not,
+                            std::vector<std::string> found) {
+  model::ScenarioRun run;
+  run.scenario.name = "s";
+  run.scenario.must = std::move(must);
+  run.scenario.must_not = std::move(must_not);
+  run.options.strategy.kind = strategy;
+  run.options.iterations = 1000;
+  run.result.strategy = "dfs(max_preemptions=2)";
+  run.result.executions = 1000;
+  run.result.stop = stop;
+  for (const auto& k : found) {
+    sched::FoundKind f;
+    f.finding.kind = k;
+    f.finding.message = k + ": something";
+    run.result.found.push_back(std::move(f));
+  }
+  model::judge(run);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("a proving strategy passes a must_not only when its space was exhausted", "[verdict]") {
+  using sched::StopReason;
+  using sched::StrategyKind;
+  auto done = make_run(StrategyKind::kDfs, StopReason::kExhausted, {}, {"deadlock"}, {});
+  CHECK(done.verdict() == model::Verdict::kPass);
+  CHECK(done.verdict_reason().empty());
+  CHECK(done.coverage().find("exhaustive within the bound") != std::string::npos);
+  for (StopReason cut : {StopReason::kBudget, StopReason::kTimeLimit, StopReason::kInterrupted}) {
+    auto run = make_run(StrategyKind::kDfs, cut, {}, {"deadlock"}, {"compile_after_warmup"});
+    INFO(sched::stop_reason_name(cut));
+    CHECK(run.holds());
+    CHECK(run.verdict() == model::Verdict::kInconclusive);
+    CHECK(run.verdict_reason().rfind("inconclusive: the dfs search was cut short by ", 0) == 0);
+    CHECK(run.coverage().find("not a proof") != std::string::npos);
+    CHECK(model::explore_exit_code(run) == kExitFound);
+  }
+  // A must_not that is found fails, cut short or not: fail wins over inconclusive.
+  auto found = make_run(StrategyKind::kDfs, StopReason::kBudget, {}, {"deadlock"}, {"deadlock"});
+  CHECK(found.verdict() == model::Verdict::kFail);
+  CHECK(found.verdict_reason() == "found but must not occur: deadlock");
+  // Finding every `must` kind is a witness: no exhaustion needed.
+  auto witness = make_run(StrategyKind::kDfs, StopReason::kBudget, {"deadlock"}, {}, {"deadlock"});
+  CHECK(witness.verdict() == model::Verdict::kPass);
+  auto missing = make_run(StrategyKind::kDfs, StopReason::kBudget, {"deadlock"}, {}, {});
+  CHECK(missing.verdict() == model::Verdict::kFail);
+  CHECK(missing.verdict_reason() == "expected but not found: deadlock");
+}
+
+TEST_CASE("sampling strategies pass on what they sampled and say so", "[verdict]") {
+  for (auto k : {sched::StrategyKind::kRandom, sched::StrategyKind::kPct}) {
+    auto run = make_run(k, sched::StopReason::kBudget, {}, {"deadlock"}, {});
+    run.result.strategy = "pct(depth=3, seed=1)";
+    CHECK(run.verdict() == model::Verdict::kPass);
+    CHECK(run.coverage() == "sampled 1000 executions (pct(depth=3, seed=1)), not a proof");
+    CHECK(run.coverage_brief() == "1000 executions sampled, not a proof");
+  }
+}
+
+TEST_CASE("evidence kinds never make explore exit 1 on their own", "[verdict]") {
+  using sched::StopReason;
+  using sched::StrategyKind;
+  auto evidence = make_run(StrategyKind::kDfs, StopReason::kExhausted, {}, {"deadlock"},
+                           {"compile_after_warmup", "duplicate_compile", "recompile_limit"});
+  CHECK(evidence.failures().empty());
+  CHECK(model::explore_exit_code(evidence) == kExitOk);
+  auto failure = make_run(StrategyKind::kPct, StopReason::kBudget, {"deadlock"}, {}, {"deadlock"});
+  CHECK(model::explore_exit_code(failure) == kExitFound);
+  // No expectations: only failure kinds count.
+  auto bare = make_run(StrategyKind::kDfs, StopReason::kBudget, {}, {}, {"duplicate_compile"});
+  CHECK(model::explore_exit_code(bare) == kExitOk);
+}
+
+TEST_CASE("findings are in registry rank order, the same order whatever the discovery order",
+          "[verdict]") {
+  auto a = make_run(sched::StrategyKind::kPct, sched::StopReason::kBudget, {}, {},
+                    {"compile_after_warmup", "duplicate_compile", "fx_trace_error", "deadlock"});
+  auto b = make_run(sched::StrategyKind::kPct, sched::StopReason::kBudget, {}, {},
+                    {"fx_trace_error", "deadlock", "compile_after_warmup", "duplicate_compile"});
+  std::vector<std::string> ka, kb;
+  for (const auto& f : a.result.found) ka.push_back(f.finding.kind);
+  for (const auto& f : b.result.found) kb.push_back(f.finding.kind);
+  CHECK(ka == std::vector<std::string>{"deadlock", "fx_trace_error", "duplicate_compile",
+                                       "compile_after_warmup"});
+  CHECK(ka == kb);
+  std::vector<sched::Finding> fs = {{"duplicate_compile", "x", -1, {}, {}},
+                                    {"deadlock", "deadlock: y", -1, {}, {}}};
+  auto o = report::ordered(fs);
+  CHECK(o.front()->kind == "deadlock");
+  CHECK(report::message_text(*o.front()) == "y");
+  CHECK(report::message_text(*o.back()) == "x");
+}
+
+TEST_CASE("JSON seconds are rounded to the microsecond", "[verdict]") {
+  CHECK(report::round_seconds(49.29800000000001) == 49.298);
+  CHECK(nlohmann::json(report::round_seconds(49.29800000000001)).dump() == "49.298");
+}
+
+TEST_CASE("suggestions: the closest command or option within a typo's distance", "[cli_words]") {
+  CHECK(report::edit_distance("strategi", "strategy") == 1);
+  CHECK(report::edit_distance("", "abc") == 3);
+  CHECK(report::edit_distance("kitten", "sitting") == 3);
+  CHECK(report::closest("--strategi", {"--seed", "--strategy", "--depth"}) == "--strategy");
+  CHECK(report::closest("exlpore", {"doctor", "explore", "replay"}) == "explore");
+  CHECK(report::closest("frobnicate", {"doctor", "explore", "replay"}).empty());
+  CHECK(report::word_list({"a", "b", "c"}, "or") == "a, b or c");
+}
+
+TEST_CASE("option checks say what was expected and what was given", "[cli_words]") {
+  CHECK(report::check_integer("0", 1, INT64_MAX) == "expected a positive integer, got 0");
+  CHECK(report::check_integer("-1", 0, INT64_MAX) == "expected a non-negative integer, got -1");
+  CHECK(report::check_integer("70", 1, 64) == "expected an integer in 1..64, got 70");
+  CHECK(report::check_integer("12x", 1, 64) == "expected an integer in 1..64, got 12x");
+  CHECK(report::check_integer("99999999999999999999", 1, INT64_MAX) != "");
+  CHECK(report::check_integer("7", 1, 64).empty());
+  CHECK(report::check_number("-2", 0) == "expected a number >= 0, got -2");
+  CHECK(report::check_number("0.5", 0).empty());
+}
+
+TEST_CASE("file kinds are told apart by content; expect_file names both", "[cli_words]") {
+  const fs::path dir = fs::temp_directory_path() / "racelab-test-filekinds";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
+  const auto schedule = write("s.json", R"({"finding": {}, "format": "racelab-schedule"})");
+  const auto summary = write("summary.json", R"({"failed": 0, "passed": 1, "scenarios": []})");
+  const auto report = write("report.json", R"({"findings": [], "scenario_hash": "ab"})");
+  const auto stats = write("stats.json", R"({"rows": [{"iter": 0, "t_start_us": 1}]})");
+  const auto scenario = write("x.toml", "name = \"x\"\n[explore]\niterations = 5\n");
+  const auto pickle = write("snap.pickle", std::string("\x80\x04", 2) + "rest");
+  CHECK(report::identify_file(schedule) == report::FileKind::kSchedule);
+  CHECK(report::identify_file(summary) == report::FileKind::kSuiteSummary);
+  CHECK(report::identify_file(report) == report::FileKind::kExploreReport);
+  CHECK(report::identify_file(stats) == report::FileKind::kStats);
+  CHECK(report::identify_file(scenario) == report::FileKind::kScenario);
+  CHECK(report::identify_file(pickle) == report::FileKind::kSnapshot);
+  CHECK(report::identify_file(dir.string()) == report::FileKind::kDirectory);
+  CHECK(report::identify_file((dir / "none").string()) == report::FileKind::kMissing);
+  CHECK_NOTHROW(report::expect_file(schedule, report::FileKind::kSchedule, "replay SCHEDULE"));
+  try {
+    report::expect_file(summary, report::FileKind::kSchedule, "replay SCHEDULE");
+    FAIL("a suite summary passed as a schedule");
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    CHECK(m.find("this is a suite summary") != std::string::npos);
+    CHECK(m.find("not a schedule") != std::string::npos);
+    CHECK(m.find("\"format\": \"racelab-schedule\"") != std::string::npos);
+  }
+  CHECK_THROWS_AS(report::expect_file(pickle, report::FileKind::kScenario, "explore SCENARIO"),
+                  InputError);
+  fs::remove_all(dir);
+}
