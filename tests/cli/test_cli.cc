@@ -700,3 +700,55 @@ TEST_CASE("merge refuses shards that do not belong together", "[cli]") {
     CHECK(r.code == 2);
   }
 }
+
+TEST_CASE("the README's \"Using it\" commands run as written, racelab found on PATH", "[cli]") {
+  const std::string src = std::getenv("RACELAB_SOURCE_DIR");
+  const std::string readme = read_text(src + "/README.md");
+  const auto section = readme.find("## Using it");
+  REQUIRE(section != std::string::npos);
+  const auto begin = readme.find("```sh\n", section);
+  const auto end = readme.find("```", begin + 6);
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  // One command per line; a trailing backslash continues it.
+  std::vector<std::string> commands;
+  std::istringstream in(readme.substr(begin + 6, end - begin - 6));
+  std::string line, cmd;
+  while (std::getline(in, line)) {
+    cmd += line;
+    if (!cmd.empty() && cmd.back() == '\\') {
+      cmd.pop_back();
+      continue;
+    }
+    commands.push_back(cmd);
+    cmd.clear();
+  }
+  REQUIRE(commands.size() >= 10);
+  // A checkout as the quick start leaves it: scenarios, tools, and build/ci with the unpacked
+  // allocator traces; racelab on PATH as tools/build.sh puts it there.
+  const fs::path dir = scratch("readme");
+  fs::create_directory_symlink(src + "/scenarios", dir / "scenarios");
+  fs::create_directory_symlink(src + "/tools", dir / "tools");
+  fs::create_directories(dir / "build/ci/tests/data");
+  fs::create_directory_symlink(alloc_data_path(""), dir / "build/ci/tests/data/alloc");
+  const std::string path = fs::path(bin()).parent_path().string();
+  for (const std::string& c : commands) {
+    // The whole suite twice would double this test's time: the main job runs it, and
+    // scale.examples runs the sharded form.
+    if (c.find("racelab suite scenarios/") != std::string::npos) continue;
+    REQUIRE(c.rfind("racelab ", 0) == 0);
+    auto r = shell("cd " + dir.string() + " && env PATH=" + path + ":/usr/bin:/bin " + c);
+    INFO(c << "\n-> " << r.code << "\n" << r.out);
+    if (r.code == 2 && c.find("live python") != std::string::npos &&
+        r.out.find("python3-dev") != std::string::npos) {
+      WARN("racelab was built without the Python bridge: " << c);
+      continue;
+    }
+    CHECK(r.code <= 1);
+    CHECK(r.out.find("command not found") == std::string::npos);
+  }
+  CHECK(fs::exists(dir / "replayed/report.html"));
+  CHECK(fs::exists(dir / "smaller.json"));
+  CHECK(fs::exists(dir / "mem/report.html"));
+  fs::remove_all(dir);
+}
