@@ -37,6 +37,12 @@ int replay_command(const ReplayArgs& a) {
     // A schedule of the live workload: it replays on real threads, with its own parameters.
     return live_torch_replay(a.schedule, a.out.empty() ? "racelab-out/live-torch-replay" : a.out);
   }
+  if (s.subject_name == "live-python") {
+    throw InputError(fmt::format(
+        "{}: a schedule of racelab live python, not of a scenario; replay it with racelab live "
+        "python --replay {}",
+        a.schedule, a.schedule));
+  }
   const model::ReplayRun run =
       model::replay_schedule(s, {a.schedule, a.scenario, a.on_divergence, a.seed});
   if (run.other_scenario) {

@@ -75,6 +75,12 @@ std::string cut_by(sched::StopReason r) {
 std::string ScenarioRun::coverage() const {
   const std::uint64_t n = result.executions;
   if (proves()) {
+    if (result.exhausted() && result.classes) {
+      return fmt::format(
+          "exhaustive: every interleaving class explored ({}): {} executions, {} classes, {} "
+          "redundant",
+          result.strategy, n, result.classes->classes, result.classes->redundant);
+    }
     if (result.exhausted()) {
       return fmt::format("exhaustive within the bound ({}): {} executions", result.strategy, n);
     }
@@ -106,9 +112,10 @@ std::string ScenarioRun::verdict_reason() const {
       return "";
     case Verdict::kInconclusive:
       return fmt::format(
-          "inconclusive: the dfs search was cut short by {} after {} executions, before "
+          "inconclusive: the {} search was cut short by {} after {} executions, before "
           "covering its bounded space, so must_not [{}] is not proven ({})",
-          cut_by(result.stop), result.executions, fmt::join(scenario.must_not, ", "),
+          sched::strategy_name(options.strategy.kind), cut_by(result.stop), result.executions,
+          fmt::join(scenario.must_not, ", "),
           result.stop == sched::StopReason::kBudget
               ? fmt::format("raise [explore] iterations above {} or lower max_preemptions",
                             options.iterations)

@@ -96,8 +96,8 @@ TEST_CASE("--version, --help and usage errors", "[cli]") {
   auto badflag = racelab("explore scenarios/deadlock/lazy-2-drafters.toml --strategy bfs");
   CHECK(badflag.code == 2);
   CHECK(lines(badflag.out) == 1);
-  CHECK(badflag.out.find("--strategy: expected random, pct or dfs, got 'bfs'") !=
-        std::string::npos);
+  CHECK(badflag.out.find("--strategy: expected random, pct") != std::string::npos);
+  CHECK(badflag.out.find("got 'bfs' (did you mean dfs?)") != std::string::npos);
   auto unknown = racelab("explore scenarios/deadlock/lazy-2-drafters.toml --strategi dfs");
   CHECK(unknown.code == 2);
   CHECK(lines(unknown.out) == 1);
@@ -344,6 +344,17 @@ TEST_CASE("files of the wrong kind are named for what they are, one line, exit 2
   }
   auto r = racelab("replay " + summary);
   CHECK(r.out.find("\"format\": \"racelab-schedule\"") != std::string::npos);
+  // A schedule of a live python run names the command that replays it.
+  {
+    auto j = nlohmann::json::parse(read_text(schedule));
+    j["subject"]["name"] = "live-python";
+    std::ofstream(out / "live.json") << j.dump(2);
+  }
+  auto live = racelab("replay " + (out / "live.json").string());
+  CHECK(live.code == 2);
+  CHECK(lines(live.out) == 1);
+  CHECK(live.out.find("a schedule of racelab live python, not of a scenario; replay it with "
+                      "racelab live python --replay ") != std::string::npos);
   fs::remove_all(out);
 }
 
