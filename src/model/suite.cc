@@ -156,8 +156,14 @@ void judge(ScenarioRun& run) {
   for (const auto& kind : run.scenario.must) {
     if (run.result.find(kind) == nullptr) run.missing.push_back(kind);
   }
-  for (const auto& kind : run.scenario.must_not) {
-    if (run.result.find(kind) != nullptr) run.unexpected.push_back(kind);
+  std::stable_sort(run.missing.begin(), run.missing.end(), [](const auto& a, const auto& b) {
+    return sched::kinds::rank(a) < sched::kinds::rank(b);
+  });
+  // In report order too: the found kinds that must not occur.
+  const auto& no = run.scenario.must_not;
+  for (const auto& f : run.result.found) {
+    if (std::find(no.begin(), no.end(), f.finding.kind) != no.end())
+      run.unexpected.push_back(f.finding.kind);
   }
 }
 

@@ -102,6 +102,15 @@ TEST_CASE("findings are in registry rank order, the same order whatever the disc
   CHECK(ka == std::vector<std::string>{"deadlock", "fx_trace_error", "duplicate_compile",
                                        "compile_after_warmup"});
   CHECK(ka == kb);
+  // The expectations' lists follow the same order, whatever the scenario's order.
+  auto c =
+      make_run(sched::StrategyKind::kPct, sched::StopReason::kBudget, {"duplicate_compile", "oom"},
+               {"compile_after_warmup", "deadlock"}, {"compile_after_warmup", "deadlock"});
+  CHECK(c.unexpected == std::vector<std::string>{"deadlock", "compile_after_warmup"});
+  CHECK(c.missing == std::vector<std::string>{"oom", "duplicate_compile"});
+  CHECK(c.verdict_reason() ==
+        "expected but not found: oom, duplicate_compile; found but must not occur: deadlock, "
+        "compile_after_warmup");
   std::vector<sched::Finding> fs = {{"duplicate_compile", "x", -1, {}, {}},
                                     {"deadlock", "deadlock: y", -1, {}, {}}};
   auto o = report::ordered(fs);
