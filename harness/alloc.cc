@@ -246,6 +246,8 @@ int report_command(const ReportArgs& a) {
     report::expect_file(path, report::FileKind::kSnapshot, "alloc report TRACE...");
     const Snapshot snap = read_snapshot(path);
     const std::vector<std::size_t> devices = pick_devices(snap, a.device, path);
+    std::vector<std::size_t> used_stats;  // the reports of this trace's devices that used stats
+    fs::path stats_used;
     for (std::size_t device : devices) {
       const auto& trace = snap.traces[device];
       // Boundaries: the stats JSON given, or the one beside the trace (stats_<name>.json), or
@@ -277,8 +279,16 @@ int report_command(const ReportArgs& a) {
       reports.push_back(analyse(
           name, trace, b, opt, a.settle,
           a.segments_at.empty() ? std::nullopt : std::optional<std::string>(a.segments_at)));
-      if (!stats.empty())
-        warnings.push_back(check_stats_agreement(reports.back(), stats.string(), path));
+      if (!stats.empty()) {
+        used_stats.push_back(reports.size() - 1);
+        stats_used = stats;
+      }
+    }
+    if (!used_stats.empty()) {
+      std::vector<const StabilityReport*> devs;
+      for (std::size_t k : used_stats) devs.push_back(&reports[k]);
+      for (auto& w : check_stats_agreement(devs, stats_used.string(), path))
+        warnings.push_back(std::move(w));
     }
   }
   clear_progress();

@@ -232,37 +232,46 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
   return rep;
 }
 
-std::string check_stats_agreement(const StabilityReport& r, const std::string& stats_origin,
-                                  const std::string& trace_origin) {
-  if (r.recorded_rows == 0 || r.recorded_matches == r.recorded_rows) return "";
-  const Row* first = nullptr;
+namespace {
+
+std::string first_difference(const StabilityReport& r) {
   for (const Row& row : r.rows) {
-    if (row.recorded && !row.matches_recorded) {
-      first = &row;
-      break;
-    }
-  }
-  std::string diff;
-  if (first != nullptr) {
-    const auto& rec = *first->recorded;
-    diff = fmt::format(
+    if (!row.recorded || row.matches_recorded) continue;
+    const auto& rec = *row.recorded;
+    return fmt::format(
         "iteration {}: stats reserved {} MiB, allocated {} MiB, {} segments, {} device "
         "allocations; replayed {} MiB, {} MiB, {}, {}",
-        first->label, mib(static_cast<std::uint64_t>(rec.reserved)),
+        row.label, mib(static_cast<std::uint64_t>(rec.reserved)),
         mib(static_cast<std::uint64_t>(rec.allocated)), rec.segments, rec.device_allocs,
-        mib(first->at_end.reserved), mib(first->at_end.allocated), first->at_end.segments,
-        first->at_end.device_allocs);
+        mib(row.at_end.reserved), mib(row.at_end.allocated), row.at_end.segments,
+        row.at_end.device_allocs);
   }
-  if (r.recorded_matches == 0) {
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> check_stats_agreement(const std::vector<const StabilityReport*>& devices,
+                                               const std::string& stats_origin,
+                                               const std::string& trace_origin) {
+  std::vector<std::string> warnings;
+  bool any = false;
+  for (const StabilityReport* r : devices) any = any || r->recorded_matches > 0;
+  if (!any && !devices.empty() && devices.front()->recorded_rows > 0) {
+    const StabilityReport& r = *devices.front();
     throw InputError(fmt::format(
         "{}: does not belong to {}: none of its {} iterations agrees with the replayed trace "
-        "({}); pass the stats JSON recorded with this trace and device",
-        stats_origin, trace_origin, r.recorded_rows, diff));
+        "({}); pass the stats JSON recorded with this trace",
+        stats_origin, trace_origin, r.recorded_rows, first_difference(r)));
   }
-  return fmt::format(
-      "warning: {} agrees with {} at only {}/{} iterations (first difference at {}): the "
-      "verdict follows the replayed trace",
-      stats_origin, trace_origin, r.recorded_matches, r.recorded_rows, diff);
+  for (const StabilityReport* r : devices) {
+    if (r->recorded_rows == 0 || r->recorded_matches == r->recorded_rows) continue;
+    warnings.push_back(fmt::format(
+        "warning: {} agrees with {} at only {}/{} iterations (first difference at {}): the "
+        "verdict follows the replayed trace",
+        stats_origin, r->name, r->recorded_matches, r->recorded_rows, first_difference(*r)));
+  }
+  return warnings;
 }
 
 nlohmann::ordered_json report_json(const StabilityReport& r) {

@@ -78,12 +78,14 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
                         const Boundaries& boundaries, ReplayOptions options, std::size_t settle,
                         std::optional<std::string> segments_at = std::nullopt);
 
-// Whether the stats JSON the iterations came from belongs to the trace: throws InputError when
-// none of its iterations agrees with the replay (reserved, allocated, segments and device
-// allocations: the stats of another run or another device), returns a warning line when only
-// some do, and "" when all do or there were no stats.
-std::string check_stats_agreement(const StabilityReport& r, const std::string& stats_origin,
-                                  const std::string& trace_origin);
+// Whether the stats JSON the iterations came from belongs to the trace, given the reports of the
+// trace's devices that used it: throws InputError when none of its iterations agrees with any
+// device's replay (reserved, allocated, segments and device allocations: the stats of another run),
+// returns one warning line per device that agrees only in part or not at all (a stats JSON records
+// one device), and nothing when one device agrees everywhere and it is the only one.
+std::vector<std::string> check_stats_agreement(const std::vector<const StabilityReport*>& devices,
+                                               const std::string& stats_origin,
+                                               const std::string& trace_origin);
 
 // report.html for one or more traces: reserved and allocated over time with device allocations
 // marked, the segment map, the per-iteration table.
