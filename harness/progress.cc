@@ -111,12 +111,12 @@ std::string verdict_word(const model::ScenarioRun& run) {
 
 CLI::Validator integer_check(std::int64_t lo, std::int64_t hi) {
   return CLI::Validator([lo, hi](std::string& text) { return report::check_integer(text, lo, hi); },
-                        "INT", "");
+                        hi == INT64_MAX ? fmt::format(">={}", lo) : fmt::format("{}..{}", lo, hi),
+                        "");
 }
 
 CLI::Validator seconds_check() {
-  return CLI::Validator([](std::string& text) { return report::check_number(text, 0); }, "SECONDS",
-                        "");
+  return CLI::Validator([](std::string& text) { return report::check_number(text, 0); }, ">=0", "");
 }
 
 CLI::Validator one_of(std::vector<std::string> words) {
