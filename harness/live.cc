@@ -41,6 +41,17 @@ namespace tw = live::torch_workload;
 // Kinds that fail a live run; the others (duplicate_compile, compile_after_warmup) are evidence.
 bool is_failure(const std::string& kind) { return sched::kinds::is_failure(kind); }
 
+// The failure (or lost control) of an execution that ranks first in the registry's order.
+std::vector<sched::Finding>::const_iterator worst_failure(const live::Result& r) {
+  auto best = r.findings.end();
+  for (auto it = r.findings.begin(); it != r.findings.end(); ++it) {
+    if (!is_failure(it->kind) && !sched::kinds::is_inconclusive(it->kind)) continue;
+    if (best == r.findings.end() || sched::kinds::rank(it->kind) < sched::kinds::rank(best->kind))
+      best = it;
+  }
+  return best;
+}
+
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -69,6 +80,7 @@ struct LiveArgs {
   std::string script;
   std::vector<std::string> script_args;
   std::string interpose = "torch-2.11";
+  std::vector<std::string> dicts, locks, points, blockings;  // live python: table entries
   std::string follow;  // a model schedule to force on the live run
 };
 
@@ -188,8 +200,9 @@ std::string write_schedule(const LiveArgs& a, const JobInfo& info, const live::R
   s.seed = a.seed;
   s.execution = execution;
   s.parameters = nlohmann::json::parse(info.parameters.dump());
-  const auto first = std::find_if(r.findings.begin(), r.findings.end(),
-                                  [](const sched::Finding& f) { return is_failure(f.kind); });
+  // Named after its worst failure (the registry's order: a deadlock before the FX errors that
+  // came first), so that another execution's schedule of a lesser kind never takes its name.
+  const auto first = worst_failure(r);
   if (first != r.findings.end()) {
     s.finding_kind = first->kind;
     s.finding_message = first->message;
@@ -239,8 +252,7 @@ std::string write_outputs(const LiveArgs& a, const JobInfo& info, const Outcome&
   }
   if (o.other) {
     const std::string path = write_schedule(a, info, *o.other, o.other_execution, strategy_desc);
-    const auto f = std::find_if(o.other->findings.begin(), o.other->findings.end(),
-                                [](const sched::Finding& x) { return is_failure(x.kind); });
+    const auto f = worst_failure(*o.other);
     auto j = finding_json(*f);
     j["execution"] = o.other_execution;
     j["schedule"] = path;
@@ -266,9 +278,14 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
   const bool failed = o.failure.has_value() &&
                       std::any_of(o.failure->findings.begin(), o.failure->findings.end(),
                                   [](const sched::Finding& f) { return is_failure(f.kind); });
+  // racelab lost control of a thread: no verdict either way (exit 3), whatever was expected.
+  const bool inconclusive =
+      o.failure.has_value() &&
+      std::any_of(o.failure->findings.begin(), o.failure->findings.end(),
+                  [](const sched::Finding& f) { return sched::kinds::is_inconclusive(f.kind); });
   if (o.failure) {
     for (const auto& f : o.failure->findings) {
-      if (!is_failure(f.kind)) continue;
+      if (!is_failure(f.kind) && !sched::kinds::is_inconclusive(f.kind)) continue;
       fmt::print("{} (execution {}, {} decisions): {}\n", paint(f.kind, Colour::kRed),
                  o.failure_execution, o.failure->choices.size(), f.message);
       for (const auto& d : f.details) fmt::print("  {}\n", d);
@@ -283,8 +300,7 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
     if (!is_failure(kind)) fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
   }
   if (o.other) {
-    const auto f = std::find_if(o.other->findings.begin(), o.other->findings.end(),
-                                [](const sched::Finding& x) { return is_failure(x.kind); });
+    const auto f = worst_failure(*o.other);
     fmt::print(
         "{} (execution {}, searched past it): {}\n  replay: racelab {} --replay "
         "{}/schedule-{}.json\n",
@@ -293,17 +309,24 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
       if (is_failure(kind) && kind != sched::kinds::kDeadlock && kind != live::kinds::kHang)
         fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
   }
-  if (!failed) fmt::print("{}\n", paint("no deadlock, hang or exception", Colour::kGreen));
+  if (!failed && !inconclusive)
+    fmt::print("{}\n", paint("no deadlock, hang or exception", Colour::kGreen));
   if (o.interrupted) fmt::print("interrupted: results so far written\n");
   if (o.time_limit) fmt::print("time limit reached: results so far written\n");
   fmt::print("{} execution(s){} in {:.2f} s on {}\n", o.executions,
              o.exhausted ? " (exhaustive within the bound)" : "", o.seconds, info.build);
   fmt::print("report: {}/report.json, {}/trace.txt\n", a.out, a.out);
   const bool want_deadlock = a.expect == "deadlock";
-  const bool found_deadlock = o.failure && (o.failure->found(sched::kinds::kDeadlock) ||
-                                            o.failure->found(live::kinds::kHang));
+  const bool found_deadlock = o.failure && o.failure->found(sched::kinds::kDeadlock);
   int code = kExitOk;
-  if (want_deadlock) {
+  if (inconclusive) {
+    fmt::print(
+        "{}: racelab lost control of a thread, so this run says nothing about the "
+        "program{}; exit 3\n",
+        paint("inconclusive", Colour::kRed),
+        want_deadlock ? " (the expected deadlock was not seen)" : "");
+    code = kExitInternal;
+  } else if (want_deadlock) {
     fmt::print("expectation (deadlock) {}\n", found_deadlock
                                                   ? paint("holds", Colour::kGreen)
                                                   : paint("does not hold", Colour::kRed));
@@ -419,10 +442,13 @@ int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
     for (const auto& f : r->findings) seen.insert(f.kind);
     for (const auto& k : seen) ++o.kinds[k];
     if (progress) progress(o.executions, a.executions);
-    const bool failed = std::any_of(seen.begin(), seen.end(), is_failure);
-    // Searching for a deadlock: another failure is kept (the first) and the search goes on.
+    const bool lost = std::any_of(seen.begin(), seen.end(), sched::kinds::is_inconclusive);
+    const bool failed = lost || std::any_of(seen.begin(), seen.end(), is_failure);
+    // Searching for a deadlock: another failure is kept (the first) and the search goes on, unless
+    // threads were left stuck in real calls (a hang, racelab losing control): then the process
+    // must end, and that execution is the result. A hang is never the deadlock asked for.
     if (failed && !replaying && a.expect == "deadlock" && !seen.count(sched::kinds::kDeadlock) &&
-        !seen.count(live::kinds::kHang)) {
+        !r->hung) {
       if (!o.other) {
         o.other = std::move(r);
         o.other_execution = i;
@@ -470,7 +496,7 @@ int run_python(LiveArgs a) {
   check_common(a);
   std::unique_ptr<sched::Strategy> strategy;
   std::optional<sched::Schedule> replay;
-  lp::Job job{a.script, a.script_args, a.interpose, {}};
+  lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
   if (!a.replay.empty()) {
     replay = sched::read_schedule(a.replay);
     if (replay->subject_name != "live-python")
@@ -602,27 +628,42 @@ int live_torch_replay(const std::string& schedule, const std::string& out) {
 
 // The options every live search shares (live torch, live python).
 void add_search_options(CLI::App* cmd, LiveArgs& a) {
-  cmd->add_option("--strategy", a.strategy, "random | pct | dfs")->capture_default_str();
-  cmd->add_option("--seed", a.seed, "seed of random and pct")->capture_default_str();
-  cmd->add_option("--depth", a.depth, "pct depth")->capture_default_str();
+  // Checked before conversion, in racelab's words (command.h): "-1" never wraps.
+  cmd->add_option("--strategy", a.strategy, "random | pct | dfs")
+      ->capture_default_str()
+      ->check(one_of({"random", "pct", "dfs"}));
+  cmd->add_option("--seed", a.seed, "seed of random and pct")
+      ->capture_default_str()
+      ->check(integer_check(0));
+  cmd->add_option("--depth", a.depth, "pct depth")
+      ->capture_default_str()
+      ->check(integer_check(1, 64));
   cmd->add_option("--max-preemptions", a.preemptions, "dfs preemption bound")
-      ->capture_default_str();
-  cmd->add_option("--executions", a.executions, "executions to run at most")->capture_default_str();
-  cmd->add_option("--time-limit", a.time_limit, "stop after this many seconds, keeping results");
+      ->capture_default_str()
+      ->check(integer_check(0, 64));
+  cmd->add_option("--executions", a.executions, "executions to run at most")
+      ->capture_default_str()
+      ->check(integer_check(1));
+  cmd->add_option("--time-limit", a.time_limit, "stop after this many seconds, keeping results")
+      ->check(seconds_check());
   cmd->add_option("--hang-timeout", a.hang_timeout,
                   "seconds without progress that make a hang (must exceed the longest compile)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(seconds_check());
   cmd->add_option("--settle-ms", a.settle_ms,
                   "quiet time granted to foreign threads before each decision")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_check(0, 600000));
   cmd->add_option("--cycle-confirm-ms", a.cycle_confirm_ms,
                   "a wait-for cycle through a blocking call that holds still this long is "
                   "reported as a deadlock without waiting for --hang-timeout")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_check(0, 3600000));
   cmd->add_option("--expect", a.expect,
                   "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless "
                   "one is found)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(one_of({"clean", "deadlock"}));
   cmd->add_option("--replay", a.replay, "run the schedule file once (its parameters apply)");
   cmd->add_option("--out", a.out, "output directory")->capture_default_str();
 }
@@ -668,8 +709,19 @@ void add_live(CLI::App& app, Runner& run) {
   py->add_option("script", p->script, "the script, run as __main__ (not with --replay)");
   py->add_option("args", p->script_args, "the script's arguments (after --)");
   py->add_option("--interpose", p->interpose,
-                 "interposition table: torch-2.11, standin, or a JSON file (data/interpose/)")
+                 "interposition table: torch-2.11, standin, none, or a JSON file "
+                 "(data/interpose/)")
       ->capture_default_str();
+  py->add_option("--dict", p->dicts,
+                 "MODULE.ATTR: a dict cache of compiled wrappers whose lookups and inserts are "
+                 "scheduling points (repeatable; added to the table)");
+  py->add_option("--lock", p->locks,
+                 "MODULE.ATTR: a lock to replace with racelab's re-entrant lock (repeatable)");
+  py->add_option("--point", p->points,
+                 "MODULE.FUNC: a function whose entry is a scheduling point (repeatable)");
+  py->add_option("--blocking", p->blockings,
+                 "MODULE.FUNC[=SERVED_BY]: a call that waits for a thread racelab does not "
+                 "control, served by the thread so named (repeatable)");
   add_search_options(py, *p);
   py->add_option("--follow", p->follow,
                  "force a model schedule (racelab explore's) on the live run, through the "

@@ -46,8 +46,9 @@ using sched::ThreadId;
 class Runtime;
 
 namespace kinds {
-using sched::kinds::kHang;  // no progress, but no wait-for cycle to name (sched/kinds.h)
-}
+using sched::kinds::kHang;         // no progress, but no wait-for cycle to name (sched/kinds.h)
+using sched::kinds::kLostControl;  // a controlled thread never came back to a scheduling point
+}  // namespace kinds
 
 struct Options {
   // No progress for this long is a hang. It must exceed the longest real call a thread makes
@@ -74,27 +75,44 @@ struct Options {
 };
 
 // An instrumented mutex; BasicLockable, so std::lock_guard and std::unique_lock work.
+//
+// A *Python lock* (Runtime::python_lock) has the semantics of CPython's `_thread.lock`, from which
+// threading builds Condition, Event, Semaphore, Barrier and queue.Queue: any thread may release
+// it, and a thread that acquires it while holding it waits until another thread releases it
+// (that is how Condition.wait parks a waiter). `waits_for` says, in words, what a thread blocked
+// in lock() waits for ("an item from Queue at train.py:20"); reports use it.
 class Mutex {
  public:
-  void lock();
+  void lock() { lock_waiting_for({}); }
+  void lock_waiting_for(std::string waits_for);
   // A scheduling point that never waits: takes the mutex if it is free (or held by this thread
   // and recursive) when the scheduler runs it, and says whether it did.
   bool try_lock();
   void unlock();
   const std::string& name() const { return name_; }
   bool recursive() const { return recursive_; }
+  bool python_lock() const { return python_lock_; }
+  bool waiter() const { return waiter_; }
+  bool locked() const;
 
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
  private:
   friend class Runtime;
-  Mutex(Runtime* rt, int id, std::string name, bool recursive)
-      : rt_(rt), id_(id), name_(std::move(name)), recursive_(recursive) {}
+  Mutex(Runtime* rt, int id, std::string name, bool recursive, bool python_lock, bool waiter)
+      : rt_(rt),
+        id_(id),
+        name_(std::move(name)),
+        recursive_(recursive),
+        python_lock_(python_lock),
+        waiter_(waiter) {}
   Runtime* rt_;
   int id_;
   std::string name_;
   bool recursive_;
+  bool python_lock_;
+  bool waiter_;
 };
 
 // A shared variable checked for data races: every get() and set() is a scheduling point, and two
@@ -223,6 +241,11 @@ class Runtime final : public sched::ThreadView {
   // ---- Setup (and, for spawn, from controlled threads).
   Mutex& mutex(std::string name) { return make_mutex(std::move(name), false); }
   Mutex& recursive_mutex(std::string name) { return make_mutex(std::move(name), true); }
+  // A lock with CPython's `_thread.lock` semantics (see Mutex). `waiter`: the lock
+  // Condition.wait parks on; its waiter holds it, but reports do not list it as held.
+  Mutex& python_lock(std::string name, bool waiter = false) {
+    return make_mutex(std::move(name), false, true, waiter);
+  }
   template <class T>
   Shared<T>& shared(std::string name, T init = T{}) {
     auto* v = new Shared<T>(this, next_var_id(), std::move(name), std::move(init));
@@ -257,7 +280,8 @@ class Runtime final : public sched::ThreadView {
   struct Impl;
 
   explicit Runtime(const Options& options);
-  Mutex& make_mutex(std::string name, bool recursive);
+  Mutex& make_mutex(std::string name, bool recursive, bool python_lock = false,
+                    bool waiter = false);
   int next_var_id();
   void adopt_var(std::unique_ptr<SharedVar> v);
 

@@ -115,6 +115,7 @@ struct Runtime::Impl {
   std::uint64_t decisions = 0;
   bool aborting = false;
   bool fatal = false;
+  bool foreign_released_python_lock = false;  // see report_stuck
   SteadyClock::time_point start = SteadyClock::now();
 
   // Bumped with every change a waiter may wait for (activity, a thread's turn, the end);
@@ -279,6 +280,7 @@ struct Runtime::Impl {
   // ---- Operations.
   void release_mutex(int agent, int id) {
     MutexState& mx = mutexes[id];
+    if (mx.depth <= 0) return;  // a Python lock released twice by two threads at once
     if (--mx.depth == 0) {
       mx.owner = -1;
       clock_join(mx.clock, agents[agent].clock);
@@ -403,7 +405,7 @@ struct Runtime::Impl {
   std::string holds_text(int agent) const {
     std::vector<std::string> held;
     for (const MutexState& mx : mutexes)
-      if (mx.owner == agent) held.push_back(mx.obj->name());
+      if (mx.owner == agent && !mx.obj->waiter()) held.push_back(mx.obj->name());
     if (held.empty()) return {};
     return fmt::format("holds {} and ", fmt::join(held, ", "));
   }
@@ -415,15 +417,23 @@ struct Runtime::Impl {
   // What `agent` waits for, and the agent it waits on (-1: none known).
   std::pair<std::string, int> wait_of(int agent, bool timed = false) const {
     const Agent& a = agents[agent];
-    auto lock_wait = [&](int m) -> std::pair<std::string, int> {
+    auto lock_wait = [&](int m, const std::string& waits_for) -> std::pair<std::string, int> {
       const MutexState& mx = mutexes[m];
-      return {fmt::format("waits for {} held by {}", mx.obj->name(),
+      // A Python lock its waiter holds itself is how Condition.wait parks: some other thread must
+      // release it, and which one is the program's business (the bridge says what for).
+      if (mx.obj->python_lock() && mx.owner == agent) {
+        return {fmt::format("waits for {}",
+                            waits_for.empty() ? "a wake-up on " + mx.obj->name() : waits_for),
+                -1};
+      }
+      return {fmt::format("waits for {} held by {}", waits_for.empty() ? mx.obj->name() : waits_for,
                           mx.owner >= 0 ? agents[mx.owner].name : "nobody"),
               mx.owner};
     };
     switch (a.state) {
       case State::kAtPoint:
-        if (a.pending.kind == PKind::kLock && !enabled(agent)) return lock_wait(a.pending.object);
+        if (a.pending.kind == PKind::kLock && !enabled(agent))
+          return lock_wait(a.pending.object, a.pending.label);
         if (a.pending.kind == PKind::kJoin && !enabled(agent)) {
           const int t = controlled[a.pending.object];
           return {fmt::format("waits for {} to finish", agents[t].name), t};
@@ -443,7 +453,7 @@ struct Runtime::Impl {
             s};
       }
       case State::kWaiting:
-        return lock_wait(a.waiting_mutex);
+        return lock_wait(a.waiting_mutex, {});
       case State::kFree:
         return {fmt::format("runs freely (last: {})", a.last.empty() ? "nothing" : a.last), -1};
       case State::kFinished:
@@ -476,7 +486,11 @@ struct Runtime::Impl {
     return {};
   }
 
-  void report_stuck(std::string_view headline) {
+  // `settled`: no controlled thread can run and nothing outside the engine's control can change
+  // that (no thread is inside a blocking call, no foreign thread holds or waits for a mutex or has
+  // ever released a Python lock), so the threads wait for each other even where no single
+  // wait-for cycle can be named (Condition waits name no waker).
+  void report_stuck(std::string_view headline, bool settled = false) {
     sched::Finding f;
     f.step = static_cast<std::int64_t>(decisions);
     for (std::size_t i = 0; i < agents.size(); ++i) {
@@ -496,12 +510,35 @@ struct Runtime::Impl {
       }
       f.message = msg;
     }
-    if (f.cycle.empty()) {
+    const int lost = running();
+    if (!f.cycle.empty()) {
+      f.kind = sched::kinds::kDeadlock;
+    } else if (settled && !foreign_released_python_lock) {
+      std::string msg = "deadlock: no thread can run and nothing else can wake one: ";
+      bool first = true;
+      for (int c : controlled) {
+        if (agents[c].state == State::kFinished) continue;
+        f.cycle.push_back(agents[c].name);
+        msg += fmt::format("{}{} {}{}", first ? "" : "; ", agents[c].name, holds_text(c),
+                           wait_of(c).first);
+        first = false;
+      }
+      f.kind = sched::kinds::kDeadlock;
+      f.message = msg;
+    } else if (lost >= 0) {
+      // The thread holding the turn never came back: it waits in a call racelab does not see
+      // (a lock or queue a library made, real I/O). That is racelab's blind spot, not a verdict.
+      f.kind = sched::kinds::kLostControl;
+      f.message = fmt::format(
+          "racelab lost control of {}: it {}; it is blocked or busy in a call racelab does not "
+          "control. This is not a verdict on the program: interpose the call it waits in (a "
+          "table's \"blocking\" entry, or --blocking MODULE.FUNC), or raise --hang-timeout if "
+          "the call is only slow",
+          agents[lost].name, holds_text(lost) + wait_of(lost, true).first);
+    } else {
       f.kind = kinds::kHang;
       f.message =
           fmt::format("{}: {}", headline, f.details.empty() ? "no thread left" : f.details.front());
-    } else {
-      f.kind = sched::kinds::kDeadlock;
     }
     result.findings.push_back(std::move(f));
   }
@@ -515,11 +552,11 @@ Runtime::Runtime(const Options& options) : impl_(std::make_unique<Impl>()) {
 
 Runtime::~Runtime() = default;
 
-Mutex& Runtime::make_mutex(std::string name, bool recursive) {
+Mutex& Runtime::make_mutex(std::string name, bool recursive, bool python_lock, bool waiter) {
   std::lock_guard lk(impl_->m);
   const int id = static_cast<int>(impl_->mutexes.size());
   auto& mx = impl_->mutexes.emplace_back();
-  mx.obj.reset(new Mutex(this, id, std::move(name), recursive));
+  mx.obj.reset(new Mutex(this, id, std::move(name), recursive, python_lock, waiter));
   return *mx.obj;
 }
 
@@ -626,11 +663,17 @@ ThreadId Runtime::spawn(std::string name, std::function<void()> body) {
 
 // ---- Primitives.
 
-void Mutex::lock() {
+bool Mutex::locked() const {
+  Runtime::Impl& I = *rt_->impl_;
+  std::lock_guard lk(I.m);
+  return I.mutexes[id_].owner >= 0;
+}
+
+void Mutex::lock_waiting_for(std::string waits_for) {
   Runtime::Impl& I = *rt_->impl_;
   std::unique_lock lk(I.m);
   if (tl_rt == rt_ && tl_agent >= 0) {
-    I.park(lk, tl_agent, Pending{PKind::kLock, id_, {}});
+    I.park(lk, tl_agent, Pending{PKind::kLock, id_, std::move(waits_for)});
     return;
   }
   const int f = I.foreign_self();
@@ -679,8 +722,10 @@ void Mutex::unlock() {
   Runtime::Impl& I = *rt_->impl_;
   std::unique_lock lk(I.m);
   auto& mx = I.mutexes[id_];
+  // A Python lock may be released by any thread; releasing it unheld is the bridge's error.
+  const bool by_anyone = python_lock_ && mx.owner >= 0;
   if (tl_rt == rt_ && tl_agent >= 0) {
-    if (mx.owner != tl_agent) {
+    if (mx.owner != tl_agent && !by_anyone) {
       I.result.findings.push_back(sched::Finding{
           sched::kinds::kAssertion,
           fmt::format("{} unlocked {}, which it does not hold", I.agents[tl_agent].name, name_),
@@ -704,7 +749,7 @@ void Mutex::unlock() {
     return;
   }
   const int f = I.foreign_self();
-  if (mx.owner != f) {
+  if (mx.owner != f && !by_anyone) {
     I.result.findings.push_back(sched::Finding{
         sched::kinds::kAssertion,
         fmt::format("{} unlocked {}, which it does not hold", I.agents[f].name, name_),
@@ -713,6 +758,7 @@ void Mutex::unlock() {
         {}});
     return;
   }
+  if (python_lock_) I.foreign_released_python_lock = true;
   I.release_mutex(f, id_);
   I.record(f, "unlock " + name_, false);
   I.bump();
@@ -912,7 +958,7 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
       if (enabled.empty()) {
         if (I.all_finished()) break;
         if (!I.can_change()) {
-          I.report_stuck("deadlock: no thread can run");
+          I.report_stuck("deadlock: no thread can run", true);
           break;
         }
         // Only something outside the engine's control can move now. A wait-for cycle through it
@@ -985,13 +1031,13 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
         if (I.agents[c].os.joinable()) I.agents[c].os.detach();
     }
     I.result.hung = hung;
-    I.result.completed = !hung && !I.fatal && !error && I.all_finished() &&
-                         std::none_of(I.result.findings.begin(), I.result.findings.end(),
-                                      [](const sched::Finding& f) {
-                                        return f.kind == sched::kinds::kDeadlock ||
-                                               f.kind == kinds::kHang ||
-                                               f.kind == sched::kinds::kLivelock;
-                                      });
+    I.result.completed =
+        !hung && !I.fatal && !error && I.all_finished() &&
+        std::none_of(I.result.findings.begin(), I.result.findings.end(),
+                     [](const sched::Finding& f) {
+                       return f.kind == sched::kinds::kDeadlock || f.kind == kinds::kHang ||
+                              f.kind == kinds::kLostControl || f.kind == sched::kinds::kLivelock;
+                     });
   }
   if (!hung) {
     for (int c : I.controlled)

@@ -12,7 +12,7 @@ constexpr unsigned kAnySubject = kByScheduler;
 constexpr unsigned kCompilePath = kByModel | kByLiveTorch | kByLivePython;
 
 // Failures first, the ones that stop a program before the ones that corrupt it; evidence last.
-constexpr std::array<KindInfo, 11> kRegistry{{
+constexpr std::array<KindInfo, 12> kRegistry{{
     {kDeadlock, Severity::kFailure, kAnySubject | kByModel | kByLive, 0,
      "some blocked thread can never run again: a cycle of threads waiting on locks held and on "
      "jobs not yet served",
@@ -37,14 +37,18 @@ constexpr std::array<KindInfo, 11> kRegistry{{
     {kDataRace, Severity::kFailure, kAnySubject | kByLive, 7,
      "two unordered accesses to a plain shared variable, at least one a write",
      "`data race on <var>: <thread> <op> at step i and <thread> <op> at step j`"},
-    {kRecompileLimit, Severity::kEvidence, kByModel, 8,
+    {kLostControl, Severity::kInconclusive, kByLive, 8,
+     "a controlled thread ran past the hang timeout without reaching a scheduling point: it waits "
+     "in a call racelab does not control (racelab's blind spot, not the program's bug)",
+     "`racelab lost control of <thread>: it has run N s without reaching a scheduling point ...`"},
+    {kRecompileLimit, Severity::kEvidence, kByModel, 9,
      "a compile was refused because the shared cache held recompile_limit entries; the call runs "
      "eagerly (F6, F7)",
      "`<thread>: recompile_limit (N) reached on cuda:D at L=...; flex_attention falls back ...`"},
-    {kDuplicateCompile, Severity::kEvidence, kByModel | kByLiveTorch, 9,
+    {kDuplicateCompile, Severity::kEvidence, kByModel | kByLiveTorch, 10,
      "one (device, requires_grad, shape) forward, or one entry's backward, compiled twice (F5)",
      "`forward for (cuda:D, requires_grad, L=...) compiled twice; the second by <thread> ...`"},
-    {kCompileAfterWarmup, Severity::kEvidence, kByModel | kByLiveTorch, 10,
+    {kCompileAfterWarmup, Severity::kEvidence, kByModel | kByLiveTorch, 11,
      "a compile (forward, backward or recompile) started after main started the drafters",
      "`<thread> compiles <what> after main started the drafters`"},
 }};
@@ -63,6 +67,11 @@ const KindInfo* find(std::string_view name) {
 bool is_failure(std::string_view name) {
   const KindInfo* k = find(name);
   return k == nullptr || k->severity == Severity::kFailure;
+}
+
+bool is_inconclusive(std::string_view name) {
+  const KindInfo* k = find(name);
+  return k != nullptr && k->severity == Severity::kInconclusive;
 }
 
 int rank(std::string_view name) {

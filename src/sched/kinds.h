@@ -26,6 +26,9 @@ inline constexpr const char* kLivelock = "livelock";
 inline constexpr const char* kException = "exception";
 // Found by the live runtime only: no progress for the hang timeout and no wait-for cycle to name.
 inline constexpr const char* kHang = "hang";
+// Found by the live runtime only: a controlled thread ran past the hang timeout without reaching
+// a scheduling point. racelab's blind spot (a call it does not control), not the program's bug.
+inline constexpr const char* kLostControl = "lost_control";
 // Found by the pipeline model (rules M2, M4) and, where they can observe them, by live runs.
 inline constexpr const char* kFxTraceError = "fx_trace_error";
 inline constexpr const char* kOom = "oom";
@@ -33,7 +36,9 @@ inline constexpr const char* kDuplicateCompile = "duplicate_compile";
 inline constexpr const char* kCompileAfterWarmup = "compile_after_warmup";
 inline constexpr const char* kRecompileLimit = "recompile_limit";
 
-enum class Severity { kFailure, kEvidence };
+// kInconclusive: racelab could not finish observing the run (it lost control of a thread); such a
+// run is never a pass and never satisfies an expectation, and the command exits 3.
+enum class Severity { kFailure, kEvidence, kInconclusive };
 
 // Who can report a kind (a bit set).
 enum Finder : unsigned {
@@ -59,6 +64,8 @@ std::span<const KindInfo> all();
 const KindInfo* find(std::string_view name);
 // True for failures and for kinds not in the registry (an unknown kind is never silently a pass).
 bool is_failure(std::string_view name);
+// True for kinds that say racelab could not observe the run to its end (lost_control).
+bool is_inconclusive(std::string_view name);
 // Report order of a kind; unknown kinds sort after every known one.
 int rank(std::string_view name);
 // The names of the kinds any of `finders` can report, in registry order.

@@ -1,4 +1,4 @@
-"""A pure-Python stand-in for torch 2.11's compile path (../shared/design/TORCH-FACTS.md F1-F5,
+"""A pure-Python stand-in for torch 2.11's compile path (docs/facts.md F1-F5,
 F10, F11).
 
 racelab's Python bridge is tested with it where there is no GPU (CI). It has the structure that

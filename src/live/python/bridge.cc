@@ -30,28 +30,36 @@ namespace {
 
 class PyLock {
  public:
-  PyLock(const std::string& name, bool recursive) : name_(name) {
+  // `python`: CPython's `_thread.lock` semantics (any thread may release it; see live.h).
+  PyLock(const std::string& name, bool recursive, bool python, bool waiter) : name_(name) {
     Runtime* rt = active_runtime();
     if (rt == nullptr) throw std::runtime_error("racelab RLock made outside a live execution");
     serial_ = execution_serial();
-    m_ = recursive ? &rt->recursive_mutex(name) : &rt->mutex(name);
+    m_ = python      ? &rt->python_lock(name, waiter)
+         : recursive ? &rt->recursive_mutex(name)
+                     : &rt->mutex(name);
   }
   // acquire(blocking=False) is a try lock. So is an acquire with a timeout: the scheduler either
   // runs it while the lock is free (it succeeds) or while it is held (the timeout ran out), and
-  // both are interleavings a real run can take.
-  bool acquire(bool blocking, double timeout) {
+  // both are interleavings a real run can take. `waits_for` says what a blocked acquire waits for.
+  bool acquire(bool blocking, double timeout, const std::string& waits_for) {
     if (blocking && timeout < 0 && timeout != -1)
       throw py::value_error("timeout value must be a non-negative number");
     check();
     py::gil_scoped_release release;
     if (!blocking || timeout >= 0) return m_->try_lock();
-    m_->lock();
+    m_->lock_waiting_for(waits_for);
     return true;
   }
   void release() {
     check();
+    if (m_->python_lock() && !m_->locked()) throw std::runtime_error("release unlocked lock");
     py::gil_scoped_release release;
     m_->unlock();
+  }
+  bool locked() const {
+    check();
+    return m_->locked();
   }
 
  private:
@@ -136,15 +144,17 @@ PYBIND11_EMBEDDED_MODULE(_racelab, m) {
   using racelab::live::python::PyLock;
   m.doc() = "racelab's scheduling points for the embedded Python bridge";
   py::class_<PyLock>(m, "RLock")
-      .def(py::init<const std::string&, bool>(), py::arg("name"), py::arg("recursive") = true)
+      .def(py::init<const std::string&, bool, bool, bool>(), py::arg("name"),
+           py::arg("recursive") = true, py::arg("python") = false, py::arg("waiter") = false)
       .def(
           "acquire",
-          [](PyLock& l, bool blocking, double timeout) {
-            return parking([&] { return l.acquire(blocking, timeout); });
+          [](PyLock& l, bool blocking, double timeout, const std::string& waits_for) {
+            return parking([&] { return l.acquire(blocking, timeout, waits_for); });
           },
-          py::arg("blocking") = true, py::arg("timeout") = -1.0)
+          py::arg("blocking") = true, py::arg("timeout") = -1.0, py::arg("waits_for") = "")
       .def("release", [](PyLock& l) { parking([&] { l.release(); }); })
-      .def("__enter__", [](PyLock& l) { return parking([&] { return l.acquire(true, -1); }); })
+      .def("locked", [](const PyLock& l) { return l.locked(); })
+      .def("__enter__", [](PyLock& l) { return parking([&] { return l.acquire(true, -1, {}); }); })
       .def("__exit__", [](PyLock& l, py::args) { parking([&] { l.release(); }); });
   py::class_<PyBlocking>(m, "blocking")
       .def(py::init<std::string, std::string>(), py::arg("what"), py::arg("served_by") = "")
@@ -320,7 +330,14 @@ std::string build_description() {
                      PY_MICRO_VERSION);
 }
 
+// `--interpose none`: no table, for a script without torch (only its threads and the standard
+// library's synchronisation are controlled, plus what the command line adds).
+constexpr const char* kNoTable =
+    R"({"format": "racelab-interpose", "version": 1, "name": "none",
+        "description": "no interposition: the script's threads and synchronisation only"})";
+
 std::string interposition_table(const std::string& name_or_path) {
+  if (name_or_path == "none") return kNoTable;
   for (const auto& [name, text] : kTables) {
     if (name_or_path == name) return text;
   }
@@ -331,19 +348,77 @@ std::string interposition_table(const std::string& name_or_path) {
   }
   std::vector<std::string> names;
   for (const auto& t : kTables) names.push_back(t.first);
+  names.push_back("none");
   throw InputError(fmt::format("--interpose: '{}' is neither a file nor one of: {}", name_or_path,
                                fmt::join(names, ", ")));
 }
 
+namespace {
+
+// "mypkg.attention._cache" -> ("mypkg.attention", "_cache"); InputError naming the flag.
+std::pair<std::string, std::string> split_dotted(const std::string& dotted, const char* flag) {
+  const auto dot = dotted.rfind('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == dotted.size())
+    throw InputError(
+        fmt::format("{} {}: expected MODULE.ATTR (e.g. mypkg.attention._compiled)", flag, dotted));
+  return {dotted.substr(0, dot), dotted.substr(dot + 1)};
+}
+
+// The table with the command line's entries added (Job::dicts, locks, points, blocking).
+std::string with_flags(const std::string& text, const Job& job) {
+  auto t = nlohmann::ordered_json::parse(text);
+  auto add = [&](const char* key, nlohmann::ordered_json entry) {
+    if (!t.contains(key)) t[key] = nlohmann::ordered_json::array();
+    t[key].push_back(std::move(entry));
+  };
+  for (const auto& d : job.dicts) {
+    auto [module, attr] = split_dotted(d, "--dict");
+    add("dicts", {{"module", module}, {"attr", attr}, {"name", attr}});
+  }
+  for (const auto& l : job.locks) {
+    auto [module, attr] = split_dotted(l, "--lock");
+    add("locks", {{"module", module}, {"attr", attr}, {"name", attr}, {"recursive", true}});
+  }
+  for (const auto& p : job.points) {
+    auto [module, attr] = split_dotted(p, "--point");
+    add("points", {{"module", module}, {"attr", attr}, {"label", attr}});
+  }
+  for (const auto& b : job.blocking) {
+    const auto eq = b.find('=');
+    auto [module, attr] = split_dotted(b.substr(0, eq), "--blocking");
+    add("blocking", {{"module", module},
+                     {"attr", attr},
+                     {"what", attr},
+                     {"served_by", eq == std::string::npos ? "" : b.substr(eq + 1)}});
+  }
+  return t.dump();
+}
+
+}  // namespace
+
 std::unique_ptr<Subject> make_subject(const Job& job) {
   if (!std::filesystem::is_regular_file(job.script))
     throw InputError(fmt::format("{}: no such script", job.script));
-  std::string table = interposition_table(job.interpose);
-  check_table(table, job.interpose);
+  const std::string base = interposition_table(job.interpose);
+  check_table(base, job.interpose);
+  std::string table = with_flags(base, job);
   Job j = job;
   if (j.path.empty())
     j.path.push_back(std::filesystem::absolute(job.script).parent_path().string());
   start_interpreter();
+  // A table for a library this interpreter cannot import (torch-2.11 without torch) is bad input,
+  // said before the first execution rather than as an exception of the script's main thread.
+  {
+    py::gil_scoped_acquire gil;
+    const std::string missing =
+        g_bridge->attr("missing_module")(py::module_::import("json").attr("loads")(base), j.path)
+            .cast<std::string>();
+    if (!missing.empty())
+      throw InputError(
+          fmt::format("--interpose {}: cannot import {}; for a script that does not use it, try "
+                      "--interpose none",
+                      job.interpose, missing));
+  }
   return std::make_unique<PythonSubject>(std::move(j), std::move(table));
 }
 
@@ -353,6 +428,10 @@ std::string job_json(const Job& job) {
   j["args"] = job.args;
   j["interpose"] = job.interpose;
   j["path"] = job.path;
+  if (!job.dicts.empty()) j["dicts"] = job.dicts;
+  if (!job.locks.empty()) j["locks"] = job.locks;
+  if (!job.points.empty()) j["points"] = job.points;
+  if (!job.blocking.empty()) j["blocking"] = job.blocking;
   return j.dump();
 }
 
@@ -364,6 +443,10 @@ Job job_from_json(const std::string& text) {
     job.args = j.at("args").get<std::vector<std::string>>();
     job.interpose = j.at("interpose").get<std::string>();
     job.path = j.value("path", std::vector<std::string>{});
+    job.dicts = j.value("dicts", std::vector<std::string>{});
+    job.locks = j.value("locks", std::vector<std::string>{});
+    job.points = j.value("points", std::vector<std::string>{});
+    job.blocking = j.value("blocking", std::vector<std::string>{});
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("script parameters: {}", first_line(e.what())));
   }

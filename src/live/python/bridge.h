@@ -17,8 +17,13 @@ namespace racelab::live::python {
 struct Job {
   std::string script;             // path of the script run as __main__
   std::vector<std::string> args;  // its sys.argv[1:]
-  std::string interpose;          // a table name (data/interpose) or a JSON file path
+  std::string interpose;          // a table name (data/interpose), "none", or a JSON file path
   std::vector<std::string> path;  // prepended to sys.path (default: the script's directory)
+  // Entries added to the table from the command line, so the common case needs no table file:
+  // MODULE.ATTR of a dict cache (lookups and inserts are points), of a lock (racelab's,
+  // re-entrant), of a function (its entry is a point), and MODULE.FUNC[=SERVED_BY] of a call that
+  // waits for a thread racelab does not control.
+  std::vector<std::string> dicts, locks, points, blocking;
 };
 
 bool built_with_python();

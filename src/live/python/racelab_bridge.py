@@ -4,6 +4,7 @@
 # file per torch version, data/interpose/) before each execution, and runs the user's script.
 import functools
 import importlib
+import os
 import runpy
 import sys
 import threading
@@ -64,28 +65,57 @@ def _thread_name():
 
 
 class _Lock:
-    """A racelab lock (a table's lock or one the user's code made) that knows which thread holds
-    it, and notes an exception leaving a `with` block on it before the release, a scheduling point
-    at which the other threads move on."""
-    __slots__ = ("_lock", "name", "owner", "count")
+    """A racelab lock (a table's lock, or one the user's code made, directly or through the
+    standard library's Condition, Event, Semaphore, Barrier, queue and concurrent.futures) that
+    knows which thread holds it, and notes an exception leaving a `with` block on it before the
+    release, a scheduling point at which the other threads move on.
 
-    def __init__(self, name, recursive):
-        self._lock = _racelab.RLock(name, recursive)
-        self.name, self.owner, self.count = name, None, 0
+    A non-recursive lock has `_thread.lock`'s semantics (`python`): any thread may release it, and
+    acquiring it while holding it waits for another thread's release, which is how
+    Condition.wait parks its waiter. A recursive one is an RLock: only its owner releases it."""
+    __slots__ = ("_lock", "name", "owner", "count", "recursive", "__weakref__")
+
+    def __init__(self, name, recursive, python=False, waiter=False):
+        self._lock = _racelab.RLock(name, recursive, python and not recursive, waiter)
+        self.name, self.owner, self.count, self.recursive = name, None, 0, recursive
 
     def acquire(self, blocking=True, timeout=-1):
-        if not self._lock.acquire(blocking, timeout):
+        waits = ""
+        if blocking and timeout == -1 and not self.recursive:
+            waits = _waits_for(sys._getframe(1), self)
+        if not self._lock.acquire(blocking, timeout, waits):
+            if blocking and timeout is not None and timeout > 0:
+                _vclock_advance(timeout)  # the timeout ran out: virtual time moves on (docs)
             return False
         self.owner = _thread_name()
         self.count += 1
         return True
 
     def release(self):
+        self._lock.release()
         if self.count > 0:
             self.count -= 1
             if self.count == 0:
                 self.owner = None
-        self._lock.release()
+
+    def locked(self):
+        return self._lock.locked()
+
+    # What threading.Condition asks of an RLock (and, for a Lock, answers without a try lock).
+    def _is_owned(self):
+        if self.recursive:
+            return self.count > 0 and self.owner == _thread_name()
+        return self._lock.locked()
+
+    def _release_save(self):
+        n = self.count
+        for _ in range(max(n, 1)):
+            self.release()
+        return n
+
+    def _acquire_restore(self, n):
+        for _ in range(max(n, 1)):
+            self.acquire()
 
     def __enter__(self):
         return self.acquire()
@@ -94,6 +124,115 @@ class _Lock:
         if exc is not None:
             _note(exc)
         self.release()
+
+    def __repr__(self):
+        return f"<racelab lock {self.name!r}>"
+
+
+# ---- Who made it: the user's code, or the standard library on the user's behalf.
+
+_sync_files = set()  # threading.py, queue.py, concurrent/futures/*.py (set by patch_threading)
+_bridge_file = None  # this module's code (frames of the bridge's own wrappers are skipped)
+
+
+def _skippable(filename):
+    return filename in _sync_files or filename == _bridge_file
+
+
+def _creator(frame):
+    """(is_user, site, made_by) for something created at `frame`: the standard library's
+    synchronisation modules (threading, queue, concurrent.futures) and the bridge are skipped, so
+    a queue.Queue's mutex or a ThreadPoolExecutor's worker belongs to the code that made the queue
+    or the pool; a module body being imported is never the user's (its locks outlive an
+    execution). `made_by` is the outermost synchronisation class constructing it ("Queue")."""
+    made_by = None
+    f = frame
+    while f is not None:
+        filename = f.f_code.co_filename
+        if filename.startswith("<frozen importlib"):
+            return False, None, None
+        if _skippable(filename):
+            if f.f_code.co_name == "__init__" and filename != _bridge_file:
+                made_by = f.f_code.co_qualname.split(".")[0].lstrip("_").replace("PySimple",
+                                                                                 "Simple")
+            f = f.f_back
+            continue
+        return _user_code(filename), f"{os.path.basename(filename)}:{f.f_lineno}", made_by
+    return False, None, None
+
+
+# ---- What a blocked thread waits for, in words.
+
+_phrases = {
+    "Queue.get": "an item from {obj}",
+    "_PySimpleQueue.get": "an item from {obj}",
+    "Queue.put": "space in {obj}",
+    "Queue.join": "{obj} to be drained (task_done)",
+    "Event.wait": "{obj} to be set",
+    "Barrier.wait": "the other parties of {obj}",
+    "Barrier._wait": "the other parties of {obj}",
+    "Semaphore.acquire": "{obj} to be released",
+    "BoundedSemaphore.acquire": "{obj} to be released",
+    "Future.result": "the result of {obj}",
+    "Future.exception": "the result of {obj}",
+    "as_completed": "one of its futures to finish",
+    "wait": "its futures to finish",
+    "Condition.wait": "a notify on {obj}",
+    "Condition.wait_for": "a notify on {obj}",
+}
+
+
+def _queue_peers(q, getting):
+    """", which only A, B put into" for a queue get (", ... take from" for a put): the threads
+    seen on the other side of the queue in this execution."""
+    me = _thread_name()
+    peers = sorted(n for n in getattr(q, "_racelab_putters" if getting else "_racelab_getters",
+                                      ()) if n != me)
+    verb = "put into" if getting else "take from"
+    if not peers:
+        return f", which no other thread has yet {'put into' if getting else 'taken from'}"
+    return f", which only {', '.join(peers)} {verb}"
+
+
+def _waits_for(frame, lock):
+    """What a thread about to block on `lock` waits for: "an item from Queue at train.py:20 (get
+    at train.py:108), which only target puts into". Empty when nothing better than the lock's own
+    name can be said."""
+    outer, obj, peers, site = None, lock.name, "", None
+    f = frame
+    while f is not None:
+        filename = f.f_code.co_filename
+        if not _skippable(filename):
+            site = f"{os.path.basename(filename)}:{f.f_lineno}"
+            break
+        qual = f.f_code.co_qualname
+        if qual in _phrases:
+            outer = qual
+            me = f.f_locals.get("self")
+            if qual.startswith("Condition.") and isinstance(getattr(me, "_lock", None), _Lock):
+                obj = me._lock.name
+            if qual in ("Queue.get", "Queue.put") and me is not None:
+                peers = _queue_peers(me, qual == "Queue.get")
+        f = f.f_back
+    if outer is None:
+        return ""
+    return _phrases[outer].format(obj=obj) + (f" ({outer.split('.')[-1]} at {site})" if site
+                                              else "") + peers
+
+
+# ---- Virtual time: timeouts and sleeps of controlled threads move it on (docs/live.md).
+
+_vclock_offset = [0.0]
+_real_monotonic = None
+
+
+def _vclock_advance(seconds):
+    if _racelab.controlled():
+        _vclock_offset[0] += max(0.0, float(seconds))
+
+
+def _vmonotonic():
+    return _real_monotonic() + _vclock_offset[0]
 
 
 def _classify(exc):
@@ -142,7 +281,6 @@ def patch_threading():
     T = threading.Thread
     if getattr(T, "_racelab_patched", False):
         return
-    import os
     import sysconfig
     paths = sysconfig.get_paths()
     _skip_prefixes = tuple(p for p in {paths["stdlib"], paths["purelib"], paths["platlib"]} if p)
@@ -163,10 +301,12 @@ def patch_threading():
         return body
 
     def start(self):
-        # Threads the user's code starts are controlled: they run when the scheduler picks them.
-        # Threads a library starts (Inductor's compile-pool reader, tqdm's monitor) stay real,
-        # like LibTorch's C++ workers: they block in real calls and would hold the turn.
-        if not (_racelab.active() and _user_code(sys._getframe(1).f_code.co_filename)):
+        # Threads the user's code starts are controlled: they run when the scheduler picks them,
+        # and so are the threads the standard library starts for it (a ThreadPoolExecutor's
+        # workers, a threading.Timer). Threads a library starts (Inductor's compile-pool reader,
+        # tqdm's monitor) stay real, like LibTorch's C++ workers: they block in real calls and
+        # would hold the turn.
+        if not (_racelab.active() and _creator(sys._getframe(1))[0]):
             return real_start(self)
         if not self._initialized:
             raise RuntimeError("thread.__init__() not called")
@@ -182,6 +322,13 @@ def patch_threading():
         tid = getattr(self, "_racelab_tid", None)
         if tid is None:
             return real_join(self, timeout)
+        if timeout is not None:
+            # Both outcomes are real interleavings: the thread finished by then, or the timeout
+            # ran out (virtual time moves on); the caller asks is_alive() to tell them apart.
+            _racelab.point(f"join {self.name} (timeout)")
+            if self.is_alive():
+                _vclock_advance(timeout)
+            return
         _racelab.join(tid)
 
     def excepthook(args):
@@ -201,22 +348,82 @@ def patch_threading():
     T._racelab_patched = True
     threading.excepthook = excepthook
 
-    # Locks the user's own code creates during an execution become racelab's, so that a
-    # controlled thread waiting for one gives the scheduler its turn. The standard library's and
-    # installed packages' locks (Condition, Event, queue internals) stay real.
+    # Locks the user's code creates during an execution, directly or through the standard
+    # library's synchronisation classes (Condition, Event, Semaphore, Barrier, queue.Queue,
+    # concurrent.futures), become racelab's, so that a controlled thread waiting for one gives the
+    # scheduler its turn. Locks libraries make (torch's, a module body's at import) stay real.
     real = {"Lock": threading.Lock, "RLock": threading.RLock}
+    real_allocate = threading._allocate_lock
 
     def factory(kind, recursive):
         def make(*args, **kwargs):
-            frame = sys._getframe(1)
-            where = frame.f_code.co_filename
-            if _racelab.active() and _user_code(where):
-                return _Lock(f"{kind} at {os.path.basename(where)}:{frame.f_lineno}", recursive)
+            if _racelab.active():
+                user, site, made_by = _creator(sys._getframe(1))
+                if user:
+                    return _Lock(f"{made_by or kind} at {site}", recursive, python=True)
             return real[kind](*args, **kwargs)
         return make
 
+    def allocate_waiter():
+        # Condition.wait parks a waiter on a fresh lock that notify releases: racelab's when the
+        # condition's own lock is racelab's, a real one otherwise (a condition a library made).
+        frame = sys._getframe(1)
+        if _racelab.active() and frame.f_code is threading.Condition.wait.__code__:
+            cond = frame.f_locals.get("self")
+            lock = getattr(cond, "_lock", None)
+            if isinstance(lock, _Lock):
+                return _Lock(f"waiter on {lock.name}", False, python=True, waiter=True)
+        return real_allocate()
+
     threading.Lock = factory("Lock", False)
     threading.RLock = factory("RLock", True)
+    threading._allocate_lock = allocate_waiter
+
+    # The files whose frames _creator skips; the pure-Python SimpleQueue (its C twin blocks
+    # inside C, out of racelab's sight), which ThreadPoolExecutor's work queue then uses.
+    import queue
+    import concurrent.futures
+    import concurrent.futures.thread
+    global _bridge_file, _real_monotonic
+    _bridge_file = _creator.__code__.co_filename
+    futures_dir = os.path.dirname(concurrent.futures.__file__)
+    _sync_files.update({threading.__file__, queue.__file__})
+    _sync_files.update(os.path.join(futures_dir, f) for f in os.listdir(futures_dir)
+                       if f.endswith(".py"))
+    queue.SimpleQueue = queue._PySimpleQueue
+
+    # Who uses a queue, for "waits for an item from Queue at x.py:3, which only target puts into".
+    def tracked(method, attr):
+        def wrapper(self, *args, **kwargs):
+            if isinstance(getattr(self, "mutex", None), _Lock):
+                names = self.__dict__.setdefault(attr, set())
+                names.add(_thread_name())
+            return method(self, *args, **kwargs)
+        functools.update_wrapper(wrapper, method)
+        return wrapper
+
+    queue.Queue.put = tracked(queue.Queue.put, "_racelab_putters")
+    queue.Queue.get = tracked(queue.Queue.get, "_racelab_getters")
+
+    # Virtual time for timeouts: threading's, queue's and concurrent.futures' clocks, and
+    # time.sleep on controlled threads, which is a scheduling point and does not sleep.
+    import time
+    _real_monotonic = time.monotonic
+    threading._time = _vmonotonic
+    queue.time = _vmonotonic
+    real_sleep = time.sleep
+
+    def sleep(seconds):
+        if _racelab.active() and _racelab.controlled():
+            if seconds < 0:
+                raise ValueError("sleep length must be non-negative")
+            _racelab.point("sleep")
+            _vclock_advance(seconds)
+            return
+        real_sleep(seconds)
+
+    functools.update_wrapper(sleep, real_sleep)
+    time.sleep = sleep
 
 
 def _resolve(dotted):
@@ -315,12 +522,33 @@ def interpose(table):
         _resolve(fn)()
 
 
+def missing_module(table, search_path):
+    """"module (ImportError: ...)" for the first module the table names that cannot be imported
+    (a torch table in an interpreter without torch), else ''."""
+    for p in reversed(search_path):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    for key in ("locks", "blocking", "points", "settings"):
+        for entry in table.get(key, []):
+            try:
+                importlib.import_module(entry["module"])
+            except Exception as e:  # noqa: BLE001 - any import failure is the answer
+                return f"{entry['module']} ({type(e).__name__}: {e})"
+    return ""
+
+
 def run(script, argv, table, search_path):
     """One execution: fresh interposition, then the script as __main__ on this (controlled) thread."""
     for p in reversed(search_path):
         if p not in sys.path:
             sys.path.insert(0, p)
     _tls.name = "main"
+    _vclock_offset[0] = 0.0
+    # ThreadPoolExecutor.submit holds this module lock while it starts a worker and queues the
+    # work item (scheduling points): it must be racelab's, or a second submitter would wait for
+    # it out of the scheduler's sight.
+    import concurrent.futures.thread as cft
+    cft._global_shutdown_lock = _Lock("concurrent.futures global shutdown lock", False, True)
     interpose(table)
     _wrap_dicts()  # dicts of modules already imported
     sys.argv = [script] + list(argv)
