@@ -126,7 +126,12 @@ TEST_CASE("numbers out of range are one line in racelab's words, never a 300-dig
         Case{"alloc report --settle -1 x.pickle",
              "--settle: expected a non-negative integer, got -1"},
         Case{"alloc report --window -3 x.pickle", "--window: expected a positive integer, got -3"},
-        Case{"alloc report --window 0 x.pickle", "--window: expected a positive integer, got 0"}}) {
+        Case{"alloc report --window 0 x.pickle", "--window: expected a positive integer, got 0"},
+        Case{"live torch --executions -1", "--executions: expected a positive integer, got -1"},
+        Case{"live python --executions 0 x.py", "--executions: expected a positive integer, got 0"},
+        Case{"live torch --hang-timeout -3", "--hang-timeout: expected a number >= 0, got -3"},
+        Case{"live torch --expect deadlok",
+             "--expect: expected clean or deadlock, got 'deadlok' (did you mean deadlock?)"}}) {
     auto r = racelab(c.args);
     INFO(c.args << ": " << r.out);
     CHECK(r.code == 2);
