@@ -544,10 +544,15 @@ def run(script, argv, table, search_path):
             sys.path.insert(0, p)
     _tls.name = "main"
     _vclock_offset[0] = 0.0
+    # Unnamed threads are named from counters ("Thread-3", "ThreadPoolExecutor-0_1"): every
+    # execution counts from the start, so that a schedule replays in a fresh process.
+    import itertools
+    import concurrent.futures.thread as cft
+    threading._counter = itertools.count(1).__next__
+    cft.ThreadPoolExecutor._counter = itertools.count().__next__
     # ThreadPoolExecutor.submit holds this module lock while it starts a worker and queues the
     # work item (scheduling points): it must be racelab's, or a second submitter would wait for
     # it out of the scheduler's sight.
-    import concurrent.futures.thread as cft
     cft._global_shutdown_lock = _Lock("concurrent.futures global shutdown lock", False, True)
     interpose(table)
     _wrap_dicts()  # dicts of modules already imported
