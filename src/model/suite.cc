@@ -81,13 +81,16 @@ std::string ScenarioRun::coverage() const {
           "redundant",
           result.strategy, n, result.classes->classes, result.classes->redundant);
     }
+    // dfs covers the space within its preemption bound; another proving strategy all of it.
+    const bool bounded = options.strategy.kind == sched::StrategyKind::kDfs;
     if (result.exhausted()) {
-      return fmt::format("exhaustive within the bound ({}): {} executions", result.strategy, n);
+      return fmt::format("exhaustive{} ({}): {} executions", bounded ? " within the bound" : "",
+                         result.strategy, n);
     }
     return fmt::format(
-        "cut short by {} after {} executions ({}, cap {}) before covering the "
-        "bounded space: not a proof",
-        cut_by(result.stop), n, result.strategy, options.iterations);
+        "cut short by {} after {} executions ({}, cap {}) before covering the {}space: not a "
+        "proof",
+        cut_by(result.stop), n, result.strategy, options.iterations, bounded ? "bounded " : "");
   }
   if (result.stop == sched::StopReason::kBudget) {
     return fmt::format("sampled {} executions ({}), not a proof", n, result.strategy);
@@ -113,8 +116,9 @@ std::string ScenarioRun::verdict_reason() const {
     case Verdict::kInconclusive:
       return fmt::format(
           "inconclusive: the {} search was cut short by {} after {} executions, before "
-          "covering its bounded space, so must_not [{}] is not proven ({})",
+          "covering its {}space, so must_not [{}] is not proven ({})",
           sched::strategy_name(options.strategy.kind), cut_by(result.stop), result.executions,
+          options.strategy.kind == sched::StrategyKind::kDfs ? "bounded " : "",
           fmt::join(scenario.must_not, ", "),
           result.stop == sched::StopReason::kBudget
               ? fmt::format("raise [explore] iterations above {} or lower max_preemptions",
