@@ -6,6 +6,8 @@
 #
 #   tools/gpu/build.sh [TARGET...]   # default: racelab -> build/gpu/harness/racelab
 #   RACELAB_BENCH=ON tools/gpu/build.sh racelab racelab_bench   # with the benchmarks
+#   RACELAB_TORCH=OFF tools/gpu/build.sh    # without the LibTorch workload (racelab live python
+#                                           # needs none; builds in a fraction of the time)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD/.gpu-deps/root
@@ -28,7 +30,7 @@ cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr;$root/usr/lib/x86_64-linux-gnu/cmake" \
   -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCUDAToolkit_ROOT=/usr/local/cuda \
   -DRACELAB_PYBIND11_INCLUDE="$torch_include" -DPython3_EXECUTABLE="$python_exe" \
-  -DRACELAB_BENCH="${RACELAB_BENCH:-OFF}" >/dev/null
+  -DRACELAB_BENCH="${RACELAB_BENCH:-OFF}" -DRACELAB_TORCH="${RACELAB_TORCH:-ON}" >/dev/null
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(racelab)
 cmake --build build/gpu -j "$(nproc)" --target "${targets[@]}"

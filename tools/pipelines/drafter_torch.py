@@ -7,6 +7,8 @@ scheduler decides the interleaving). Same options as drafter_standin.py.
       --drafters 2 --warmup none
 """
 
+import threading
+
 import pipeline
 
 import torch
@@ -15,7 +17,23 @@ from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 p = pipeline.parser(__doc__)
 p.add_argument("--heads", type=int, default=8)
 p.add_argument("--head-dim", type=int, default=64)
+p.add_argument("--recompile-limit", type=int, default=0,
+               help="torch._dynamo.config.recompile_limit (default: torch's, 8); with 1 and lengths "
+                    "past the first, flex_attention falls back to eager (F7, F12)")
+p.add_argument("--drafter-seq-lens", default="",
+               help="comma-separated training lengths, drafter i taking the (i mod n)-th "
+                    "(default: --seq-len for every drafter)")
+p.add_argument("--report-fx-flag", action="store_true",
+               help="print FX's process-wide tracing flag (F10) as each run of this script in the "
+                    "process starts and ends: True with no thread tracing is a stuck flag (F12)")
 a = p.parse_args()
+if a.report_fx_flag:
+    pipeline.runs = getattr(pipeline, "runs", 0) + 1  # the module outlives a racelab execution
+    print(f"drafter_torch: run {pipeline.runs - 1} starts with FX's tracing flag "
+          f"{torch.fx._symbolic_trace._is_fx_tracing_flag}", flush=True)
+if a.recompile_limit:
+    torch._dynamo.config.recompile_limit = a.recompile_limit
+drafter_lengths = [int(x) for x in a.drafter_seq_lens.split(",") if x]
 
 _compiled_flex_attention = {}  # the user's per-process cache of compiled wrappers
 
@@ -32,6 +50,8 @@ def compiled(key):
 
 
 def step(key, device, length, backward=True, forward_lock=None):
+    if drafter_lengths and threading.current_thread().name.startswith("drafter "):
+        length = drafter_lengths[key % len(drafter_lengths)]
     q, k, v = (torch.randn(1, a.heads, length, a.head_dim, device=device, dtype=torch.bfloat16,
                            requires_grad=True) for _ in range(3))
     bm = create_block_mask(causal, 1, 1, length, length, device=device)
@@ -51,3 +71,6 @@ if a.warmup in ("sequential", "sequential_forward"):
         step(i, f"cuda:{i % a.gpus}", length, backward=(a.warmup == "sequential"))
 
 pipeline.run_drafters(a, step)
+if a.report_fx_flag:
+    print(f"drafter_torch: run {pipeline.runs - 1} ends with FX's tracing flag "
+          f"{torch.fx._symbolic_trace._is_fx_tracing_flag}", flush=True)
