@@ -541,6 +541,7 @@ int run_python(LiveArgs a) {
   };
   fmt::print("live python: {} (interposition {}), {}; {}\n", job.script, job.interpose,
              strategy->describe(), info.build);
+  lp::arm_crash_report(a.out);
   const int code = run_search(a, info, *subject, *strategy, replay.has_value());
   // The interpreter is not finalized: the script's foreign threads may still be blocked in it.
   std::fflush(stdout);

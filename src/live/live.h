@@ -255,6 +255,9 @@ class Runtime final : public sched::ThreadView {
   ThreadId spawn(std::string name, std::function<void()> body);
   // Records a finding; `fatal` ends the execution at the next decision.
   void report(std::string kind, std::string message, bool fatal = false);
+  // Ends the execution at the next decision without a finding (the program ended itself:
+  // os._exit(0) in a Python script).
+  void end_execution();
   void note(std::string text);  // shown on the timeline; not a scheduling point
 
   // ---- ThreadView (controlled threads only).

@@ -592,6 +592,12 @@ void Runtime::report(std::string kind, std::string message, bool fatal) {
   impl_->bump();
 }
 
+void Runtime::end_execution() {
+  std::lock_guard lk(impl_->m);
+  impl_->fatal = true;
+  impl_->bump();
+}
+
 void Runtime::note(std::string text) {
   std::lock_guard lk(impl_->m);
   const int agent = (tl_rt == this && tl_agent >= 0) ? tl_agent : impl_->foreign_self();

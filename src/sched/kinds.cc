@@ -12,7 +12,7 @@ constexpr unsigned kAnySubject = kByScheduler;
 constexpr unsigned kCompilePath = kByModel | kByLiveTorch | kByLivePython;
 
 // Failures first, the ones that stop a program before the ones that corrupt it; evidence last.
-constexpr std::array<KindInfo, 12> kRegistry{{
+constexpr std::array<KindInfo, 13> kRegistry{{
     {kDeadlock, Severity::kFailure, kAnySubject | kByModel | kByLive, 0,
      "some blocked thread can never run again: a cycle of threads waiting on locks held and on "
      "jobs not yet served",
@@ -25,6 +25,10 @@ constexpr std::array<KindInfo, 12> kRegistry{{
      "caller raises and its thread ends",
      "`RuntimeError: Detected that you are using FX to symbolically trace a dynamo-optimized "
      "function. ...` naming the caller and the thread that was tracing"},
+    {kCrash, Severity::kFailure, kByLive, 3,
+     "the process received a fatal signal (SIGSEGV, SIGABRT, ...) during an execution",
+     "`the process received SIGSEGV in execution N ...`, every thread's Python stack in "
+     "stacks.txt"},
     {kOom, Severity::kFailure, kByModel, 3,
      "an allocation exceeds what the device has left; the thread dies",
      "`CUDA out of memory. Tried to allocate 256.00 GiB. GPU 0 has a total capacity of ...`"},

@@ -29,6 +29,8 @@ inline constexpr const char* kHang = "hang";
 // Found by the live runtime only: a controlled thread ran past the hang timeout without reaching
 // a scheduling point. racelab's blind spot (a call it does not control), not the program's bug.
 inline constexpr const char* kLostControl = "lost_control";
+// Found by live runs only: the process received a fatal signal (a C extension crashed, abort()).
+inline constexpr const char* kCrash = "crash";
 // Found by the pipeline model (rules M2, M4) and, where they can observe them, by live runs.
 inline constexpr const char* kFxTraceError = "fx_trace_error";
 inline constexpr const char* kOom = "oom";

@@ -130,6 +130,36 @@ with tempfile.TemporaryDirectory() as tmp:
           "racelab lost control of stuck" in f.get("message", "") and "inconclusive" in r.stdout,
           "a thread blocked in a real lock is not reported as racelab losing control", r)
 
+    # Faults in the script: each a clear outcome, the report kept.
+    faults = {
+        "syntax.py": ("def f(:\n", 2, None, "SyntaxError"),
+        "import.py": ("import no_such_module_here\n", 1, "exception", "ModuleNotFoundError"),
+        "exit3.py": ("import sys\nsys.exit(3)\n", 1, "exception", "exited with status 3"),
+        "thread_exit.py": ("import sys, threading\nt = threading.Thread(target=sys.exit, "
+                           "args=(4,))\nt.start()\nt.join()\n", 0, None, None),
+        "os_exit.py": ("import os\nos._exit(5)\n", 1, "exception", "os._exit(5)"),
+        "os_exit0.py": ("import os\nos._exit(0)\n", 0, None, None),
+        "interrupt.py": ("raise KeyboardInterrupt\n", 1, "exception", "KeyboardInterrupt"),
+        "segv.py": ("import ctypes\nctypes.string_at(0)\n", 1, "crash", "SIGSEGV"),
+        "abort.py": ("import os\nos.abort()\n", 1, "crash", "SIGABRT"),
+    }
+    for name, (text, code, kind, words) in faults.items():
+        path = os.path.join(tmp, name)
+        with open(path, "w") as out:
+            out.write(text)
+        r = live(f"{tmp}/fault-{name}", "--interpose", "none", "--executions", "3", path)
+        f = first(r)
+        ok = r.returncode == code
+        if kind is None and code == 2:
+            ok = ok and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        elif kind is None:
+            ok = ok and r.report.get("kinds_seen") == {}
+        else:
+            ok = ok and f.get("kind") == kind and words in f.get("message", "")
+        check(ok, f"fault {name}: expected exit {code}, {kind}, '{words}'", r)
+    crash_stacks = open(f"{tmp}/fault-segv.py/stacks.txt").read()
+    check("segv.py" in crash_stacks, "a crash's stacks.txt lacks the script's frame")
+
 if failures:
     sys.exit("\n".join(failures))
 print("python primitives: every check passed")

@@ -3,14 +3,18 @@
 // foreign thread) can run Python.
 #include "live/python/bridge.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <mutex>
@@ -27,6 +31,17 @@ namespace py = pybind11;
 namespace racelab::live::python {
 
 namespace {
+
+// The first line of a Python error, without pybind11's "<EMPTY MESSAGE>" for a bare
+// `raise KeyboardInterrupt`.
+std::string python_error_text(const py::error_already_set& e) {
+  std::string text = first_line(e.what());
+  const std::string empty = ": <EMPTY MESSAGE>";
+  if (text.size() >= empty.size() &&
+      text.compare(text.size() - empty.size(), empty.size(), empty) == 0)
+    text.resize(text.size() - empty.size());
+  return text;
+}
 
 class PyLock {
  public:
@@ -108,7 +123,7 @@ void call_on_controlled(const std::shared_ptr<py::object>& fn) {
     (*fn)();
   } catch (py::error_already_set& e) {
     if (stopping()) return;
-    throw std::runtime_error(first_line(e.what()));
+    throw std::runtime_error(python_error_text(e));
   }
 }
 
@@ -180,6 +195,12 @@ PYBIND11_EMBEDDED_MODULE(_racelab, m) {
   m.def("controlled", [] { return controlled(); });
   m.def("active", [] { return active_runtime() != nullptr; });
   m.def("stopping", [] { return stopping(); });
+  m.def("end_execution", [] {
+    Runtime* rt = active_runtime();
+    if (rt == nullptr) return;
+    py::gil_scoped_release release;
+    rt->end_execution();
+  });
   m.def("spawn", [](const std::string& name, py::object fn) {
     auto held = racelab::live::python::hold(std::move(fn));
     return spawn(name, [held] { racelab::live::python::call_on_controlled(held); });
@@ -253,6 +274,68 @@ std::string stacks_now() {
 std::mutex g_stacks_mutex;
 std::string g_stacks;  // taken at the last hang
 
+// ---- The crash report (arm_crash_report): everything the signal handler writes is prepared
+// beforehand; the handler only calls async-signal-safe functions (open, write, rename, _exit).
+std::atomic<std::uint64_t> g_executions{0};
+std::atomic<std::uint64_t> g_crash_execution{0};
+char g_crash_tmp[4096];
+char g_crash_path[4096];
+char g_crash_head[1024];  // the report up to the execution number
+char g_crash_stacks[4096];
+
+void write_all(int fd, const char* text) {
+  std::size_t n = std::strlen(text);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, text, n);
+    if (w <= 0) return;
+    text += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+void on_fatal_signal(int sig) {
+  const char* name = sig == SIGSEGV   ? "SIGSEGV"
+                     : sig == SIGABRT ? "SIGABRT"
+                     : sig == SIGBUS  ? "SIGBUS"
+                     : sig == SIGFPE  ? "SIGFPE"
+                                      : "SIGILL";
+  char number[32];
+  std::uint64_t e = g_crash_execution.load();
+  int i = 30;
+  number[31] = '\0';
+  do {
+    number[i--] = static_cast<char>('0' + e % 10);
+    e /= 10;
+  } while (e > 0 && i > 0);
+  const char* exec = number + i + 1;
+  const int fd = ::open(g_crash_tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) {
+    write_all(fd, g_crash_head);
+    write_all(fd, exec);
+    write_all(fd, ", \"findings\": [{\"kind\": \"crash\", \"message\": \"the process received ");
+    write_all(fd, name);
+    write_all(fd, " in execution ");
+    write_all(fd, exec);
+    write_all(fd,
+              " (a C extension crashed or aborted); every thread's Python stack at the crash "
+              "is in stacks.txt\", \"execution\": ");
+    write_all(fd, exec);
+    write_all(fd, "}], \"stacks\": \"");
+    write_all(fd, g_crash_stacks);
+    write_all(fd, "\"}\n");
+    ::close(fd);
+    ::rename(g_crash_tmp, g_crash_path);
+  }
+  write_all(2, "crash (execution ");
+  write_all(2, exec);
+  write_all(2, "): the process received ");
+  write_all(2, name);
+  write_all(2, "; report: ");
+  write_all(2, g_crash_path);
+  write_all(2, "\n");
+  ::_exit(1);
+}
+
 class PythonSubject : public Subject {
  public:
   PythonSubject(Job job, std::string table) : job_(std::move(job)), table_(std::move(table)) {}
@@ -266,6 +349,7 @@ class PythonSubject : public Subject {
     return fmt::format("{:016x}", std::hash<std::string>{}(script + table_ + job_json(job_)));
   }
   void setup(Runtime& rt) override {
+    g_crash_execution.store(g_executions.fetch_add(1));
     auto job = job_;
     auto table = table_;
     rt.spawn("main", [job, table] {
@@ -275,7 +359,7 @@ class PythonSubject : public Subject {
         g_bridge->attr("run")(job.script, job.args, parsed, job.path);
       } catch (py::error_already_set& e) {
         if (stopping()) return;
-        throw std::runtime_error(first_line(e.what()));
+        throw std::runtime_error(python_error_text(e));
       }
     });
   }
@@ -406,6 +490,11 @@ std::unique_ptr<Subject> make_subject(const Job& job) {
   if (j.path.empty())
     j.path.push_back(std::filesystem::absolute(job.script).parent_path().string());
   start_interpreter();
+  {
+    py::gil_scoped_acquire gil;
+    const std::string bad = g_bridge->attr("check_script")(job.script).cast<std::string>();
+    if (!bad.empty()) throw InputError(bad);
+  }
   // A table for a library this interpreter cannot import (torch-2.11 without torch) is bad input,
   // said before the first execution rather than as an exception of the script's main thread.
   {
@@ -451,6 +540,29 @@ Job job_from_json(const std::string& text) {
     throw InputError(fmt::format("script parameters: {}", first_line(e.what())));
   }
   return job;
+}
+
+void arm_crash_report(const std::string& dir) {
+  namespace fs = std::filesystem;
+  ensure_directory(dir);
+  const std::string report = (fs::path(dir) / "report.json").string();
+  const std::string stacks = (fs::path(dir) / "stacks.txt").string();
+  const std::string tmp = report + ".crash-tmp";
+  const std::string head = fmt::format(
+      "{{\"format\": \"racelab-live-report\", \"version\": 1, \"subject\": \"live-python\", "
+      "\"crashed\": true, \"execution\": ");
+  if (report.size() >= sizeof g_crash_path || tmp.size() >= sizeof g_crash_tmp ||
+      stacks.size() >= sizeof g_crash_stacks || head.size() >= sizeof g_crash_head)
+    return;  // a path too long to prepare: crashes then go unreported, as before
+  std::strcpy(g_crash_path, report.c_str());
+  std::strcpy(g_crash_tmp, tmp.c_str());
+  std::strcpy(g_crash_stacks, stacks.c_str());
+  std::strcpy(g_crash_head, head.c_str());
+  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, on_fatal_signal);
+  // faulthandler saves these handlers, dumps the Python stacks on a crash, then restores and
+  // re-raises: ours runs second and writes the report.
+  py::gil_scoped_acquire gil;
+  g_bridge->attr("arm_crash_stacks")(stacks);
 }
 
 void dump_stacks(const std::string& path) {

@@ -42,4 +42,9 @@ Job job_from_json(const std::string& text);
 // Writes every thread's Python stack to `path` (for hang reports); best effort.
 void dump_stacks(const std::string& path);
 
+// From now on, a fatal signal (a C extension crashing, abort()) writes DIR/report.json with a
+// `crash` finding naming the execution and the signal, and DIR/stacks.txt with every thread's
+// Python stack, then exits 1: the report is never lost to a crash.
+void arm_crash_report(const std::string& dir);
+
 }  // namespace racelab::live::python

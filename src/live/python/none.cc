@@ -21,5 +21,6 @@ std::unique_ptr<Subject> make_subject(const Job&) {
 std::string job_json(const Job&) { return "{}"; }
 Job job_from_json(const std::string&) { return {}; }
 void dump_stacks(const std::string&) {}
+void arm_crash_report(const std::string&) {}
 
 }  // namespace racelab::live::python

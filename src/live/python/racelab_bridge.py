@@ -335,6 +335,9 @@ def patch_threading():
         # An exception that ends a controlled thread is a finding (the thread re-raises it once
         # threading has cleaned up); the unwinding of an execution that is over is not reported.
         if _racelab.controlled():
+            # As CPython's own hook: SystemExit ends a thread quietly; so does os._exit's unwinding.
+            if issubclass(args.exc_type, (SystemExit, _ProcessExit)):
+                return
             if not _racelab.stopping():
                 _tls.finding = _finding_of(args.exc_value)
                 _tls.error = RuntimeError(
@@ -424,6 +427,22 @@ def patch_threading():
 
     functools.update_wrapper(sleep, real_sleep)
     time.sleep = sleep
+
+    # os._exit on a controlled thread ends the execution (the process would end there): a failure
+    # unless the status is 0; the thread unwinds instead of killing racelab with the script.
+    real_exit = os._exit
+
+    def exit_now(status):
+        if _racelab.active() and _racelab.controlled():
+            if status != 0:
+                _racelab.report("exception", f"{_thread_name()} called os._exit({status}): the "
+                                "process ends there with a failing status", True)
+            else:
+                _racelab.end_execution()
+            raise _ProcessExit(status)
+        real_exit(status)
+
+    os._exit = exit_now
 
 
 def _resolve(dotted):
@@ -522,6 +541,34 @@ def interpose(table):
         _resolve(fn)()
 
 
+class _ProcessExit(BaseException):
+    """os._exit called on a controlled thread: the execution ends; the thread unwinds."""
+
+
+def check_script(path):
+    """"FILE:LINE: SyntaxError: ..." when the script does not compile, else ''."""
+    try:
+        with open(path, "rb") as f:
+            compile(f.read(), path, "exec")
+    except SyntaxError as e:
+        return f"{path}:{e.lineno}: {type(e).__name__}: {e.msg}"
+    except (OSError, ValueError) as e:
+        return f"{path}: {e}"
+    return ""
+
+
+_crash_file = None  # kept open: faulthandler writes the stacks there when the process crashes
+
+
+def arm_crash_stacks(path):
+    """On a fatal signal (a C extension crashing), every thread's Python stack goes to `path`
+    before racelab's own handler writes the report (faulthandler chains to it)."""
+    global _crash_file
+    import faulthandler
+    _crash_file = open(path, "w")
+    faulthandler.enable(file=_crash_file, all_threads=True)
+
+
 def missing_module(table, search_path):
     """"module (ImportError: ...)" for the first module the table names that cannot be imported
     (a torch table in an interpreter without torch), else ''."""
@@ -559,6 +606,8 @@ def run(script, argv, table, search_path):
     sys.argv = [script] + list(argv)
     try:
         runpy.run_path(script, run_name="__main__")
+    except _ProcessExit:
+        return
     except SystemExit as e:  # sys.exit(0) ends the script normally; any other status is a failure
         if e.code not in (None, 0):
             raise RuntimeError(f"the script exited with status {e.code}") from None
