@@ -43,6 +43,7 @@ int run_explore(const ExploreArgs& a) {
   if (a.iterations) o.iterations = *a.iterations;
   if (a.depth) o.strategy.depth = *a.depth;
   if (a.max_preemptions) o.strategy.max_preemptions = *a.max_preemptions;
+  if (a.max_preemptions) o.strategy.dpor_max_preemptions = *a.max_preemptions;  // dpor: explicit
   o.time_limit_s = a.time_limit;
   o.shrink = !a.no_shrink;
   o.run.backend = a.backend == "threads" ? sched::Backend::kThreads : sched::Backend::kCoroutine;
@@ -108,14 +109,15 @@ void add_explore(CLI::App& app, Runner& run) {
   auto* cmd = app.add_subcommand("explore", "Explore the interleavings of one scenario");
   cmd->add_option("scenario", args->scenario, "scenario file (TOML)")->required();
   cmd->add_option("--strategy", args->strategy,
-                  "random | pct | dfs (default: the scenario's [explore])")
-      ->check(one_of({"random", "pct", "dfs"}));
+                  "random | pct | dfs | dpor (default: the scenario's [explore])")
+      ->check(one_of({"random", "pct", "dfs", "dpor"}));
   cmd->add_option("--seed", args->seed, "seed of random and pct")->check(integer_check(0));
   cmd->add_option("--iterations", args->iterations, "executions to run (dfs: an upper bound)")
       ->check(integer_check(1));
   cmd->add_option("--depth", args->depth, "pct depth (bug depth to target)")
       ->check(integer_check(1, 64));
-  cmd->add_option("--max-preemptions", args->max_preemptions, "dfs preemption bound")
+  cmd->add_option("--max-preemptions", args->max_preemptions,
+                  "dfs preemption bound (dpor: unbounded unless given)")
       ->check(integer_check(0, 64));
   cmd->add_option("--time-limit", args->time_limit,
                   "stop after this many seconds, keeping results (a dfs search it cuts short is "

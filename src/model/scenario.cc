@@ -283,10 +283,15 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
     r.choice("strategy", s.explore.kind,
              {{"random", sched::StrategyKind::kRandom},
               {"pct", sched::StrategyKind::kPct},
-              {"dfs", sched::StrategyKind::kDfs}});
+              {"dfs", sched::StrategyKind::kDfs},
+              {"dpor", sched::StrategyKind::kDpor}});
     r.integer("iterations", s.iterations, 1, std::int64_t{1} << 40);
     r.integer("depth", s.explore.depth, 1, 64);
     r.integer("max_preemptions", s.explore.max_preemptions, 0, 64);
+    // dpor is unbounded unless a dpor scenario bounds it explicitly (a dfs scenario's bound is
+    // dfs's: `--strategy dpor` on it still covers every class).
+    if (t->contains("max_preemptions") && s.explore.kind == sched::StrategyKind::kDpor)
+      s.explore.dpor_max_preemptions = s.explore.max_preemptions;
     r.integer("seed", s.explore.seed, 0, std::numeric_limits<std::int64_t>::max());
     r.finish();
   }

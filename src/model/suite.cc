@@ -75,6 +75,12 @@ std::string cut_by(sched::StopReason r) {
 std::string ScenarioRun::coverage() const {
   const std::uint64_t n = result.executions;
   if (proves()) {
+    if (result.exhausted() && result.classes) {
+      return fmt::format(
+          "exhaustive: every interleaving class explored ({}): {} executions, {} classes, {} "
+          "redundant",
+          result.strategy, n, result.classes->classes, result.classes->redundant);
+    }
     // dfs covers the space within its preemption bound; another proving strategy all of it.
     const bool bounded = options.strategy.kind == sched::StrategyKind::kDfs;
     if (result.exhausted()) {

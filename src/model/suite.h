@@ -32,8 +32,9 @@ struct ScenarioRun {
     return missing.empty() && unexpected.empty() && result.determinism_failures.empty();
   }
   bool has_expectations() const { return !scenario.must.empty() || !scenario.must_not.empty(); }
-  // The strategy proves absence when it covers its space (dfs, exhaustive within its bound).
-  bool proves() const { return options.strategy.kind == sched::StrategyKind::kDfs; }
+  // The strategy proves absence when it covers its space (dfs, exhaustive within its bound; dpor,
+  // every interleaving class).
+  bool proves() const { return sched::strategy_proves(options.strategy.kind); }
   Verdict verdict() const;
   // One line: how much of the space the run covered ("exhaustive within the bound: N executions",
   // "cut short by the execution cap after N executions: not a proof", "sampled N executions

@@ -75,6 +75,11 @@ class Context {
     if (!ok)
       exec_.report(kinds::kAssertion, std::string("assertion failed: ") + std::string(what), true);
   }
+  // Declares that the code running now (between two scheduling points) reads or writes shared
+  // state `var` (a shared_var or atomic_var made in setup) without an operation on it: state the
+  // local code after a scheduling point touches. Not a scheduling point; traces, vector clocks and
+  // race checks ignore it. dpor's dependency relation needs it to be sound (docs/concepts.md).
+  void touch(int var, bool write) { exec_.touch(var, write); }
   Execution& execution() { return exec_; }
 
  private:

@@ -57,6 +57,10 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
       d.step = step;
       d.exec = &exec;
       const ThreadId t = strategy.pick(d);
+      if (t == kNoThread) {  // the strategy abandons a redundant execution (dpor: sleep set)
+        result.abandoned = true;
+        break;
+      }
       if (d.previous_enabled && t != previous) {
         ++result.preemptions;
         result.preemption_steps.push_back(step);

@@ -46,6 +46,9 @@ struct ExecutionResult {
   std::vector<std::uint64_t>
       preemption_steps;    // the steps that switched away from a runnable thread
   bool completed = false;  // every non-daemon thread finished
+  // The strategy stopped the execution early (Strategy::pick returned kNoThread): dpor found
+  // that every way on is equivalent to an execution it explores anyway.
+  bool abandoned = false;
 
   const std::vector<Finding>& findings() const { return exec->findings(); }
   bool found(std::string_view kind) const { return exec->has_finding(kind); }

@@ -327,7 +327,16 @@ void Execution::apply(ThreadId id) {
     case OpKind::kPoint:
       break;
   }
-  steps_.push_back(Step{id, op, t.vtime});
+  Step step{id, op, t.vtime};
+  if (op.kind == OpKind::kSubmit || op.kind == OpKind::kTake) step.result = t.result;
+  step.touch_begin = static_cast<std::uint32_t>(touches_.size());
+  steps_.push_back(step);
+}
+
+void Execution::touch(int var, bool write) {
+  if (current_ == kNoThread || steps_.empty() || steps_.back().thread != current_) return;
+  touches_.push_back(Touch{var, write});
+  ++steps_.back().touch_count;
 }
 
 void Execution::check_access(ThreadId id, Var& var, bool write) {
@@ -375,7 +384,7 @@ void Execution::note(std::string text) {
 }
 
 void Execution::report(std::string kind, std::string message, bool fatal) {
-  if (fatal) stopped_ = true;
+  if (fatal) stopped_ = fatal_ = true;
   for (const Finding& f : findings_) {
     if (f.kind == kind) return;  // the first finding of each kind per execution is the one kept
   }

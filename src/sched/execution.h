@@ -29,7 +29,11 @@ struct ExecutionAborted {};
 struct Step {
   ThreadId thread;
   Op op;
-  double vtime;  // the thread's virtual time (seconds) when the step took effect
+  double vtime;             // the thread's virtual time (seconds) when the step took effect
+  std::int64_t result = 0;  // a submit's or take's job id (take: -1 once closed and drained)
+  // This step's touches are touches_[touch_begin, touch_begin + touch_count) (Context::touch).
+  std::uint32_t touch_begin = 0;
+  std::uint32_t touch_count = 0;
 };
 
 struct Note {  // something a subject wants shown on its timeline; not a scheduling point
@@ -63,6 +67,13 @@ class Execution final : public ThreadView {
   const std::string& thread_name(ThreadId t) const override { return threads_[t].name; }
   bool finished(ThreadId t) const override { return threads_[t].finished; }
   std::string pending_text(ThreadId t) const override { return describe(threads_[t].pending); }
+  const Op* pending_op(ThreadId t) const override { return &threads_[t].pending; }
+  std::int64_t step_result(std::uint64_t step) const override { return steps_[step].result; }
+  std::span<const Touch> step_touches(std::uint64_t step) const override {
+    const Step& s = steps_[step];
+    return {touches_.data() + s.touch_begin, s.touch_count};
+  }
+  bool ended_by_finding() const override { return fatal_; }
   bool is_enabled(ThreadId t) const;
   // The enabled threads, ascending. A bit per thread is kept up to date as steps change what
   // threads wait on (a step touches only the waiters of the objects it changes); the list is
@@ -90,6 +101,9 @@ class Execution final : public ThreadView {
   void advance(double seconds) { threads_[current_].vtime += seconds; }
   double vtime(ThreadId t) const { return threads_[t].vtime; }
   void note(std::string text);
+  // Records that the current step's local code accessed `var` (Context::touch). Not a scheduling
+  // point: it changes no trace, clock or race check; only dpor's dependency relation reads it.
+  void touch(int var, bool write);
   // Records a finding; `fatal` ends the execution after the current step.
   void report(std::string kind, std::string message, bool fatal = false);
   bool stopped() const { return stopped_; }
@@ -193,11 +207,13 @@ class Execution final : public ThreadView {
   std::vector<std::string> labels_;
   std::unordered_map<std::string, int> label_ids_;
   std::vector<Step> steps_;
+  std::vector<Touch> touches_;  // every step's touches, in step order (Step::touch_begin)
   std::vector<Finding> findings_;
   std::vector<Note> notes_;
   ThreadId current_ = kNoThread;
   std::uint64_t max_steps_;
   bool stopped_ = false;
+  bool fatal_ = false;        // a fatal report stopped the execution (not the deadlock check)
   bool track_races_ = false;  // vector clocks are only kept when the subject has shared variables
 };
 

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "sched/shrink.h"
+#include "util/errors.h"
 
 namespace racelab::sched {
 
@@ -97,7 +98,7 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   for (std::uint64_t i = 0;; ++i) {
     if (i >= options.iterations) {
       // A DFS space of exactly `iterations` executions is covered: asking for the next one says.
-      const bool done = options.strategy.kind == StrategyKind::kDfs &&
+      const bool done = strategy_proves(options.strategy.kind) &&
                         (strategy->exhausted() || !strategy->begin_execution(i));
       out.stop = done ? StopReason::kExhausted : StopReason::kBudget;
       break;
@@ -142,6 +143,7 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
       options.progress({out.executions, options.iterations, out.found.size(), elapsed()});
     }
   }
+  out.classes = strategy->classes();
   if (options.shrink) shrink_all(subject, out, options);
   if (options.check_determinism) check_determinism(subject, out, options.run);
   out.seconds = elapsed();
@@ -487,9 +489,16 @@ ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options)
   if (p.shards == 0 || p.shard >= p.shards || p.jobs == 0) {
     throw std::invalid_argument("explore: invalid partition");
   }
-  if (!p.split()) {
+  if (options.strategy.kind == StrategyKind::kDpor && p.shards > 1) {
+    throw InputError(
+        "dpor does not split across shards (its backtrack sets grow as it runs): run it as one "
+        "shard");
+  }
+  if (!p.split() || options.strategy.kind == StrategyKind::kDpor) {  // dpor: one job (explore.h)
     auto subject = make();
-    return explore(*subject, options);
+    ExploreResult out = explore(*subject, options);
+    if (p.jobs > 1) out.strategy += ", one job: dpor does not split";
+    return out;
   }
   if (options.strategy.kind == StrategyKind::kDfs) return explore_dfs_split(make, options);
   return explore_indices(make, options);

@@ -84,6 +84,8 @@ struct ExploreResult {
   std::size_t split_depth = 0;
   std::uint64_t subtree_count = 0;
   std::vector<DfsSubtree> subtrees;
+  // dpor: the interleaving classes explored and the executions abandoned as redundant.
+  std::optional<Strategy::Classes> classes;
 
   bool exhausted() const { return stop == StopReason::kExhausted; }
   const FoundKind* find(std::string_view kind) const;
@@ -96,7 +98,9 @@ void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& r
 // Sequential exploration of one subject (options.partition must not split).
 ExploreResult explore(Subject& subject, const ExploreOptions& options);
 
-// Any partition: every worker thread gets its own subject from `make`.
+// Any partition: every worker thread gets its own subject from `make`. dpor runs on one thread
+// whatever the jobs (its describe() then says so) and refuses shards: its backtrack sets are
+// learned as it goes, so it has no fixed subtrees to deal out.
 using SubjectFactory = std::function<std::unique_ptr<Subject>()>;
 ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options);
 

@@ -37,4 +37,12 @@ struct Op {
 
 const char* op_kind_name(OpKind kind);
 
+// An access to a shared variable made by the local code that runs after a scheduling point, not
+// through an operation (Context::touch). Partial-order reduction (dpor) counts it as part of the
+// step that ran that code; nothing else sees it.
+struct Touch {
+  std::int32_t var = -1;
+  bool write = false;
+};
+
 }  // namespace racelab::sched

@@ -23,6 +23,18 @@ class ThreadView {
   // The text of t's pending operation, as schedule files record it.
   virtual std::string pending_text(ThreadId t) const = 0;
 
+  // ---- What partial-order reduction (dpor) reads: each step's footprint. The simulated
+  // Execution records it; the live runtime does not, and keeps these defaults.
+  // t's pending operation; nullptr when the view does not record footprints.
+  virtual const Op* pending_op(ThreadId /*t*/) const { return nullptr; }
+  // The result of executed step `step`: the job id of a submit or take (-1: the queue was closed
+  // and drained), 0 for other operations.
+  virtual std::int64_t step_result(std::uint64_t /*step*/) const { return 0; }
+  // What executed step `step`'s local code touched beyond its operation's own object.
+  virtual std::span<const Touch> step_touches(std::uint64_t /*step*/) const { return {}; }
+  // True when a fatal finding ended the execution after its last step (oom, assertion, ...).
+  virtual bool ended_by_finding() const { return false; }
+
  protected:
   ~ThreadView() = default;
 };
@@ -41,10 +53,19 @@ class Strategy {
   // Prepares execution number `index` (0-based). Returns false when the strategy has nothing left
   // to explore (DFS exhausted its bounded space).
   virtual bool begin_execution(std::uint64_t index) = 0;
+  // One of d.enabled, or kNoThread to abandon the execution (dpor: sleep-set blocked).
   virtual ThreadId pick(const Decision& d) = 0;
   virtual void end_execution() {}
   // True once the strategy has covered its whole space (only DFS can say so).
   virtual bool exhausted() const { return false; }
+  // Interleaving classes (Mazurkiewicz traces) covered so far, for a strategy that knows them
+  // (dpor): the executions that were the first of their class, and those it abandoned because
+  // they could only repeat a class (sleep-set blocked). nullopt for the others.
+  struct Classes {
+    std::uint64_t classes = 0;
+    std::uint64_t redundant = 0;
+  };
+  virtual std::optional<Classes> classes() const { return std::nullopt; }
   // For reports: e.g. "pct(depth=3, seed=1)".
   virtual std::string describe() const = 0;
   // A copy with the same parameters and learned state, for another worker: execution i of the copy

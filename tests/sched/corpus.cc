@@ -49,21 +49,25 @@ void LazyInit::setup(Context& ctx) {
   lock_ = ctx.mutex("init_lock");
   lookup_ = ctx.label("lookup kernel");
   insert_ = ctx.label("insert kernel");
+  kernel_var_ = ctx.atomic_var("kernel");  // compiled_, for dpor (Context::touch)
   ctx.spawn("t0", user(ctx));
   ctx.spawn("t1", user(ctx));
 }
 
 Task LazyInit::user(Context& ctx) {
   co_await ctx.point(lookup_);
+  ctx.touch(kernel_var_, false);
   if (compiled_) co_return;
   co_await ctx.lock(lock_);
   if (fixed_) {
     co_await ctx.point(lookup_);
+    ctx.touch(kernel_var_, false);
   }
   if (!fixed_ || !compiled_) {
     ++compiles_;
     if (compiles_ > 1) ctx.report("duplicate_compile", "the kernel was compiled twice");
     co_await ctx.point(insert_);
+    ctx.touch(kernel_var_, true);
     compiled_ = true;
   }
   co_await ctx.unlock(lock_);
@@ -120,6 +124,7 @@ void CompileLockDeadlock::setup(Context& ctx) {
   trace_ = ctx.label("trace");
   backward_ = ctx.label("backward");
   guard_ = ctx.label("guard check");
+  cache_var_ = ctx.atomic_var("forward cache");  // forward_compiled_, for dpor (Context::touch)
   ctx.spawn("main", main_thread(ctx));
   for (int i = 0; i < drafters_; ++i) ctx.spawn("drafter 0." + std::to_string(i), drafter(ctx));
   const auto worker_id = ctx.spawn("autograd 0", worker(ctx), /*daemon=*/true);
@@ -128,11 +133,13 @@ void CompileLockDeadlock::setup(Context& ctx) {
 
 Task CompileLockDeadlock::step(Context& ctx) {
   co_await ctx.point(guard_);  // F5: the cache snapshot is taken before the lock
+  ctx.touch(cache_var_, false);
   const bool have = forward_compiled_;
   if (!have) {
     co_await ctx.lock(compile_lock_);                                       // F1
     const int job = static_cast<int>(co_await ctx.submit(queue_, trace_));  // F4
     co_await ctx.wait_job(job);
+    ctx.touch(cache_var_, true);
     forward_compiled_ = true;
     co_await ctx.unlock(compile_lock_);
   }

@@ -55,7 +55,7 @@ class LazyInit : public Subject {
  private:
   Task user(Context& ctx);
   bool fixed_;
-  int lock_ = -1, lookup_ = -1, insert_ = -1;
+  int lock_ = -1, lookup_ = -1, insert_ = -1, kernel_var_ = -1;
   bool compiled_ = false;
   int compiles_ = 0;
 };
@@ -101,7 +101,8 @@ class CompileLockDeadlock : public Subject {
   Task worker(Context& ctx);
   bool fixed_;
   int drafters_;
-  int compile_lock_ = -1, queue_ = -1, start_ = -1, trace_ = -1, backward_ = -1, guard_ = -1;
+  int compile_lock_ = -1, queue_ = -1, start_ = -1, trace_ = -1, backward_ = -1, guard_ = -1,
+      cache_var_ = -1;
   int finished_ = 0;
   bool forward_compiled_ = false, backward_compiled_ = false;
 };

@@ -79,16 +79,4 @@ ThreadId GuidedStrategy::pick(const Decision& d) {
   return d.previous_enabled ? d.previous : d.enabled.front();
 }
 
-const char* strategy_name(StrategyKind kind) {
-  switch (kind) {
-    case StrategyKind::kRandom:
-      return "random";
-    case StrategyKind::kPct:
-      return "pct";
-    case StrategyKind::kDfs:
-      return "dfs";
-  }
-  return "?";
-}
-
 }  // namespace racelab::sched

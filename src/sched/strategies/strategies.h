@@ -13,17 +13,25 @@
 
 namespace racelab::sched {
 
-enum class StrategyKind { kRandom, kPct, kDfs };
+enum class StrategyKind { kRandom, kPct, kDfs, kDpor };
 
 const char* strategy_name(StrategyKind kind);
 // Throws InputError listing the valid names.
 StrategyKind parse_strategy(const std::string& name);
+// The names, in the order help texts and errors list them: "random | pct | dfs | dpor".
+const char* strategy_names();
+// True for the strategies that prove absence when they exhaust their space (dfs within its bound,
+// dpor unbounded): a search of theirs cut short is inconclusive, a finished one a proof.
+bool strategy_proves(StrategyKind kind);
 
 struct StrategyParams {
   StrategyKind kind = StrategyKind::kPct;
   std::uint64_t seed = 1;
   int depth = 3;            // pct
   int max_preemptions = 2;  // dfs
+  // dpor is unbounded unless a bound is given explicitly (--max-preemptions, or max_preemptions
+  // in a scenario's [explore]); dfs always uses max_preemptions.
+  std::optional<int> dpor_max_preemptions;
 };
 
 std::unique_ptr<Strategy> make_random(std::uint64_t seed);
@@ -35,6 +43,10 @@ inline constexpr std::uint64_t kPctCalibration = 64;
 // Depth-first search of every schedule with at most `max_preemptions` preemptions (CHESS-style
 // iterative context bounding, Musuvathi & Qadeer, PLDI 2007).
 std::unique_ptr<Strategy> make_dfs(int max_preemptions);
+// Source-set DPOR with sleep sets (Abdulla, Aronis, Jonsson, Sagonas, POPL 2014): one execution
+// per interleaving class, exhaustive with no bound (nullopt); with a bound, a heuristic. Model
+// subjects only (they record each step's footprint); a live subject is refused.
+std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions);
 
 // Splitting the DFS search tree (parallel and sharded exploration). A prefix is the first
 // decisions of an execution; the executions of the bounded DFS that share a prefix are contiguous

@@ -1,0 +1,238 @@
+// DPOR: stateless model checking with dynamic partial-order reduction. It explores one execution
+// per interleaving class (Mazurkiewicz trace) instead of every schedule, with no preemption bound:
+// two executions that order every pair of dependent events alike reach the same state and the
+// same findings, so one of them suffices. Source-set DPOR with sleep sets (Abdulla, Aronis,
+// Jonsson, Sagonas: "Optimal Dynamic Partial Order Reduction", POPL 2014, algorithm 1; after
+// Flanagan & Godefroid, POPL 2005); the dependency relation and races are in dpor_events.h.
+//
+// The search is a stack of nodes, one per step of the current execution. An execution replays
+// the stack's choices up to the node chosen to diverge and extends it with fresh nodes. After
+// each step, the races of the new event are reversed: for a race e < e', the initials of
+// notdep(e).e' at the node of e are the threads that can start an execution in which e' comes
+// first; when none of them is in that node's backtrack set, one is added. A node's sleep set holds
+// the threads whose next event was already explored from it or an ancestor and that nothing since
+// has depended on; a fresh node never schedules them, and an execution whose enabled threads are
+// all asleep could only repeat a class explored elsewhere: it is abandoned (counted as redundant,
+// never as a class). With sleep sets, no two explored complete executions are equivalent; with
+// source sets, every class has one. When the stack empties, every class has been explored:
+// exhausted() is true.
+//
+// Blocking is handled soundly: threads never run while disabled; a thread blocked at the end on a
+// lock races with the holder's acquire (the deadlock where it came first is another class); a
+// fatal finding ends an execution with a step that disables everyone else, so it is dependent
+// with every thread's next step. Subjects must declare the shared state their local code touches
+// (Context::touch): the model does (src/model/pipeline.cc); a live subject records no footprints
+// and dpor refuses it.
+//
+// An optional preemption bound (max_preemptions, as dfs counts them) prunes alternatives that
+// would exceed it; bounded DPOR is then a heuristic, not a proof within the bound (reversing a
+// race can need a preemption the bound forbids: Coons, Musuvathi, McKinley, OOPSLA 2013).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "sched/strategies/dpor_events.h"
+#include "sched/strategies/strategies.h"
+
+namespace racelab::sched {
+namespace {
+
+class DporStrategy : public Strategy {
+ public:
+  explicit DporStrategy(std::optional<int> max_preemptions) : bound_(max_preemptions) {}
+
+  bool begin_execution(std::uint64_t) override {
+    view_ = nullptr;
+    abandoned_ = false;
+    steps_ = 0;
+    if (!started_) {
+      started_ = true;
+      first_new_ = 0;
+      return true;
+    }
+    while (!stack_.empty()) {
+      const std::size_t k = stack_.size() - 1;
+      Node& n = stack_[k];
+      const auto done = log_.footprint(k);
+      n.sleep.push_back({n.chosen, {done.begin(), done.end()}});
+      for (ThreadId t : n.enabled) {
+        if (n.backtrack[static_cast<std::size_t>(t)] && !asleep(n, t) && allowed(n, t)) {
+          n.chosen = t;
+          first_new_ = k;
+          return true;
+        }
+      }
+      stack_.pop_back();
+    }
+    exhausted_ = true;
+    return false;
+  }
+
+  ThreadId pick(const Decision& d) override {
+    const std::size_t s = d.step;
+    if (s == 0) {
+      if (d.exec->pending_op(d.enabled.front()) == nullptr) {
+        throw StrategyError(
+            "dpor: this subject does not record what its steps touch (live subjects): use "
+            "random, pct or dfs");
+      }
+      threads_ = d.exec->thread_count();
+      log_.reset(threads_, first_new_);
+    }
+    view_ = d.exec;
+    if (s > 0) append(s - 1, false);
+    if (s < stack_.size()) {  // replay, then the node that diverges
+      Node& n = stack_[s];
+      if (!std::equal(n.enabled.begin(), n.enabled.end(), d.enabled.begin(), d.enabled.end())) {
+        throw StrategyError(fmt::format(
+            "dpor: the subject is not deterministic: step {} had {} enabled threads when first "
+            "explored and {} now",
+            s, n.enabled.size(), d.enabled.size()));
+      }
+      n.op = *d.exec->pending_op(n.chosen);
+      ++steps_;
+      return n.chosen;
+    }
+    Node n;
+    n.enabled.assign(d.enabled.begin(), d.enabled.end());
+    n.previous = d.previous;
+    n.previous_enabled = d.previous_enabled;
+    n.backtrack.assign(threads_, 0);
+    if (s > 0) {
+      const Node& parent = stack_[s - 1];
+      n.preemptions_before = parent.preemptions_before + (preempts(parent, parent.chosen) ? 1 : 0);
+      const auto last = log_.footprint(s - 1);
+      for (const SleepEntry& e : parent.sleep) {
+        if (!dpor::dependent(e.footprint, last)) n.sleep.push_back(e);
+      }
+    }
+    ThreadId choice = kNoThread;
+    if (n.previous_enabled && !asleep(n, n.previous)) choice = n.previous;  // no preemption
+    for (std::size_t i = 0; i < n.enabled.size() && choice == kNoThread; ++i) {
+      if (!asleep(n, n.enabled[i]) && allowed(n, n.enabled[i])) choice = n.enabled[i];
+    }
+    if (choice == kNoThread) {  // every way on repeats an explored class (or passes the bound)
+      abandoned_ = true;
+      return kNoThread;
+    }
+    n.chosen = choice;
+    n.backtrack[static_cast<std::size_t>(choice)] = 1;
+    n.op = *d.exec->pending_op(choice);
+    stack_.push_back(std::move(n));
+    ++steps_;
+    return choice;
+  }
+
+  void end_execution() override {
+    if (view_ == nullptr || steps_ == 0) return;
+    if (stack_.size() > steps_) stack_.resize(steps_);  // stopped inside the replayed prefix
+    const bool fatal = !abandoned_ && view_->ended_by_finding();
+    append(steps_ - 1, fatal);
+    if (abandoned_) {
+      ++redundant_;
+      return;
+    }
+    for (ThreadId t = 0; t < static_cast<ThreadId>(threads_); ++t) {
+      if (!view_->finished(t)) log_.add_blocked(t, *view_->pending_op(t));
+    }
+    if (fatal) {
+      const Node& last = stack_.back();
+      for (ThreadId t : last.enabled) {
+        if (t != last.chosen) log_.add_stopped(t);
+      }
+    }
+    reverse_races();
+    ++classes_;
+    view_ = nullptr;
+  }
+
+  bool exhausted() const override { return exhausted_; }
+
+  std::optional<Classes> classes() const override { return Classes{classes_, redundant_}; }
+
+  std::string describe() const override {
+    return bound_ ? fmt::format("dpor(max_preemptions={})", *bound_) : "dpor(unbounded)";
+  }
+
+ private:
+  struct SleepEntry {
+    ThreadId thread;
+    std::vector<dpor::Access> footprint;  // of its next event, as explored
+  };
+  struct Node {
+    std::vector<ThreadId> enabled;  // ascending, as the engine gave them
+    ThreadId chosen = kNoThread;
+    Op op;                          // chosen's operation here
+    std::vector<char> backtrack;    // per thread: to explore from here (chosen included)
+    std::vector<SleepEntry> sleep;  // asleep here: inherited, then the siblings explored
+    ThreadId previous = kNoThread;  // for the preemption bound
+    bool previous_enabled = false;
+    int preemptions_before = 0;
+  };
+
+  static bool asleep(const Node& n, ThreadId t) {
+    return std::any_of(n.sleep.begin(), n.sleep.end(),
+                       [&](const SleepEntry& e) { return e.thread == t; });
+  }
+  static bool preempts(const Node& n, ThreadId t) { return n.previous_enabled && t != n.previous; }
+  bool allowed(const Node& n, ThreadId t) const {
+    return !bound_ || n.preemptions_before + (preempts(n, t) ? 1 : 0) <= *bound_;
+  }
+
+  void append(std::size_t step, bool fatal) {
+    const Node& n = stack_[step];
+    log_.append(n.chosen, n.op, view_->step_result(step), view_->step_touches(step), fatal);
+    reverse_races();
+  }
+
+  // Source-DPOR's backtracking: for each race, make sure the node before its first event will
+  // try a thread that can run the second event first.
+  void reverse_races() {
+    for (const dpor::Race& race : log_.take_races()) {
+      Node& n = stack_[race.earlier];
+      const std::vector<ThreadId> initials = log_.initials(race);
+      bool covered = false;
+      for (ThreadId t : initials) covered = covered || n.backtrack[static_cast<std::size_t>(t)];
+      if (covered) continue;
+      auto enabled = [&](ThreadId t) {
+        return std::binary_search(n.enabled.begin(), n.enabled.end(), t);
+      };
+      // The reversed event's own thread first, awake threads before sleeping ones.
+      auto rank = [&](ThreadId t) {
+        return (asleep(n, t) ? 2 : 0) + (t == race.later_thread ? 0 : 1);
+      };
+      ThreadId add = kNoThread;
+      for (ThreadId t : initials) {
+        if (enabled(t) && (add == kNoThread || rank(t) < rank(add))) add = t;
+      }
+      if (add != kNoThread) {
+        n.backtrack[static_cast<std::size_t>(add)] = 1;
+      } else {  // no initial can run there (never expected): try every enabled thread
+        for (ThreadId t : n.enabled) n.backtrack[static_cast<std::size_t>(t)] = 1;
+      }
+    }
+  }
+
+  std::optional<int> bound_;
+  std::vector<Node> stack_;
+  dpor::EventLog log_;  // the current execution's events, rebuilt from step 0 each time
+  const ThreadView* view_ = nullptr;  // the current execution's, valid until end_execution
+  std::size_t threads_ = 0;
+  std::size_t first_new_ = 0;  // the node where this execution left the previous one
+  std::size_t steps_ = 0;      // steps taken in this execution
+  bool abandoned_ = false;
+  bool started_ = false;
+  bool exhausted_ = false;
+  std::uint64_t classes_ = 0;
+  std::uint64_t redundant_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions) {
+  return std::make_unique<DporStrategy>(max_preemptions);
+}
+
+}  // namespace racelab::sched

@@ -1,0 +1,332 @@
+#include "sched/strategies/dpor_events.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace racelab::sched::dpor {
+
+namespace {
+
+enum class ObjectClass { kMutex, kQueue, kJob, kEvent, kVar };
+
+ObjectClass class_of(AccessKind k) {
+  switch (k) {
+    case AccessKind::kAcquire:
+    case AccessKind::kMutexOther:
+      return ObjectClass::kMutex;
+    case AccessKind::kSubmit:
+    case AccessKind::kClose:
+    case AccessKind::kTakeClosed:
+      return ObjectClass::kQueue;
+    case AccessKind::kJobCreate:
+    case AccessKind::kTakeJob:
+    case AccessKind::kComplete:
+    case AccessKind::kWaitJob:
+      return ObjectClass::kJob;
+    case AccessKind::kSet:
+    case AccessKind::kWait:
+      return ObjectClass::kEvent;
+    case AccessKind::kRead:
+    case AccessKind::kWrite:
+    case AccessKind::kFatal:
+      break;
+  }
+  return ObjectClass::kVar;
+}
+
+}  // namespace
+
+bool conflict(const Access& a, const Access& b) {
+  if (a.object != b.object || class_of(a.kind) != class_of(b.kind)) return false;
+  switch (class_of(a.kind)) {
+    case ObjectClass::kEvent:
+      return a.kind == AccessKind::kSet || b.kind == AccessKind::kSet;
+    case ObjectClass::kVar:
+      return a.kind == AccessKind::kWrite || b.kind == AccessKind::kWrite;
+    default:
+      return true;
+  }
+}
+
+bool dependent(std::span<const Access> a, std::span<const Access> b) {
+  auto fatal = [](const Access& x) { return x.kind == AccessKind::kFatal; };
+  if (std::any_of(a.begin(), a.end(), fatal) || std::any_of(b.begin(), b.end(), fatal)) return true;
+  for (const Access& x : a) {
+    for (const Access& y : b) {
+      if (conflict(x, y)) return true;
+    }
+  }
+  return false;
+}
+
+void EventLog::reset(std::size_t threads, std::size_t first_new) {
+  threads_ = threads;
+  first_new_ = first_new;
+  events_.clear();
+  accesses_.clear();
+  clocks_.clear();
+  last_event_.assign(threads, -1);
+  mutexes_.clear();
+  queues_.clear();
+  jobs_.clear();
+  event_objects_.clear();
+  vars_.clear();
+  races_.clear();
+}
+
+void EventLog::add_source(std::size_t event, std::size_t self, bool mutex) {
+  if (event != self) sources_.push_back({event, mutex});
+}
+
+void EventLog::add_candidate(std::size_t event, std::size_t self, ThreadId thread,
+                             bool skip_mutex) {
+  if (event == self || events_[event].thread == thread) return;
+  for (const Candidate& c : candidates_) {
+    if (c.event == event) return;
+  }
+  candidates_.push_back({event, skip_mutex});
+}
+
+void EventLog::access_var(std::size_t self, ThreadId thread, std::int32_t var, bool write) {
+  VarState& v = grow(vars_, var);
+  accesses_.push_back({write ? AccessKind::kWrite : AccessKind::kRead, var});
+  const auto last = static_cast<std::size_t>(v.last_write);
+  if (v.last_write >= 0 && last != self) {
+    add_source(last, self);
+    add_candidate(last, self, thread);
+  }
+  if (!write) {
+    if (std::find(v.reads.begin(), v.reads.end(), self) == v.reads.end()) v.reads.push_back(self);
+    return;
+  }
+  for (std::size_t r : v.reads) {
+    add_source(r, self);
+    add_candidate(r, self, thread);
+  }
+  v.reads.clear();
+  v.last_write = static_cast<std::int64_t>(self);
+}
+
+void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
+                      std::span<const Touch> touches, bool fatal) {
+  const std::size_t self = events_.size();
+  const auto q = static_cast<std::size_t>(thread);
+  const std::int64_t previous = last_event_[q];
+  const std::uint32_t local =
+      previous >= 0 ? events_[static_cast<std::size_t>(previous)].local + 1 : 0;
+  sources_.clear();
+  candidates_.clear();
+  const auto begin = static_cast<std::uint32_t>(accesses_.size());
+  const auto self_index = static_cast<std::int64_t>(self);
+  auto source = [&](std::int64_t e, bool mutex = false) {
+    if (e >= 0) add_source(static_cast<std::size_t>(e), self, mutex);
+  };
+  auto candidate = [&](std::int64_t e, bool skip_mutex = false) {
+    if (e >= 0) add_candidate(static_cast<std::size_t>(e), self, thread, skip_mutex);
+  };
+  switch (op.kind) {
+    case OpKind::kStart:
+    case OpKind::kPoint:
+      break;
+    case OpKind::kLock: {
+      MutexState& m = grow(mutexes_, op.object);
+      source(m.last, true);
+      if (m.owner == thread) {
+        accesses_.push_back({AccessKind::kMutexOther, op.object});
+        ++m.depth;
+      } else {
+        accesses_.push_back({AccessKind::kAcquire, op.object});
+        candidate(m.last_acquire, true);
+        m.owner = thread;
+        m.depth = 1;
+        m.last_acquire = self_index;
+      }
+      m.last = self_index;
+      break;
+    }
+    case OpKind::kUnlock: {
+      MutexState& m = grow(mutexes_, op.object);
+      accesses_.push_back({AccessKind::kMutexOther, op.object});
+      source(m.last, true);
+      if (m.owner == thread && --m.depth == 0) m.owner = kNoThread;
+      m.last = self_index;
+      break;
+    }
+    case OpKind::kEventSet: {
+      EventState& ev = grow(event_objects_, op.object);
+      accesses_.push_back({AccessKind::kSet, op.object});
+      source(ev.last_set);
+      candidate(ev.last_set);
+      for (std::size_t w : ev.waits) {
+        add_source(w, self);
+        add_candidate(w, self, thread);
+      }
+      if (ev.first_set < 0) ev.first_set = self_index;
+      ev.last_set = self_index;
+      ev.waits.clear();
+      break;
+    }
+    case OpKind::kEventWait: {
+      EventState& ev = grow(event_objects_, op.object);
+      accesses_.push_back({AccessKind::kWait, op.object});
+      source(ev.last_set);
+      // The first set is what enabled the wait; after it, a later set could have come after.
+      if (ev.last_set != ev.first_set) candidate(ev.last_set);
+      ev.waits.push_back(self);
+      break;
+    }
+    case OpKind::kSubmit: {
+      QueueState& qs = grow(queues_, op.object);
+      accesses_.push_back({AccessKind::kSubmit, op.object});
+      accesses_.push_back({AccessKind::kJobCreate, static_cast<std::int32_t>(result)});
+      source(qs.last_control);
+      candidate(qs.last_control);
+      qs.last_control = self_index;
+      qs.fifo.push_back(self);
+      grow(jobs_, static_cast<std::int32_t>(result)).create = self_index;
+      break;
+    }
+    case OpKind::kTake: {
+      QueueState& qs = grow(queues_, op.object);
+      if (result >= 0) {
+        accesses_.push_back({AccessKind::kTakeJob, static_cast<std::int32_t>(result)});
+        source(grow(jobs_, static_cast<std::int32_t>(result)).create);
+        if (qs.fifo_front < qs.fifo.size()) ++qs.fifo_front;
+      } else {
+        accesses_.push_back({AccessKind::kTakeClosed, op.object});
+        source(qs.last_control);
+        qs.last_control = self_index;
+      }
+      break;
+    }
+    case OpKind::kComplete:
+      accesses_.push_back({AccessKind::kComplete, op.object});
+      grow(jobs_, op.object).complete = self_index;
+      break;
+    case OpKind::kWaitJob:
+      accesses_.push_back({AccessKind::kWaitJob, op.object});
+      source(grow(jobs_, op.object).complete);
+      break;
+    case OpKind::kClose: {
+      QueueState& qs = grow(queues_, op.object);
+      accesses_.push_back({AccessKind::kClose, op.object});
+      source(qs.last_control);
+      candidate(qs.last_control);
+      qs.last_control = self_index;
+      break;
+    }
+    case OpKind::kRead:
+    case OpKind::kWrite:
+      access_var(self, thread, op.object, op.kind == OpKind::kWrite);
+      break;
+  }
+  for (const Touch& t : touches) access_var(self, thread, t.var, t.write);
+  if (fatal) {  // it disables every other thread: it conflicts with each one's last event
+    accesses_.push_back({AccessKind::kFatal, -1});
+    for (std::size_t u = 0; u < threads_; ++u) {
+      if (u != q) {
+        source(last_event_[u]);
+        candidate(last_event_[u]);
+      }
+    }
+  }
+  events_.push_back({thread, local, begin, static_cast<std::uint32_t>(accesses_.size()) - begin});
+  clocks_.resize(clocks_.size() + threads_, 0);
+  Clock base(threads_, 0);
+  if (previous >= 0) {
+    const auto c = clock(static_cast<std::size_t>(previous));
+    std::copy(c.begin(), c.end(), base.begin());
+  }
+  Clock mine;
+  join_sources(mine, base, SIZE_MAX, false);
+  mine[q] = local + 1;
+  std::copy(mine.begin(), mine.end(),
+            clocks_.begin() + static_cast<std::ptrdiff_t>(self * threads_));
+  if (self >= first_new_) find_races(self, thread, local, base);
+  last_event_[q] = self_index;
+}
+
+void EventLog::join_sources(Clock& out, std::span<const std::uint32_t> base, std::size_t skip,
+                            bool skip_mutex) const {
+  out.assign(base.begin(), base.end());
+  for (const Source& s : sources_) {
+    if (s.event == skip || (skip_mutex && s.mutex)) continue;
+    const auto c = clock(s.event);
+    for (std::size_t u = 0; u < threads_; ++u) out[u] = std::max(out[u], c[u]);
+  }
+}
+
+void EventLog::find_races(std::size_t self, ThreadId thread, std::uint32_t local,
+                          std::span<const std::uint32_t> base) {
+  for (const Candidate& c : candidates_) {
+    Race race;
+    join_sources(race.reversed_clock, base, c.event, c.skip_mutex);
+    const Event& earlier = events_[c.event];
+    // Something else between the two orders them: not a race of this pair.
+    if (race.reversed_clock[static_cast<std::size_t>(earlier.thread)] > earlier.local) continue;
+    race.reversed_clock[static_cast<std::size_t>(thread)] = local + 1;
+    race.earlier = c.event;
+    race.later = self;
+    race.later_thread = thread;
+    races_.push_back(std::move(race));
+  }
+}
+
+void EventLog::add_pending(ThreadId thread, std::size_t earlier) {
+  const auto q = static_cast<std::size_t>(thread);
+  const Event& e = events_[earlier];
+  if (e.thread == thread) return;
+  Race race;
+  race.reversed_clock.assign(threads_, 0);
+  std::uint32_t next_local = 0;
+  if (last_event_[q] >= 0) {
+    const auto last = static_cast<std::size_t>(last_event_[q]);
+    const auto c = clock(last);
+    std::copy(c.begin(), c.end(), race.reversed_clock.begin());
+    next_local = events_[last].local + 1;
+  }
+  if (race.reversed_clock[static_cast<std::size_t>(e.thread)] > e.local) return;
+  race.reversed_clock[q] = next_local + 1;
+  race.earlier = earlier;
+  race.later = Race::kPending;
+  race.later_thread = thread;
+  races_.push_back(std::move(race));
+}
+
+void EventLog::add_blocked(ThreadId thread, const Op& pending) {
+  if (pending.kind != OpKind::kLock || static_cast<std::size_t>(pending.object) >= mutexes_.size())
+    return;
+  const MutexState& m = mutexes_[static_cast<std::size_t>(pending.object)];
+  if (m.owner == kNoThread || m.owner == thread || m.last_acquire < 0) return;
+  add_pending(thread, static_cast<std::size_t>(m.last_acquire));
+}
+
+void EventLog::add_stopped(ThreadId thread) {
+  if (!events_.empty()) add_pending(thread, events_.size() - 1);
+}
+
+std::vector<ThreadId> EventLog::initials(const Race& race) const {
+  const Event& e = events_[race.earlier];
+  const std::size_t end = race.later == Race::kPending ? events_.size() : race.later;
+  std::vector<std::int64_t> first(threads_, -1);  // each thread's first event in the sequence
+  std::vector<ThreadId> out;
+  auto starts = [&](std::span<const std::uint32_t> c) {
+    for (std::size_t u = 0; u < threads_; ++u) {
+      if (first[u] >= 0 && c[u] > static_cast<std::uint32_t>(first[u])) return false;
+    }
+    return true;
+  };
+  for (std::size_t l = race.earlier + 1; l < end; ++l) {
+    const auto c = clock(l);
+    if (c[static_cast<std::size_t>(e.thread)] > e.local) continue;  // happens after `earlier`
+    const auto t = static_cast<std::size_t>(events_[l].thread);
+    if (first[t] >= 0) continue;
+    if (starts(c)) out.push_back(events_[l].thread);
+    first[t] = events_[l].local;
+  }
+  const auto t = static_cast<std::size_t>(race.later_thread);
+  if (first[t] < 0 && starts(race.reversed_clock)) out.push_back(race.later_thread);
+  return out;
+}
+
+}  // namespace racelab::sched::dpor

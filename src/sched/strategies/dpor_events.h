@@ -1,0 +1,184 @@
+#pragma once
+// The events of one execution as partial-order reduction sees them: what each step accessed, the
+// happens-before order between steps, and the races that dpor reverses (dpor.cc).
+//
+// An *event* is one step: its operation plus the local code its thread runs up to its next
+// scheduling point, so its *footprint* is the operation's own object plus the shared state that
+// code declared with Context::touch. Two events are *dependent* when their footprints conflict:
+//
+//   mutex  every pair of accesses (lock, unlock) to one mutex
+//   queue  submit, close and a take that found the queue closed, pairwise; a take of a job
+//          depends only on that job's submit (FIFO: the job at the front is taken whatever is
+//          submitted behind it)
+//   job    complete and wait of one job
+//   event  set/set and set/wait (wait/wait commute)
+//   var    read/write and write/write, atomic and plain alike (reads commute)
+//   start, point: nothing but program order
+//
+// Happens-before is program order plus the order of dependent events in the execution. A *race*
+// is a pair of dependent events of two threads, e before e', that the execution could have run
+// the other way round and with nothing between them in happens-before. Pairs whose first event
+// enables the second (unlock -> lock, set -> the wait it released, submit -> take of that job,
+// complete -> wait) are ordered but never reversible. A lock races with the previous acquire of
+// its mutex by another thread, the unlock between the two notwithstanding (as in Nidhugg: the
+// later thread could have taken the mutex first). A fatal finding ends the execution: its event
+// conflicts with every other thread's (it disables them all).
+//
+// Everything here is recomputed from the first step of each execution, in one pass; races are
+// reported only for events from `first_new` on (those of the replayed prefix were handled when
+// that prefix first ran).
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "sched/op.h"
+
+namespace racelab::sched::dpor {
+
+enum class AccessKind : std::uint8_t {
+  kAcquire,     // mutex: the outermost lock
+  kMutexOther,  // mutex: an unlock or a re-entrant lock
+  kSubmit,      // queue
+  kClose,       // queue
+  kTakeClosed,  // queue: a take that returned -1
+  kJobCreate,   // job: its submit
+  kTakeJob,     // job: its take
+  kComplete,    // job
+  kWaitJob,     // job
+  kSet,         // event
+  kWait,        // event
+  kRead,        // var: a read operation or a read touch
+  kWrite,       // var
+  kFatal,       // the event ended the execution with a fatal finding: it conflicts with all
+};
+
+struct Access {
+  AccessKind kind;
+  std::int32_t object;
+};
+
+// True when two accesses of different threads' events conflict (the table above; kFatal aside).
+bool conflict(const Access& a, const Access& b);
+// True when two footprints (of two threads' events) conflict anywhere, or one of them is fatal.
+bool dependent(std::span<const Access> a, std::span<const Access> b);
+
+using Clock = std::vector<std::uint32_t>;  // per thread: how many of its events happen before
+
+// A race found in the execution: `earlier` (an event index) could have run after `later` (an
+// event index, or the pending operation of a thread blocked at the end: later == kPending).
+struct Race {
+  static constexpr std::size_t kPending = SIZE_MAX;
+  std::size_t earlier = 0;
+  std::size_t later = kPending;
+  ThreadId later_thread = kNoThread;
+  // later's happens-before predecessors once the race is reversed: what it waits for when run
+  // before `earlier` (its own thread's past and its dependencies other than the reversed ones).
+  Clock reversed_clock;
+};
+
+class EventLog {
+ public:
+  // Starts a new execution of `threads` threads; races are reported from event `first_new` on.
+  void reset(std::size_t threads, std::size_t first_new);
+  // Appends the next executed step. `fatal`: a fatal finding ended the execution after it.
+  void append(ThreadId thread, const Op& op, std::int64_t result, std::span<const Touch> touches,
+              bool fatal = false);
+  // A thread blocked at the end on a lock: its pending lock races with the holder's acquire.
+  void add_blocked(ThreadId thread, const Op& pending);
+  // A thread that could run when a fatal finding stopped the execution (the last event): its
+  // pending operation races with that event, which disabled it.
+  void add_stopped(ThreadId thread);
+
+  std::size_t size() const { return events_.size(); }
+  ThreadId thread(std::size_t event) const { return events_[event].thread; }
+  std::span<const Access> footprint(std::size_t event) const {
+    const Event& e = events_[event];
+    return {accesses_.data() + e.access_begin, e.access_count};
+  }
+  std::span<const std::uint32_t> clock(std::size_t event) const {
+    return {clocks_.data() + event * threads_, threads_};
+  }
+  bool happens_before(std::size_t a, std::size_t b) const {
+    return clock(b)[static_cast<std::size_t>(events_[a].thread)] > events_[a].local;
+  }
+  // The races found since reset() (cleared by take_races()).
+  std::vector<Race> take_races() { return std::exchange(races_, {}); }
+  // The threads that can start notdep(earlier).later at the state before `earlier`: the first
+  // events, among those after `earlier` that do not happen after it followed by `later`, that
+  // nothing else in that sequence happens before (the initials of source-DPOR, Abdulla et al.,
+  // POPL 2014, section 4).
+  std::vector<ThreadId> initials(const Race& race) const;
+
+ private:
+  struct Event {
+    ThreadId thread;
+    std::uint32_t local;  // its index among its thread's events
+    std::uint32_t access_begin;
+    std::uint32_t access_count;
+  };
+  struct Source {
+    std::size_t event;
+    bool mutex;  // an earlier access to the mutex this event locks (skipped for a lock race)
+  };
+  struct Candidate {
+    std::size_t event;
+    bool skip_mutex;  // a lock race: the unlock in between does not order the two acquires
+  };
+  struct MutexState {
+    ThreadId owner = kNoThread;
+    int depth = 0;
+    std::int64_t last = -1;          // the last access
+    std::int64_t last_acquire = -1;  // the last outermost lock
+  };
+  struct QueueState {
+    std::int64_t last_control = -1;  // the last submit, close or closed take
+    std::vector<std::size_t> fifo;   // submits not yet taken, front at fifo_front
+    std::size_t fifo_front = 0;
+  };
+  struct JobState {
+    std::int64_t create = -1;
+    std::int64_t complete = -1;
+  };
+  struct EventState {
+    std::int64_t first_set = -1;
+    std::int64_t last_set = -1;
+    std::vector<std::size_t> waits;  // since the last set
+  };
+  struct VarState {
+    std::int64_t last_write = -1;
+    std::vector<std::size_t> reads;  // since the last write
+  };
+  template <class T>
+  static T& grow(std::vector<T>& v, std::int32_t index) {
+    if (static_cast<std::size_t>(index) >= v.size()) v.resize(static_cast<std::size_t>(index) + 1);
+    return v[static_cast<std::size_t>(index)];
+  }
+  void access_var(std::size_t self, ThreadId thread, std::int32_t var, bool write);
+  void add_source(std::size_t event, std::size_t self, bool mutex = false);
+  void add_candidate(std::size_t event, std::size_t self, ThreadId thread, bool skip_mutex = false);
+  // The join of `base` and the clocks of the sources, leaving out `skip` (and the mutex sources).
+  void join_sources(Clock& out, std::span<const std::uint32_t> base, std::size_t skip,
+                    bool skip_mutex) const;
+  void add_pending(ThreadId thread, std::size_t earlier);
+  void find_races(std::size_t self, ThreadId thread, std::uint32_t local,
+                  std::span<const std::uint32_t> base);
+
+  std::size_t threads_ = 0;
+  std::size_t first_new_ = 0;
+  std::vector<Event> events_;
+  std::vector<Access> accesses_;
+  std::vector<std::uint32_t> clocks_;     // events_.size() x threads_
+  std::vector<std::int64_t> last_event_;  // per thread: its last event, or -1
+  std::vector<MutexState> mutexes_;
+  std::vector<QueueState> queues_;
+  std::vector<JobState> jobs_;
+  std::vector<EventState> event_objects_;
+  std::vector<VarState> vars_;
+  // Scratch for the event being appended.
+  std::vector<Source> sources_;
+  std::vector<Candidate> candidates_;
+  std::vector<Race> races_;
+};
+
+}  // namespace racelab::sched::dpor

@@ -1,0 +1,303 @@
+// dpor against brute force: on small programs, the classes dpor explores are exactly the
+// Mazurkiewicz traces of every interleaving (each once), and it finds what unbounded dfs finds.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "catch.h"
+#include "corpus.h"
+#include "sched/explore.h"
+#include "sched/strategies/dpor_events.h"
+#include "sched/strategies/strategies.h"
+
+namespace racelab::sched {
+namespace {
+
+// A small program written as one instruction list per thread, over three mutexes, three
+// variables, one event and one job queue served by a daemon worker (which takes mutex 0 for jobs
+// of label 1). Variables hold values: a write stores the writer's id + 1; `check v` reads v and
+// fails (fatally) when another thread wrote it, which ends the execution early.
+struct Instr {
+  enum Kind { kLock, kUnlock, kRead, kWrite, kSet, kWait, kJob, kLockedJob, kTouch, kCheck };
+  Kind kind;
+  int object = 0;
+};
+using Script = std::vector<Instr>;
+
+class ScriptSubject : public Subject {
+ public:
+  explicit ScriptSubject(std::string name, std::vector<Script> threads)
+      : name_(std::move(name)), threads_(std::move(threads)) {}
+  std::string name() const override { return name_; }
+  std::string content_hash() const override { return name_; }
+  void setup(Context& ctx) override {
+    values_.assign(3, 0);
+    mutexes_.clear();
+    vars_.clear();
+    for (int i = 0; i < 3; ++i) {
+      mutexes_.push_back(ctx.mutex("m" + std::to_string(i)));
+      vars_.push_back(ctx.atomic_var("v" + std::to_string(i)));
+    }
+    event_ = ctx.event("e");
+    queue_ = ctx.queue("q");
+    plain_ = ctx.label("job");
+    locked_ = ctx.label("locked job");
+    for (std::size_t t = 0; t < threads_.size(); ++t)
+      ctx.spawn("t" + std::to_string(t), body(ctx, static_cast<int>(t)));
+    ctx.serve(queue_, ctx.spawn("worker", worker(ctx), true));
+  }
+
+ private:
+  Task body(Context& ctx, int self) {
+    for (const Instr& in : threads_[static_cast<std::size_t>(self)]) {
+      switch (in.kind) {
+        case Instr::kLock:
+          co_await ctx.lock(mutexes_[in.object]);
+          break;
+        case Instr::kUnlock:
+          co_await ctx.unlock(mutexes_[in.object]);
+          break;
+        case Instr::kRead:
+          co_await ctx.read(vars_[in.object]);
+          break;
+        case Instr::kWrite:
+          co_await ctx.write(vars_[in.object]);
+          values_[in.object] = self + 1;
+          break;
+        case Instr::kSet:
+          co_await ctx.set(event_);
+          break;
+        case Instr::kWait:
+          co_await ctx.wait(event_);
+          break;
+        case Instr::kJob:
+        case Instr::kLockedJob: {
+          const auto job = static_cast<int>(
+              co_await ctx.submit(queue_, in.kind == Instr::kJob ? plain_ : locked_));
+          co_await ctx.wait_job(job);
+          break;
+        }
+        case Instr::kTouch:  // hidden state written by the local code of the previous step
+          ctx.touch(vars_[in.object], true);
+          values_[in.object] = self + 1;
+          break;
+        case Instr::kCheck:
+          co_await ctx.read(vars_[in.object]);
+          ctx.check(values_[in.object] == 0 || values_[in.object] == self + 1, "no foreign write");
+          break;
+      }
+    }
+  }
+  Task worker(Context& ctx) {
+    for (;;) {
+      const int job = static_cast<int>(co_await ctx.take(queue_));
+      if (job < 0) co_return;
+      if (ctx.execution().job_label(job) == locked_) {
+        co_await ctx.lock(mutexes_[0]);
+        co_await ctx.unlock(mutexes_[0]);
+      }
+      co_await ctx.complete(job);
+    }
+  }
+
+  std::string name_;
+  std::vector<Script> threads_;
+  std::vector<int> mutexes_, vars_, values_;
+  int event_ = -1, queue_ = -1, plain_ = -1, locked_ = -1;
+};
+
+// An execution's interleaving class: every event (thread, index in its thread) with its footprint
+// and its happens-before clock. Two executions are equivalent (the same Mazurkiewicz trace) if
+// and only if these are equal.
+std::string class_of(const ExecutionResult& run) {
+  const Execution& exec = *run.exec;
+  dpor::EventLog log;
+  log.reset(exec.thread_count(), 0);
+  const auto& steps = exec.steps();
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    log.append(steps[k].thread, steps[k].op, exec.step_result(k), exec.step_touches(k),
+               k + 1 == steps.size() && exec.ended_by_finding());
+  }
+  std::map<std::pair<ThreadId, std::size_t>, std::string> events;
+  std::map<ThreadId, std::size_t> count;
+  for (std::size_t k = 0; k < log.size(); ++k) {
+    std::string text;
+    for (const auto& a : log.footprint(k))
+      text += std::to_string(static_cast<int>(a.kind)) + ":" + std::to_string(a.object) + " ";
+    text += "|";
+    for (auto c : log.clock(k)) text += " " + std::to_string(c);
+    events[{log.thread(k), count[log.thread(k)]++}] = text;
+  }
+  std::string out;
+  for (const auto& [key, text] : events)
+    out += std::to_string(key.first) + "." + std::to_string(key.second) + " " + text + "\n";
+  return out;
+}
+
+struct Census {
+  std::multiset<std::string> classes;  // of the executions not abandoned
+  std::uint64_t executions = 0;
+  std::set<std::string> kinds;
+};
+
+Census census(Subject& subject, Strategy& strategy) {
+  Census c;
+  for (std::uint64_t i = 0;; ++i) {
+    auto run = run_execution(subject, strategy, i);
+    if (!run) break;
+    ++c.executions;
+    for (const auto& f : run->findings()) c.kinds.insert(f.kind);
+    if (!run->abandoned) c.classes.insert(class_of(*run));
+  }
+  return c;
+}
+
+void check_against_brute_force(Subject& subject) {
+  auto all = make_dfs(1000);  // no bound: every interleaving
+  const Census brute = census(subject, *all);
+  auto reduced = make_dpor(std::nullopt);
+  const Census dpor = census(subject, *reduced);
+  INFO(subject.name() << ": " << brute.executions << " interleavings, " << dpor.executions
+                      << " dpor executions");
+  const std::set<std::string> traces(brute.classes.begin(), brute.classes.end());
+  const std::set<std::string> explored(dpor.classes.begin(), dpor.classes.end());
+  CHECK(reduced->exhausted());
+  CHECK(dpor.classes.size() == explored.size());  // no class twice (sleep sets)
+  CHECK(explored == traces);                      // every class once (source sets)
+  CHECK(dpor.kinds == brute.kinds);
+  const auto classes = reduced->classes();
+  REQUIRE(classes.has_value());
+  CHECK(classes->classes == traces.size());
+  CHECK(classes->classes + classes->redundant == dpor.executions);
+}
+
+using I = Instr;
+
+TEST_CASE("dpor explores each Mazurkiewicz trace of small programs exactly once", "[dpor]") {
+  const std::vector<std::pair<std::string, std::vector<Script>>> programs = {
+      {"independent", {{{I::kWrite, 0}, {I::kRead, 1}}, {{I::kWrite, 2}, {I::kRead, 1}}}},
+      {"write-write", {{{I::kWrite, 0}, {I::kWrite, 1}}, {{I::kWrite, 1}, {I::kWrite, 0}}}},
+      {"three readers and a writer",
+       {{{I::kRead, 0}, {I::kRead, 1}}, {{I::kRead, 0}, {I::kWrite, 1}}, {{I::kWrite, 0}}}},
+      {"lock order",
+       {{{I::kLock, 0}, {I::kLock, 1}, {I::kUnlock, 1}, {I::kUnlock, 0}},
+        {{I::kLock, 1}, {I::kLock, 0}, {I::kUnlock, 0}, {I::kUnlock, 1}}}},
+      {"locks and vars",
+       {{{I::kWrite, 0}, {I::kLock, 0}, {I::kRead, 1}, {I::kUnlock, 0}},
+        {{I::kLock, 0}, {I::kWrite, 1}, {I::kUnlock, 0}, {I::kRead, 0}},
+        {{I::kRead, 1}, {I::kLock, 0}, {I::kUnlock, 0}}}},
+      {"three threads, one mutex",
+       {{{I::kLock, 0}, {I::kUnlock, 0}},
+        {{I::kLock, 0}, {I::kUnlock, 0}},
+        {{I::kLock, 0}, {I::kWrite, 0}, {I::kUnlock, 0}}}},
+      {"held while blocked",  // t0 may hold m0 forever waiting for e, which t1 sets after m0
+       {{{I::kLock, 0}, {I::kWait, 0}, {I::kUnlock, 0}},
+        {{I::kLock, 0}, {I::kUnlock, 0}, {I::kSet, 0}}}},
+      {"two setters",
+       {{{I::kSet, 0}, {I::kWrite, 0}}, {{I::kSet, 0}}, {{I::kWait, 0}, {I::kRead, 0}}}},
+      {"jobs on one worker",
+       {{{I::kJob, 0}, {I::kWrite, 0}}, {{I::kLockedJob, 0}}, {{I::kLock, 0}, {I::kRead, 0}}}},
+      {"hidden state",  // the write of v0 hides in the local code after the lock of m1
+       {{{I::kLock, 1}, {I::kTouch, 0}, {I::kUnlock, 1}},
+        {{I::kRead, 0}, {I::kRead, 2}},
+        {{I::kWrite, 2}}}},
+      {"fatal check",  // a check that fails ends the execution: a prefix, and a class
+       {{{I::kWrite, 0}, {I::kRead, 2}, {I::kWrite, 1}},
+        {{I::kRead, 1}, {I::kCheck, 0}},
+        {{I::kWrite, 2}}}},
+  };
+  for (const auto& [name, threads] : programs) {
+    ScriptSubject subject(name, threads);
+    check_against_brute_force(subject);
+  }
+}
+
+TEST_CASE("dpor finds what unbounded dfs finds on the corpus, in fewer executions", "[dpor]") {
+  corpus::LostUpdate lost(false), lost_fixed(true);
+  corpus::LockOrderInversion order(false), order_fixed(true);
+  corpus::LazyInit lazy(false), lazy_fixed(true);
+  corpus::OrderingDepth3 depth3(false, 1), depth3_fixed(true, 1);
+  for (Subject* s : std::vector<Subject*>{&lost, &lost_fixed, &order, &order_fixed, &lazy,
+                                          &lazy_fixed, &depth3, &depth3_fixed}) {
+    check_against_brute_force(*s);
+  }
+  // The compile_lock deadlock is too large for every interleaving: dfs within 1 preemption
+  // finds its kinds, dpor the same with no bound, and it proves the fixed twin clean.
+  for (bool fixed : {false, true}) {
+    corpus::CompileLockDeadlock subject(fixed);
+    auto bounded = make_dfs(1);
+    const Census dfs = census(subject, *bounded);
+    auto reduced = make_dpor(std::nullopt);
+    const Census dpor = census(subject, *reduced);
+    INFO(subject.name() << ": dfs " << dfs.executions << ", dpor " << dpor.executions);
+    CHECK(reduced->exhausted());
+    CHECK(dpor.kinds == dfs.kinds);
+    CHECK(dpor.classes.size() ==
+          std::set<std::string>(dpor.classes.begin(), dpor.classes.end()).size());
+    CHECK(dpor.executions * 10 < dfs.executions);
+  }
+}
+
+TEST_CASE("dpor is deterministic: the same executions and findings on every run", "[dpor]") {
+  corpus::CompileLockDeadlock subject(false, 3);
+  auto make = [&] { return std::unique_ptr<Subject>(new corpus::CompileLockDeadlock(false, 3)); };
+  ExploreOptions o;
+  o.strategy.kind = StrategyKind::kDpor;
+  o.iterations = 1'000'000;
+  const ExploreResult one = explore(subject, o);
+  const ExploreResult two = explore(subject, o);
+  REQUIRE(one.exhausted());
+  CHECK(one.executions == two.executions);
+  REQUIRE(one.found.size() == two.found.size());
+  for (std::size_t i = 0; i < one.found.size(); ++i) {
+    CHECK(one.found[i].finding.kind == two.found[i].finding.kind);
+    CHECK(one.found[i].execution == two.found[i].execution);
+    CHECK(one.found[i].result.trace_text() == two.found[i].result.trace_text());
+  }
+  REQUIRE(one.classes.has_value());
+  CHECK(one.classes->classes + one.classes->redundant == one.executions);
+  // --jobs runs dpor on one thread, with the same result; shards are refused.
+  o.partition.jobs = 2;
+  const ExploreResult jobs = explore(make, o);
+  CHECK(jobs.executions == one.executions);
+  CHECK(jobs.strategy == one.strategy + ", one job: dpor does not split");
+  o.partition.shards = 2;
+  CHECK_THROWS(explore(make, o));
+}
+
+// A view without footprints, as the live runtime's.
+class BareView : public ThreadView {
+ public:
+  std::size_t thread_count() const override { return 1; }
+  const std::string& thread_name(ThreadId) const override { return name_; }
+  bool finished(ThreadId) const override { return false; }
+  std::string pending_text(ThreadId) const override { return "start"; }
+
+ private:
+  std::string name_ = "main";
+};
+
+TEST_CASE("dpor refuses a subject that records no footprints (live)", "[dpor]") {
+  auto dpor = make_dpor(std::nullopt);
+  REQUIRE(dpor->begin_execution(0));
+  BareView view;
+  const ThreadId enabled[] = {0};
+  Decision d;
+  d.enabled = enabled;
+  d.exec = &view;
+  CHECK_THROWS_AS(dpor->pick(d), StrategyError);
+}
+
+TEST_CASE("strategy names: one table, dpor among the proving strategies", "[dpor]") {
+  CHECK(parse_strategy("dpor") == StrategyKind::kDpor);
+  CHECK(std::string(strategy_name(StrategyKind::kDpor)) == "dpor");
+  CHECK(strategy_proves(StrategyKind::kDpor));
+  CHECK(strategy_proves(StrategyKind::kDfs));
+  CHECK(!strategy_proves(StrategyKind::kPct));
+  CHECK(make_dpor(std::nullopt)->describe() == "dpor(unbounded)");
+  CHECK(make_dpor(1)->describe() == "dpor(max_preemptions=1)");
+}
+
+}  // namespace
+}  // namespace racelab::sched
