@@ -37,7 +37,7 @@ void PipelineModel::setup(Context& ctx) {
   jobs_.clear();
   used_bytes_.assign(static_cast<std::size_t>(s.devices), 0);
   drafters_started_ = false;
-  fx_tracer_ = sched::kNoThread;
+  fx_tracers_.clear();
 
   compile_lock_ = ctx.recursive_mutex("compile_lock");     // F1
   dict_var_ = ctx.atomic_var("_compiled_flex_attention");  // atomic under the GIL (M1)
@@ -53,6 +53,18 @@ void PipelineModel::setup(Context& ctx) {
   worker_queue_.clear();
   for (int d = 0; d < s.devices; ++d)
     worker_queue_.push_back(ctx.queue(fmt::format("autograd {}", d)));
+  // State the local code after a scheduling point touches (Context::touch), for dpor's dependency
+  // relation; no operation names them, so no trace shows them. The rest of the per-execution
+  // state needs no touch: wrapper_ is read and written only in the steps of the dict's read and
+  // write, entries_ only in those of the code cache's read and write (the worker's check of an
+  // entry's backward follows its creation in happens-before: creation, the forward's cache read,
+  // submit, take), a backward's fields only by its device's worker or at creation, jobs_[j] in the
+  // submit step and then the take of j (ordered by the hand-off), and drafters_started_ is
+  // written by main before it sets start_gate, which every later compile follows.
+  fx_flag_var_ = ctx.atomic_var("fx_tracing");  // F10: fx_tracer_
+  allocator_var_.clear();
+  for (int d = 0; d < s.devices; ++d)
+    allocator_var_.push_back(ctx.atomic_var(fmt::format("allocator cuda:{}", d)));  // used_bytes_
 
   ctx.spawn("main", main_thread(ctx));
   for (int d = 0; d < s.devices; ++d) {
@@ -118,6 +130,7 @@ Task PipelineModel::step(Context& ctx, int device, std::int64_t length, int warm
   if (run_backward) {
     co_await backward(ctx, device, fwd);
   } else if (fwd.scores_bytes > 0) {
+    ctx.touch(allocator_var_[static_cast<std::size_t>(device)], true);
     used_bytes_[static_cast<std::size_t>(device)] -= fwd.scores_bytes;
   }
   if (warmup_lock >= 0 && !lock_forward_only) co_await ctx.unlock(warmup_lock);
@@ -138,17 +151,73 @@ bool PipelineModel::fx_entry_check(Context& ctx, int device) {
   // M2a / F10: the compiled wrapper's entry asks FX whether a trace is in progress, before the
   // guard check, the cache and compile_lock. In 2.11 the flag is one module global, so another
   // thread's joint-graph trace makes this call raise.
-  if (!profile_.fx_tracing_process_wide || fx_tracer_ == sched::kNoThread) return false;
-  if (fx_tracer_ == ctx.self()) return false;  // unreachable: a tracing thread is in make_fx
+  if (!profile_.fx_tracing_process_wide) return false;
+  ctx.touch(fx_flag_var_, false);
+  // The first other thread inside a trace (a tracing thread is in make_fx, not at an entry).
+  const Tracer* other = nullptr;
+  for (const Tracer& t : fx_tracers_) {
+    if (t.thread != ctx.self()) {
+      other = &t;
+      break;
+    }
+  }
+  if (other == nullptr) return false;
   const auto& exec = ctx.execution();
   ctx.report(sched::kinds::kFxTraceError,
              fmt::format("RuntimeError: Detected that you are using FX to symbolically trace a "
                          "dynamo-optimized function. This is not supported at the moment. ({} "
                          "called its compiled flex_attention on cuda:{} while {} was inside "
-                         "make_fx tracing a joint graph; F10: the FX tracing flag is "
-                         "process-wide)",
-                         exec.thread_name(ctx.self()), device, exec.thread_name(fx_tracer_)));
+                         "make_fx tracing {}; F10: the FX tracing flag is process-wide)",
+                         exec.thread_name(ctx.self()), device, exec.thread_name(other->thread),
+                         other->eager ? "the joint graph of an eager flex_attention call, outside "
+                                        "compile_lock (F12)"
+                                      : "a joint graph"));
   return true;
+}
+
+void PipelineModel::fx_trace_begins(Context& ctx, bool eager) {
+  fx_tracers_.push_back(Tracer{ctx.self(), eager});
+  ctx.touch(fx_flag_var_, true);
+  ctx.note(eager ? "fx_tracing set (eager call's trace)" : "fx_tracing set");
+}
+
+void PipelineModel::fx_trace_ends(Context& ctx) {
+  for (auto it = fx_tracers_.begin(); it != fx_tracers_.end(); ++it) {
+    if (it->thread == ctx.self()) {
+      fx_tracers_.erase(it);
+      break;
+    }
+  }
+  ctx.touch(fx_flag_var_, true);
+  ctx.note("fx_tracing cleared");
+}
+
+Task PipelineModel::eager_forward(Context& ctx, int device, std::int64_t length, Forward& out) {
+  // F7: the unfused path materialises dense scores.
+  if (profile_.eager_flex_traces) {
+    // M2f / F12: with gradients, eager flex_attention traces its forward/backward graph with
+    // make_fx on every call, outside compile_lock. It enters through the entry check (M2a) like
+    // a compiled call (seen: eager drafters crash each other), then sets the FX flag for its
+    // trace, whose autograd.grad runs on the device worker (F4), and clears it.
+    co_await ctx.read(fx_flag_var_);
+    if (fx_entry_check(ctx, device)) {
+      out.raised = true;
+      co_return;
+    }
+    fx_trace_begins(ctx, true);
+    const int job = static_cast<int>(co_await ctx.submit(worker_queue_[device], trace_label_));
+    if (jobs_.size() <= static_cast<std::size_t>(job))
+      jobs_.resize(static_cast<std::size_t>(job) + 1);
+    jobs_[static_cast<std::size_t>(job)] = Job{false, -1};
+    co_await ctx.wait_job(job);
+    fx_trace_ends(ctx);
+  }
+  out.scores_bytes = dense_scores_bytes(length);
+  if (!allocate(ctx, device, out.scores_bytes)) {
+    out.scores_bytes = 0;
+    co_return;
+  }
+  ctx.advance(profile_.eager_forward);
 }
 
 void PipelineModel::compile_starts(Context& ctx, const std::string& what) {
@@ -164,6 +233,7 @@ bool PipelineModel::allocate(Context& ctx, int device, std::uint64_t bytes) {
   const std::uint64_t capacity =
       static_cast<std::uint64_t>(std::llround(scenario_.memory_gib * 1073741824.0));
   std::uint64_t& used = used_bytes_[static_cast<std::size_t>(device)];
+  ctx.touch(allocator_var_[static_cast<std::size_t>(device)], true);
   if (bytes > capacity - std::min(used, capacity)) {
     // M4: reads as PyTorch's OutOfMemoryError; the drafter thread dies, which ends the run.
     ctx.report(sched::kinds::kOom,
@@ -193,10 +263,8 @@ Task PipelineModel::forward(Context& ctx, int device, std::int64_t length, Forwa
     ctx.advance(profile_.forward * 2);
     co_return;
   }
-  if (s.attention == Attention::kFlexEager) {  // F7: the unfused path, dense scores
-    out.scores_bytes = dense_scores_bytes(length);
-    if (!allocate(ctx, device, out.scores_bytes)) out.scores_bytes = 0;
-    ctx.advance(profile_.eager_forward);
+  if (s.attention == Attention::kFlexEager) {  // F7, F12: the unfused path and its own trace
+    co_await eager_forward(ctx, device, length, out);
     co_return;
   }
   // M2.1: look the wrapper up in _compiled_flex_attention; create and insert it if missing. Each
@@ -230,8 +298,7 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
   compile_starts(ctx, fmt::format("forward (cuda:{}, L={})", device, length));
   // M2c / F10: make_fx sets the process-wide FX flag for the joint-graph trace (set with the lock
   // step and cleared with the trace job's return: docs/model.md).
-  fx_tracer_ = ctx.self();
-  ctx.note("fx_tracing set");
+  fx_trace_begins(ctx, false);
   // F4: tracing flex_attention builds its joint graph through autograd.grad, which the device's
   // autograd worker executes while this thread holds compile_lock.
   const int job = static_cast<int>(co_await ctx.submit(worker_queue_[device], trace_label_));
@@ -239,8 +306,7 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
     jobs_.resize(static_cast<std::size_t>(job) + 1);
   jobs_[static_cast<std::size_t>(job)] = Job{false, -1};
   co_await ctx.wait_job(job);
-  fx_tracer_ = sched::kNoThread;
-  ctx.note("fx_tracing cleared");
+  fx_trace_ends(ctx);
   ctx.advance(profile_.compile_forward * compile_scale());
   co_await ctx.write(cache_var_);
   bool eager = false;
@@ -284,14 +350,7 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
     }
   }
   co_await ctx.unlock(compile_lock_);
-  if (eager) {
-    out.scores_bytes = dense_scores_bytes(length);
-    if (!allocate(ctx, device, out.scores_bytes)) {
-      out.scores_bytes = 0;
-      co_return;
-    }
-    ctx.advance(profile_.eager_forward);
-  }
+  if (eager) co_await eager_forward(ctx, device, length, out);  // M2d: the call runs eagerly
 }
 
 Task PipelineModel::backward(Context& ctx, int device, const Forward& fwd) {
@@ -301,7 +360,10 @@ Task PipelineModel::backward(Context& ctx, int device, const Forward& fwd) {
     jobs_.resize(static_cast<std::size_t>(job) + 1);
   jobs_[static_cast<std::size_t>(job)] = Job{true, fwd.entry};
   co_await ctx.wait_job(job);
-  if (fwd.scores_bytes > 0) used_bytes_[static_cast<std::size_t>(device)] -= fwd.scores_bytes;
+  if (fwd.scores_bytes > 0) {
+    ctx.touch(allocator_var_[static_cast<std::size_t>(device)], true);
+    used_bytes_[static_cast<std::size_t>(device)] -= fwd.scores_bytes;
+  }
 }
 
 Task PipelineModel::autograd_worker(Context& ctx, int device) {

@@ -68,6 +68,9 @@ class PipelineModel : public sched::Subject {
 
   int find_entry(int device, std::int64_t length) const;
   bool fx_entry_check(sched::Context& ctx, int device);
+  sched::Task eager_forward(sched::Context& ctx, int device, std::int64_t length, Forward& out);
+  void fx_trace_begins(sched::Context& ctx, bool eager);
+  void fx_trace_ends(sched::Context& ctx);
   void compile_starts(sched::Context& ctx, const std::string& what);
   bool allocate(sched::Context& ctx, int device, std::uint64_t bytes);
   std::uint64_t dense_scores_bytes(std::int64_t length) const;
@@ -88,8 +91,17 @@ class PipelineModel : public sched::Subject {
   std::vector<Job> jobs_;  // indexed by the execution's job id
   std::vector<std::uint64_t> used_bytes_;
   bool drafters_started_ = false;
-  // F10: the thread inside a joint-graph trace (make_fx) while the FX flag is set, or none.
-  sched::ThreadId fx_tracer_ = sched::kNoThread;
+  // F10: the threads inside a joint-graph trace (make_fx), in the order they entered; the FX flag
+  // is set while any is. `eager`: an eager call's own trace (F12), outside compile_lock, where
+  // two threads can trace at once.
+  struct Tracer {
+    sched::ThreadId thread;
+    bool eager;
+  };
+  std::vector<Tracer> fx_tracers_;
+  // dpor's names for the two above and used_bytes_ (setup explains why these and no others).
+  int fx_flag_var_ = -1;
+  std::vector<int> allocator_var_;  // per device
 };
 
 }  // namespace racelab::model

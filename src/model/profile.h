@@ -27,6 +27,9 @@ struct TorchProfile {
   // F11: a recompile with a dynamic dimension saves SymInts for backward and so compiles its
   // backward ahead of time, on the compiling thread, inside compile_lock (rule M2e).
   bool dynamic_backward_ahead_of_time = true;
+  // F12: eager flex_attention with gradients (flex_eager, or a compiled call that fell back)
+  // traces its own joint graph with make_fx on every call, outside compile_lock (rule M2f).
+  bool eager_flex_traces = true;
 };
 
 inline TorchProfile profile_2_11() { return TorchProfile{"2.11"}; }

@@ -268,3 +268,26 @@ TEST_CASE("a dynamic recompile compiles its backward ahead of time on the drafte
   CHECK(fixed.result.find("deadlock") != nullptr);
   CHECK(fixed.result.find("fx_trace_error") != nullptr);
 }
+
+TEST_CASE("eager flex_attention traces outside compile_lock and crashes another drafter (F12, M2f)",
+          "[pipeline]") {
+  Scenario s = parse_scenario("name = \"x\"\n[pipeline]\nattention = \"flex_eager\"\nsteps = 1\n",
+                              "inline.toml");
+  sched::ExploreOptions o = explore_options(s);
+  o.strategy.kind = sched::StrategyKind::kDfs;
+  o.strategy.max_preemptions = 2;
+  o.iterations = 1000000;
+  auto seen = sched::explore([&] { return std::make_unique<PipelineModel>(s); }, o);
+  CHECK(seen.exhausted());
+  const auto* fx = seen.find("fx_trace_error");
+  REQUIRE(fx != nullptr);
+  CHECK(fx->finding.message.find("eager flex_attention call, outside compile_lock (F12)") !=
+        std::string::npos);
+  CHECK(seen.find("deadlock") == nullptr);  // nothing compiles: no lock to wait for
+  // Without F12 (a torch whose eager path does not trace), eager drafters cannot crash each other.
+  TorchProfile quiet = profile_2_11();
+  quiet.eager_flex_traces = false;
+  auto none = sched::explore([&] { return std::make_unique<PipelineModel>(s, quiet); }, o);
+  CHECK(none.exhausted());
+  CHECK(none.find("fx_trace_error") == nullptr);
+}
