@@ -405,6 +405,19 @@ def patch_threading():
         functools.update_wrapper(wrapper, method)
         return wrapper
 
+    # A pool task's exception is caught by its future on the worker, before any scheduling point:
+    # classify it there, where the raising thread and the table lock's holder are still known
+    # (Future.result() re-raises it in another thread later).
+    real_set_exception = concurrent.futures.Future.set_exception
+
+    def set_exception(self, exception):
+        if _racelab.active() and _racelab.controlled():
+            _note(exception)
+        return real_set_exception(self, exception)
+
+    functools.update_wrapper(set_exception, real_set_exception)
+    concurrent.futures.Future.set_exception = set_exception
+
     queue.Queue.put = tracked(queue.Queue.put, "_racelab_putters")
     queue.Queue.get = tracked(queue.Queue.get, "_racelab_getters")
 
