@@ -52,6 +52,31 @@ std::vector<sched::Finding>::const_iterator worst_failure(const live::Result& r)
   return best;
 }
 
+// The Python stack of thread `name` in a stacks.txt ("Thread 1234 (NAME):" sections), innermost
+// frames last; empty when the file or the thread is not there.
+std::string thread_stack(const std::filesystem::path& stacks, const std::string& name) {
+  std::string text;
+  try {
+    text = read_file(stacks.string());
+  } catch (const InputError&) {
+    return {};
+  }
+  const std::string head = "(" + name + "):\n";
+  const auto at = text.find(head);
+  if (at == std::string::npos) return {};
+  const auto begin = at + head.size();
+  const auto end = text.find("\nThread ", begin);
+  return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// "racelab lost control of NAME: ..." -> NAME.
+std::string lost_thread(const sched::Finding& f) {
+  const std::string prefix = "racelab lost control of ";
+  if (f.message.rfind(prefix, 0) != 0) return {};
+  const auto colon = f.message.find(": ", prefix.size());
+  return f.message.substr(prefix.size(), colon - prefix.size());
+}
+
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -267,6 +292,14 @@ std::string write_outputs(const LiveArgs& a, const JobInfo& info, const Outcome&
   if (o.failure && o.failure->hung && info.on_hang) {
     info.on_hang(dir);
     report["stacks"] = (dir / "stacks.txt").string();
+    // Where racelab lost a thread: its Python stack, beside the finding.
+    for (auto& j : report["findings"]) {
+      if (j["kind"] != sched::kinds::kLostControl) continue;
+      sched::Finding f;
+      f.message = j["message"].get<std::string>();
+      const std::string stack = thread_stack(dir / "stacks.txt", lost_thread(f));
+      if (!stack.empty()) j["python_stack"] = stack;
+    }
   }
   write_file_atomic(dir / "report.json", report.dump(2) + "\n");
   return schedule_path;
@@ -289,6 +322,15 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
       fmt::print("{} (execution {}, {} decisions): {}\n", paint(f.kind, Colour::kRed),
                  o.failure_execution, o.failure->choices.size(), f.message);
       for (const auto& d : f.details) fmt::print("  {}\n", d);
+      if (f.kind == sched::kinds::kLostControl) {
+        const std::string stack =
+            thread_stack(std::filesystem::path(a.out) / "stacks.txt", lost_thread(f));
+        if (!stack.empty())
+          fmt::print(
+              "  its Python stack (innermost last; the C function it waits in is below "
+              "the last frame):\n{}",
+              stack);
+      }
     }
     if (!schedule.empty())
       fmt::print("  replay: racelab {} --replay {}{}\n", info.command, schedule,

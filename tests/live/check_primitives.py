@@ -129,6 +129,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 3 and f.get("kind") == "lost_control" and
           "racelab lost control of stuck" in f.get("message", "") and "inconclusive" in r.stdout,
           "a thread blocked in a real lock is not reported as racelab losing control", r)
+    check("lock.acquire()" in f.get("python_stack", "") and "its Python stack" in r.stdout,
+          "racelab losing control does not show the thread's Python stack", r)
 
     # Faults in the script: each a clear outcome, the report kept.
     faults = {
