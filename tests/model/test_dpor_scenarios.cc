@@ -1,0 +1,118 @@
+// dpor on the pipeline model: it covers every interleaving class of the bundled scenarios it can
+// exhaust and of small unseen ones, and reaches exactly the finding kinds exhaustive dfs reaches.
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "catch.h"
+#include "model/suite.h"
+
+using namespace racelab;
+using namespace racelab::model;
+
+namespace {
+
+std::string source_dir() {
+  const char* dir = std::getenv("RACELAB_SOURCE_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+ScenarioRun run(const Scenario& s, sched::StrategyKind kind, std::uint64_t iterations) {
+  sched::ExploreOptions o = explore_options(s);
+  o.strategy.kind = kind;
+  o.strategy.max_preemptions = 2;
+  o.iterations = iterations;
+  o.shrink = false;
+  return run_scenario(s, o);
+}
+
+std::set<std::string> kinds(const ScenarioRun& r) {
+  std::set<std::string> out;
+  for (const auto& f : r.result.found) out.insert(f.finding.kind);
+  return out;
+}
+
+// A small scenario of 1024-token steps.
+std::string small(int devices, int drafters, int steps, const std::string& warmup,
+                  const std::string& extra = "") {
+  return "name = \"small\"\n[pipeline]\ndevices = " + std::to_string(devices) +
+         "\ndrafters_per_device = " + std::to_string(drafters) +
+         "\nsteps = " + std::to_string(steps) +
+         "\nattention = \"flex_compiled\"\nseq_len = 1024\n[warmup]\nmode = \"" + warmup + "\"\n" +
+         extra;
+}
+
+// Bundled scenarios with more interleaving classes than a test can afford (docs/performance.md).
+const std::set<std::string> kTooLarge = {"lazy-4-drafters", "separate-process-warmup",
+                                         "eight-gpus-long-context"};
+
+}  // namespace
+
+TEST_CASE("dpor proves the sequential warmup with a handful of executions", "[dpor]") {
+  const Scenario s =
+      load_scenario(source_dir() + "/scenarios/warmup/sequential-forward-backward.toml");
+  const ScenarioRun r = run(s, sched::StrategyKind::kDpor, 1'000'000);
+  CHECK(r.result.exhausted());
+  CHECK(r.result.found.empty());
+  CHECK(r.verdict() == Verdict::kPass);
+  // Bounded dfs needs 1,783,032 executions for its (weaker, bounded) proof: at most 1% of that.
+  CHECK(r.result.executions <= 17'830);
+  REQUIRE(r.result.classes.has_value());
+  CHECK(r.coverage().rfind("exhaustive: every interleaving class explored", 0) == 0);
+}
+
+TEST_CASE("dpor exhausts the bundled scenarios and their expectations hold", "[dpor]") {
+  const auto files = collect_scenario_files({source_dir() + "/scenarios"});
+  for (const Scenario& s : load_suite(files)) {
+    if (kTooLarge.count(s.name) != 0) continue;
+    INFO(s.name);
+    const ScenarioRun r = run(s, sched::StrategyKind::kDpor, 1'000'000);
+    CHECK(r.result.exhausted());
+    CHECK(r.missing.empty());
+    CHECK(r.unexpected.empty());
+  }
+}
+
+void check_same_kinds(const std::vector<std::string>& scenarios) {
+  for (const std::string& text : scenarios) {
+    INFO(text);
+    const Scenario s = parse_scenario(text, "small.toml");
+    const ScenarioRun dpor = run(s, sched::StrategyKind::kDpor, 1'000'000);
+    const ScenarioRun dfs = run(s, sched::StrategyKind::kDfs, 10'000'000);
+    REQUIRE(dfs.result.exhausted());
+    CHECK(dpor.result.exhausted());
+    CHECK(kinds(dpor) == kinds(dfs));
+    CHECK(dpor.result.executions * 100 < dfs.result.executions);
+  }
+}
+
+TEST_CASE("dpor reaches exactly the kinds exhaustive dfs reaches on small unseen scenarios",
+          "[dpor]") {
+  check_same_kinds({
+      small(1, 2, 1, "none"),
+      small(1, 2, 1, "sequential", "backward = true\n"),
+      small(1, 2, 1, "sequential", "backward = true\nseq_len = 1536\n"),
+      small(1, 2, 1, "sequential",
+            "backward = true\nseq_len = 1536\n[torch]\nautomatic_dynamic = false\n"),
+      small(1, 2, 1, "lock_first_step"),
+      small(1, 2, 1, "lock_first_forward"),
+      small(1, 2, 1, "per_thread_lock"),
+  });
+}
+
+// Slower (dfs needs millions of executions): the model label.
+TEST_CASE("dpor reaches exactly the kinds dfs reaches on two GPUs and on the bundled scenarios",
+          "[dpor-dfs]") {
+  check_same_kinds({small(2, 1, 1, "none"), small(2, 1, 1, "sequential", "backward = true\n")});
+  const auto files = collect_scenario_files({source_dir() + "/scenarios"});
+  for (const Scenario& s : load_suite(files)) {
+    if (s.explore.kind != sched::StrategyKind::kDfs) continue;
+    INFO(s.name);
+    const ScenarioRun dfs = run_scenario(s, explore_options(s));
+    REQUIRE(dfs.result.exhausted());
+    const ScenarioRun dpor = run(s, sched::StrategyKind::kDpor, 1'000'000);
+    CHECK(dpor.result.exhausted());
+    CHECK(kinds(dpor) == kinds(dfs));
+  }
+}
