@@ -81,13 +81,14 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
     strategy.end_execution();
     throw;
   }
+  // Before the teardown, which finishes the threads it aborts: the strategy sees the final state.
+  strategy.end_execution();
   if (threads) threads->teardown();
   result.completed = exec.all_done() && !exec.stopped();
   if (result.completed) {
     exec.set_current(kNoThread);
     subject.finish(ctx);
   }
-  strategy.end_execution();
   return result;
 }
 

@@ -257,6 +257,14 @@ TEST_CASE("dpor is deterministic: the same executions and findings on every run"
   }
   REQUIRE(one.classes.has_value());
   CHECK(one.classes->classes + one.classes->redundant == one.executions);
+  // The OS-thread backend sees the same final states (the blocked threads before teardown).
+  ExploreOptions threads = o;
+  threads.run.backend = Backend::kThreads;
+  threads.iterations = 100;
+  corpus::CompileLockDeadlock small(false, 2);
+  ExploreOptions coroutines = threads;
+  coroutines.run.backend = Backend::kCoroutine;
+  CHECK(explore(small, threads).executions == explore(small, coroutines).executions);
   // --jobs runs dpor on one thread, with the same result; shards are refused.
   o.partition.jobs = 2;
   const ExploreResult jobs = explore(make, o);
