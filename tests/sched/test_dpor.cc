@@ -1,5 +1,6 @@
 // dpor against brute force: on small programs, the classes dpor explores are exactly the
 // Mazurkiewicz traces of every interleaving (each once), and it finds what unbounded dfs finds.
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -141,9 +142,9 @@ struct Census {
   std::set<std::string> kinds;
 };
 
-Census census(Subject& subject, Strategy& strategy) {
+Census census(Subject& subject, Strategy& strategy, std::uint64_t cap = UINT64_MAX) {
   Census c;
-  for (std::uint64_t i = 0;; ++i) {
+  for (std::uint64_t i = 0; i < cap; ++i) {
     auto run = run_execution(subject, strategy, i);
     if (!run) break;
     ++c.executions;
@@ -153,9 +154,11 @@ Census census(Subject& subject, Strategy& strategy) {
   return c;
 }
 
-void check_against_brute_force(Subject& subject) {
+// Returns false (checking nothing) when the program has more than `cap` interleavings.
+bool check_against_brute_force(Subject& subject, std::uint64_t cap = UINT64_MAX) {
   auto all = make_dfs(1000);  // no bound: every interleaving
-  const Census brute = census(subject, *all);
+  const Census brute = census(subject, *all, cap);
+  if (!all->exhausted() && brute.executions == cap) return false;
   auto reduced = make_dpor(std::nullopt);
   const Census dpor = census(subject, *reduced);
   INFO(subject.name() << ": " << brute.executions << " interleavings, " << dpor.executions
@@ -170,6 +173,7 @@ void check_against_brute_force(Subject& subject) {
   REQUIRE(classes.has_value());
   CHECK(classes->classes == traces.size());
   CHECK(classes->classes + classes->redundant == dpor.executions);
+  return true;
 }
 
 using I = Instr;
@@ -211,6 +215,52 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of small programs exactly once"
     ScriptSubject subject(name, threads);
     check_against_brute_force(subject);
   }
+}
+
+// Random small programs from a fixed seed: three threads of three instructions each.
+TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactly once", "[dpor]") {
+  std::uint64_t state = std::getenv("RACELAB_DPOR_SEED") != nullptr
+                            ? std::strtoull(std::getenv("RACELAB_DPOR_SEED"), nullptr, 10)
+                            : 12345;
+  auto next = [&](std::uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  };
+  const int programs = std::getenv("RACELAB_DPOR_PROGRAMS") != nullptr
+                           ? std::atoi(std::getenv("RACELAB_DPOR_PROGRAMS"))
+                           : 40;
+  int checked = 0;
+  for (int p = 0; p < programs; ++p) {
+    std::vector<Script> threads(2 + next(2));
+    for (Script& script : threads) {
+      int held = -1;  // at most one mutex held at a time; a lock is always released
+      for (std::size_t i = 0; i < 3 + next(2); ++i) {
+        const auto pick = next(10);
+        const int object = static_cast<int>(next(2));
+        if (held >= 0 && pick < 4) {
+          script.push_back({I::kUnlock, held});
+          held = -1;
+        } else if (held < 0 && pick < 3) {
+          script.push_back({I::kLock, object});
+          held = object;
+        } else if (pick < 5) {
+          script.push_back({I::kRead, object});
+        } else if (pick < 7) {
+          script.push_back({I::kWrite, object});
+        } else if (pick < 8) {
+          script.push_back({next(2) == 0 ? I::kSet : I::kWait, 0});
+        } else if (pick < 9) {
+          script.push_back({next(2) == 0 ? I::kJob : I::kLockedJob, 0});
+        } else {
+          script.push_back({next(2) == 0 ? I::kTouch : I::kCheck, object});
+        }
+      }
+      if (held >= 0) script.push_back({I::kUnlock, held});
+    }
+    ScriptSubject subject("random " + std::to_string(p), threads);
+    checked += check_against_brute_force(subject, 20'000) ? 1 : 0;
+  }
+  CHECK(checked * 3 > programs);  // many are small enough
 }
 
 TEST_CASE("dpor finds what unbounded dfs finds on the corpus, in fewer executions", "[dpor]") {

@@ -249,8 +249,16 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
 void EventLog::join_sources(Clock& out, std::span<const std::uint32_t> base, std::size_t skip,
                             bool skip_mutex) const {
   out.assign(base.begin(), base.end());
+  // A lock race with the acquire `skip`: the unlock that released it does not order the two, nor
+  // does anything that follows the acquire and precedes that unlock (it ran while the mutex was
+  // held, so the lock could not have come between it and the acquire).
+  std::size_t release = 0;
+  for (const Source& s : sources_) {
+    if (skip_mutex && s.mutex) release = std::max(release, s.event);
+  }
   for (const Source& s : sources_) {
     if (s.event == skip || (skip_mutex && s.mutex)) continue;
+    if (skip_mutex && s.event < release && happens_before(skip, s.event)) continue;
     const auto c = clock(s.event);
     for (std::size_t u = 0; u < threads_; ++u) out[u] = std::max(out[u], c[u]);
   }
