@@ -757,14 +757,26 @@ void add_live(CLI::App& app, Runner& run) {
       ->capture_default_str();
   py->add_option("--dict", p->dicts,
                  "MODULE.ATTR: a dict cache of compiled wrappers whose lookups and inserts are "
-                 "scheduling points (repeatable; added to the table)");
+                 "scheduling points (repeatable; added to the table)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
   py->add_option("--lock", p->locks,
-                 "MODULE.ATTR: a lock to replace with racelab's re-entrant lock (repeatable)");
+                 "MODULE.ATTR: a lock to replace with racelab's re-entrant lock (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
   py->add_option("--point", p->points,
-                 "MODULE.FUNC: a function whose entry is a scheduling point (repeatable)");
+                 "MODULE.FUNC: a function whose entry is a scheduling point (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
   py->add_option("--blocking", p->blockings,
                  "MODULE.FUNC[=SERVED_BY]: a call that waits for a thread racelab does not "
-                 "control, served by the thread so named (repeatable)");
+                 "control, served by the thread so named (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
   add_search_options(py, *p);
   py->add_option("--follow", p->follow,
                  "force a model schedule (racelab explore's) on the live run, through the "

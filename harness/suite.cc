@@ -46,9 +46,29 @@ int run_suite(SuiteArgs a) {
   std::vector<nlohmann::json> reports;
   runs.reserve(suite.size());
   std::vector<nlohmann::json> summary;
-  int passed = 0, failed = 0, inconclusive = 0;
+  int passed = 0, failed = 0, inconclusive = 0, skipped = 0;
+  std::vector<model::LiveCaseRun> live_runs;
   for (const model::Scenario& sc : suite) {
     if (interrupted().load()) break;
+    if (sc.live) {
+      // A live case runs once, on the first shard (its executions are not split).
+      if (a.partition.shard != 0) continue;
+      const std::string dir = (std::filesystem::path(out_dir) / sc.name).string();
+      fmt::print("{} {:<34} running live: {} ...\n", "....", sc.name, sc.live->script);
+      model::LiveCaseRun lr = model::run_live_case(sc, model::self_executable(), dir);
+      passed += lr.verdict == model::LiveVerdict::kPass;
+      failed += lr.verdict == model::LiveVerdict::kFail;
+      inconclusive += lr.verdict == model::LiveVerdict::kInconclusive;
+      skipped += lr.verdict == model::LiveVerdict::kSkipped;
+      std::string found;
+      for (const auto& [k, n] : lr.kinds) found += (found.empty() ? "" : ", ") + k;
+      fmt::print("{} {:<34} (live) found [{}]; {} executions, {:.2f} s\n",
+                 model::live_verdict_word(lr.verdict), sc.name, found, lr.executions, lr.seconds);
+      if (!lr.reason.empty()) fmt::print("     {}\n", lr.reason);
+      summary.push_back(report::live_summary_entry(lr));
+      live_runs.push_back(std::move(lr));
+      continue;
+    }
     sched::ExploreOptions o = model::explore_options(sc);
     o.time_limit_s = a.time_limit;
     o.partition = a.partition;
@@ -97,13 +117,15 @@ int run_suite(SuiteArgs a) {
   for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
   write_file_atomic(std::filesystem::path(out_dir) / "report.html",
                     report::explore_html(pages, "racelab suite", seconds));
-  if (!a.junit.empty()) write_file_atomic(a.junit, report::junit_xml(runs, seconds));
+  if (!a.junit.empty()) write_file_atomic(a.junit, report::junit_xml(runs, seconds, live_runs));
   fmt::print("wrote {}/summary.json, {}/report.html and one report.json per scenario{}{}\n",
              out_dir, out_dir, a.junit.empty() ? "" : ", ", a.junit.empty() ? "" : a.junit);
   const bool ok = failed == 0 && inconclusive == 0 && !interrupted().load();
-  const std::string line = fmt::format(
-      "{} scenarios: {} passed, {} failed, {} inconclusive{} in {:.2f} s", runs.size(), passed,
-      failed, inconclusive, interrupted().load() ? " (interrupted)" : "", seconds);
+  const std::string line =
+      fmt::format("{} scenarios: {} passed, {} failed, {} inconclusive{}{} in {:.2f} s",
+                  runs.size() + live_runs.size(), passed, failed, inconclusive,
+                  skipped > 0 ? fmt::format(", {} skipped", skipped) : "",
+                  interrupted().load() ? " (interrupted)" : "", seconds);
   fmt::print("{}\n", paint(line, ok ? Colour::kGreen : Colour::kRed));
   return ok ? kExitOk : kExitFound;
 }

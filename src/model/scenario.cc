@@ -155,17 +155,29 @@ class TableReader {
     fail(key, fmt::format("unknown value \"{}\": expected {}", text, names));
   }
 
-  void kinds(std::string_view key, std::vector<std::string>& out) {
+  void strings(std::string_view key, std::vector<std::string>& out) {
+    const toml::node* n = get(key);
+    if (n == nullptr) return;
+    if (!n->is_array()) fail(key, "expected an array of strings, got " + type_of(*n));
+    out.clear();
+    for (const toml::node& item : *n->as_array()) {
+      if (!item.is_string())
+        fail(key, "expected an array of strings, got an element that is " + type_of(item));
+      out.push_back(item.as_string()->get());
+    }
+  }
+
+  void kinds(std::string_view key, std::vector<std::string>& out,
+             const std::vector<std::string>& known) {
     const toml::node* n = get(key);
     if (n == nullptr) return;
     if (!n->is_array()) fail(key, "expected an array of finding kinds, got " + type_of(*n));
     std::string names;
-    for (const auto& k : known_finding_kinds()) names += (names.empty() ? "" : ", ") + k;
+    for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
     for (const toml::node& item : *n->as_array()) {
       if (!item.is_string())
         fail(key, "expected an array of strings, got an element that is " + type_of(item));
       const std::string kind = item.as_string()->get();
-      const auto& known = known_finding_kinds();
       if (std::find(known.begin(), known.end(), kind) == known.end()) {
         fail(key, fmt::format("unknown finding kind \"{}\": expected one of {}", kind, names));
       }
@@ -295,10 +307,41 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
     r.integer("seed", s.explore.seed, 0, std::numeric_limits<std::int64_t>::max());
     r.finish();
   }
+  if (const toml::table* t = subtable(top, "live")) {
+    for (const char* model_table : {"pipeline", "warmup", "torch", "gpu", "explore"}) {
+      if (doc.contains(model_table))
+        top.fail(model_table, "a scenario with [live] runs a real program; it has no [" +
+                                  std::string(model_table) + "]");
+    }
+    TableReader r(*t, "live.", path);
+    LiveCase live;
+    if (r.get("script") == nullptr) r.fail("script", "missing (required)");
+    r.string("script", live.script);
+    r.strings("args", live.args);
+    r.string("interpose", live.interpose);
+    r.strings("python_path", live.python_path);
+    r.strings("dicts", live.dicts);
+    r.strings("locks", live.locks);
+    r.strings("points", live.points);
+    r.strings("blocking", live.blocking);
+    r.choice("strategy", live.strategy,
+             {{"random", std::string("random")}, {"pct", std::string("pct")}});
+    r.integer("seed", live.seed, 0, std::numeric_limits<std::int64_t>::max());
+    r.integer("executions", live.executions, 1, 100000);
+    r.number("hang_timeout", live.hang_timeout, 0, 86400);
+    r.boolean("requires_cuda", live.requires_cuda);
+    r.finish();
+    s.live = std::move(live);
+  }
   if (const toml::table* t = subtable(top, "expect")) {
     TableReader r(*t, "expect.", path);
-    r.kinds("must", s.must);
-    r.kinds("must_not", s.must_not);
+    // A live case can also meet what only live runs find (a hang, racelab losing control, a
+    // crash of the process).
+    static const std::vector<std::string> live_kinds = sched::kinds::names_found_by(
+        sched::kinds::kByScheduler | sched::kinds::kByModel | sched::kinds::kByLive);
+    const auto& known = s.live ? live_kinds : known_finding_kinds();
+    r.kinds("must", s.must, known);
+    r.kinds("must_not", s.must_not, known);
     for (const auto& k : s.must) {
       if (std::find(s.must_not.begin(), s.must_not.end(), k) != s.must_not.end()) {
         r.fail("must_not", fmt::format("\"{}\" is also in expect.must", k));

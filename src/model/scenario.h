@@ -4,6 +4,7 @@
 // Parsing is strict: unknown keys, wrong types and out-of-range values are InputErrors of the form
 // "<file>: <key>: <problem>", so a typo never silently becomes a default.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,22 @@ const char* warmup_name(WarmupMode m);
 
 // The finding kinds a scenario may name in [expect]: the model's (M4) and the scheduler's.
 const std::vector<std::string>& known_finding_kinds();
+
+// A live case (`[live]`): a real Python program run by `racelab live python` under the same
+// [expect], so that `racelab suite` keeps live race-regression jobs beside the model's. Paths are
+// relative to the scenario file's directory.
+struct LiveCase {
+  std::string script;
+  std::vector<std::string> args;
+  std::string interpose = "none";
+  std::vector<std::string> python_path;  // prepended to the script's sys.path (PYTHONPATH)
+  std::vector<std::string> dicts, locks, points, blocking;  // table entries (docs/live.md)
+  std::string strategy = "random";
+  std::uint64_t seed = 1;
+  std::uint64_t executions = 40;
+  double hang_timeout = 10;
+  bool requires_cuda = false;  // skipped, with the reason, where no CUDA device is present
+};
 
 struct Scenario {
   std::string name;
@@ -62,6 +79,10 @@ struct Scenario {
   // [explore]
   sched::StrategyParams explore;
   std::uint64_t iterations = 1000;
+
+  // [live]: a live case instead of the pipeline model ([pipeline], [warmup], [torch], [gpu] and
+  // [explore] are then refused).
+  std::optional<LiveCase> live;
 
   // [expect]
   std::vector<std::string> must;

@@ -7,16 +7,23 @@
 
 namespace racelab::report {
 
-std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds) {
-  int failures = 0;
+std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds,
+                      const std::vector<model::LiveCaseRun>& live) {
+  int failures = 0, skipped = 0;
   for (const auto& r : runs) failures += r.verdict() == model::Verdict::kPass ? 0 : 1;
+  for (const auto& l : live) {
+    skipped += l.verdict == model::LiveVerdict::kSkipped;
+    failures +=
+        l.verdict == model::LiveVerdict::kFail || l.verdict == model::LiveVerdict::kInconclusive;
+  }
+  const std::size_t tests = runs.size() + live.size();
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"racelab\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n",
-                     runs.size(), failures, seconds);
+                     tests, failures, seconds);
   out += fmt::format(
       "  <testsuite name=\"racelab.suite\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
-      "skipped=\"0\" time=\"{:.3f}\">\n",
-      runs.size(), failures, seconds);
+      "skipped=\"{}\" time=\"{:.3f}\">\n",
+      tests, failures, skipped, seconds);
   for (const auto& r : runs) {
     out += fmt::format(
         "    <testcase classname=\"racelab.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
@@ -39,6 +46,25 @@ std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double second
         ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
         xml_escape(r.verdict_reason()),
         v == model::Verdict::kInconclusive ? "inconclusive" : "expectation", xml_escape(body));
+  }
+  for (const auto& l : live) {
+    out += fmt::format(
+        "    <testcase classname=\"racelab.live\" name=\"{}\" file=\"{}\" time=\"{:.3f}\">\n",
+        xml_escape(l.scenario.name), xml_escape(l.scenario.path), l.seconds);
+    std::string kinds;
+    for (const auto& [k, n] : l.kinds)
+      kinds += fmt::format("{}{} in {}", kinds.empty() ? "" : ", ", k, n);
+    const std::string props = fmt::format("{} executions; kinds: {}; {}", l.executions,
+                                          kinds.empty() ? "none" : kinds, l.command());
+    if (l.verdict == model::LiveVerdict::kSkipped) {
+      out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(l.reason));
+    } else if (l.verdict != model::LiveVerdict::kPass) {
+      out += fmt::format(
+          "      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(l.reason),
+          l.verdict == model::LiveVerdict::kInconclusive ? "inconclusive" : "expectation",
+          xml_escape(props));
+    }
+    out += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(props));
   }
   out += "  </testsuite>\n</testsuites>\n";
   return out;

@@ -163,20 +163,40 @@ json suite_summary_entry(const model::ScenarioRun& run, const json& report,
           {"report", dir.empty() ? json(nullptr) : json(dir + "/report.json")}};
 }
 
+json live_summary_entry(const model::LiveCaseRun& run) {
+  json kinds = json::object();
+  for (const auto& [k, n] : run.kinds) kinds[k] = n;
+  return {{"scenario", run.scenario.name},
+          {"path", run.scenario.path},
+          {"live", true},
+          {"verdict", model::live_verdict_name(run.verdict)},
+          {"verdict_reason", run.reason},
+          {"kinds_seen", kinds},
+          {"missing", run.missing},
+          {"unexpected", run.unexpected},
+          {"executions", run.executions},
+          {"exit_code", run.exit_code},
+          {"command", run.command()},
+          {"seconds", round_seconds(run.seconds)},
+          {"report", run.argv.empty() ? json(nullptr) : json(run.out_dir + "/report.json")}};
+}
+
 json suite_summary(const std::vector<json>& entries, bool interrupted, double seconds,
                    const sched::Partition& partition) {
-  int passed = 0, failed = 0, inconclusive = 0;
+  int passed = 0, failed = 0, inconclusive = 0, skipped = 0;
   for (const json& e : entries) {
     const std::string v = e.value("verdict", std::string());
     passed += v == "pass";
     failed += v == "fail";
     inconclusive += v == "inconclusive";
+    skipped += v == "skipped";
   }
   json doc = {{"racelab_version", kVersion},
               {"scenarios", entries},
               {"passed", passed},
               {"failed", failed},
               {"inconclusive", inconclusive},
+              {"skipped", skipped},
               {"interrupted", interrupted},
               {"seconds", round_seconds(seconds)}};
   if (partition.shards > 1)

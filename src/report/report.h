@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model/live_case.h"
 #include "model/suite.h"
 #include "sched/schedule.h"
 
@@ -32,7 +33,12 @@ nlohmann::json write_explore_outputs(const model::ScenarioRun& run, const std::s
 
 // JUnit XML: one testsuite "racelab", one testcase per scenario; a failure names the missing and
 // unexpected finding kinds.
-std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds);
+// Live cases ([live]) are test cases too: a skip is <skipped/>, anything but a pass a <failure>.
+std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds,
+                      const std::vector<model::LiveCaseRun>& live = {});
+// summary.json's entry for a live case: name, path, "live": true, verdict, reason, kinds (kind ->
+// executions), executions, the command and its report.
+nlohmann::json live_summary_entry(const model::LiveCaseRun& run);
 
 std::string xml_escape(const std::string& text);
 

@@ -155,3 +155,37 @@ TEST_CASE("suites refuse missing paths, empty directories and duplicate names", 
         (dir / "empty").string() + ": is a directory, expected a file");
   fs::remove_all(dir);
 }
+
+TEST_CASE("a [live] case: a real program under the same [expect]", "[scenario]") {
+  const Scenario s = parse_scenario(
+      "name = \"x\"\n[live]\nscript = \"train.py\"\nargs = [\"--warmup\", \"none\"]\n"
+      "interpose = \"standin\"\ndicts = [\"__main__._cache\"]\nexecutions = 7\n"
+      "requires_cuda = true\n[expect]\nmust = [\"deadlock\"]\nmust_not = [\"hang\", "
+      "\"lost_control\"]\n",
+      "s.toml");
+  REQUIRE(s.live.has_value());
+  CHECK(s.live->script == "train.py");
+  CHECK(s.live->args == std::vector<std::string>{"--warmup", "none"});
+  CHECK(s.live->dicts == std::vector<std::string>{"__main__._cache"});
+  CHECK(s.live->executions == 7);
+  CHECK(s.live->requires_cuda);
+  CHECK(s.must_not == std::vector<std::string>{"hang", "lost_control"});
+  auto error_of = [](const std::string& text) {
+    try {
+      (void)parse_scenario(text, "s.toml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of("name = \"x\"\n[live]\nargs = []\n") == "s.toml: live.script: missing (required)");
+  CHECK(error_of("name = \"x\"\n[pipeline]\ndevices = 1\n[live]\nscript = \"a.py\"\n") ==
+        "s.toml: pipeline: a scenario with [live] runs a real program; it has no [pipeline]");
+  CHECK(error_of("name = \"x\"\n[live]\nscript = \"a.py\"\nstrategy = \"dfs\"\n") ==
+        "s.toml: live.strategy: unknown value \"dfs\": expected random | pct");
+  CHECK(error_of("name = \"x\"\n[live]\nscript = \"a.py\"\nwho = 1\n") ==
+        "s.toml: live.who: unknown key");
+  // Live kinds belong to live cases only.
+  CHECK(error_of("name = \"x\"\n[expect]\nmust_not = [\"lost_control\"]\n")
+            .find("unknown finding kind \"lost_control\"") != std::string::npos);
+}

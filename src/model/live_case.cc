@@ -1,0 +1,259 @@
+#include "model/live_case.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "util/errors.h"
+#include "util/files.h"
+#include "util/text.h"
+
+extern char** environ;
+
+namespace racelab::model {
+
+namespace fs = std::filesystem;
+
+const char* live_verdict_word(LiveVerdict v) {
+  switch (v) {
+    case LiveVerdict::kPass:
+      return "PASS";
+    case LiveVerdict::kFail:
+      return "FAIL";
+    case LiveVerdict::kInconclusive:
+      return "INCONCLUSIVE";
+    case LiveVerdict::kSkipped:
+      return "SKIP";
+  }
+  return "?";
+}
+
+const char* live_verdict_name(LiveVerdict v) {
+  switch (v) {
+    case LiveVerdict::kPass:
+      return "pass";
+    case LiveVerdict::kFail:
+      return "fail";
+    case LiveVerdict::kInconclusive:
+      return "inconclusive";
+    case LiveVerdict::kSkipped:
+      return "skipped";
+  }
+  return "?";
+}
+
+std::string LiveCaseRun::command() const {
+  std::string out;
+  for (const auto& a : argv) {
+    const bool plain = !a.empty() && a.find_first_of(" '\"$\\\\*?") == std::string::npos;
+    out += (out.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
+  }
+  return out;
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("racelab") : p.string();
+}
+
+namespace {
+
+std::string relative_to(const fs::path& dir, const std::string& p) {
+  return fs::path(p).is_absolute() ? p : (dir / p).lexically_normal().string();
+}
+
+// Runs argv with PYTHONPATH prefixed, stdout and stderr to `log`; the exit code (128 + signal for
+// a child killed by one).
+int spawn_and_wait(const std::vector<std::string>& argv, const std::string& python_path,
+                   const std::string& log) {
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("PYTHONPATH=", 0) != 0) env_text.emplace_back(*e);
+  }
+  const char* old = std::getenv("PYTHONPATH");
+  if (!python_path.empty() || old != nullptr) {
+    env_text.push_back(
+        "PYTHONPATH=" + python_path +
+        (old != nullptr && *old ? (python_path.empty() ? "" : ":") + std::string(old) : ""));
+  }
+  std::vector<char*> envp, args;
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+std::string last_line(const std::string& path) {
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const InputError&) {
+    return {};
+  }
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  const auto nl = text.rfind('\n');
+  return nl == std::string::npos ? text : text.substr(nl + 1);
+}
+
+}  // namespace
+
+namespace {
+
+// One `racelab live python` run of the case with `seed`, into `out`: its argv, exit code, seconds
+// and report (null when it wrote none).
+struct Attempt {
+  std::vector<std::string> argv;
+  int exit_code = 0;
+  double seconds = 0;
+  nlohmann::json report;
+  std::string log;
+};
+
+Attempt run_once(const Scenario& s, const std::string& racelab, const std::string& out,
+                 std::uint64_t seed) {
+  const LiveCase& c = *s.live;
+  const fs::path dir = fs::absolute(s.path).parent_path();
+  Attempt at;
+  at.argv = {racelab,
+             "live",
+             "python",
+             "--interpose",
+             c.interpose,
+             "--strategy",
+             c.strategy,
+             "--seed",
+             std::to_string(seed),
+             "--executions",
+             std::to_string(c.executions),
+             "--hang-timeout",
+             fmt::format("{}", c.hang_timeout),
+             "--expect",
+             s.must.empty() ? "clean" : "deadlock",
+             "--out",
+             out};
+  for (const auto& d : c.dicts) at.argv.push_back("--dict=" + d);
+  for (const auto& l : c.locks) at.argv.push_back("--lock=" + l);
+  for (const auto& p : c.points) at.argv.push_back("--point=" + p);
+  for (const auto& b : c.blocking) at.argv.push_back("--blocking=" + b);
+  at.argv.push_back(relative_to(dir, c.script));
+  if (!c.args.empty()) {
+    at.argv.push_back("--");
+    at.argv.insert(at.argv.end(), c.args.begin(), c.args.end());
+  }
+  std::string python_path;
+  for (const auto& p : c.python_path)
+    python_path += (python_path.empty() ? "" : ":") + relative_to(dir, p);
+  ensure_directory(out);
+  at.log = (fs::path(out) / "live.log").string();
+  std::error_code ec;
+  fs::remove(fs::path(out) / "report.json", ec);
+  const auto t0 = std::chrono::steady_clock::now();
+  at.exit_code = spawn_and_wait(at.argv, python_path, at.log);
+  at.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  try {
+    at.report = nlohmann::json::parse(read_file((fs::path(out) / "report.json").string()));
+  } catch (const std::exception&) {
+    at.report = nullptr;
+  }
+  return at;
+}
+
+}  // namespace
+
+LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
+                          const std::string& out_dir) {
+  const LiveCase& c = *s.live;
+  LiveCaseRun run;
+  run.scenario = s;
+  run.out_dir = out_dir;
+  if (c.requires_cuda && !fs::exists("/dev/nvidiactl")) {
+    run.verdict = LiveVerdict::kSkipped;
+    run.reason = "requires CUDA, and this machine has no NVIDIA device (/dev/nvidiactl)";
+    return run;
+  }
+  // A search stops at its first deadlock (its threads stay stuck; the process must end): while a
+  // `must` kind is still missing and a search stopped early, search again with the next seed
+  // (into OUT/seed-N), pooling the kinds, up to kAttempts searches.
+  constexpr int kAttempts = 5;
+  for (int k = 0; k < kAttempts; ++k) {
+    const std::uint64_t seed = c.seed + static_cast<std::uint64_t>(k);
+    const std::string out =
+        k == 0 ? out_dir : (fs::path(out_dir) / fmt::format("seed-{}", seed)).string();
+    Attempt at = run_once(s, racelab, out, seed);
+    if (k == 0) run.argv = at.argv;
+    run.exit_code = at.exit_code;
+    run.seconds += at.seconds;
+    if (at.report.is_null()) {
+      run.verdict = LiveVerdict::kFail;
+      run.reason = fmt::format("racelab live python exited {} without a report: {} (see {})",
+                               at.exit_code, last_line(at.log), at.log);
+      return run;
+    }
+    const std::uint64_t executions = at.report.value("executions", std::uint64_t{0});
+    run.executions += executions;
+    if (at.report.contains("kinds_seen") && at.report["kinds_seen"].is_object()) {
+      for (const auto& [kind, n] : at.report["kinds_seen"].items())
+        run.kinds[kind] += n.get<std::uint64_t>();
+    }
+    for (const auto& f : at.report.value("findings", nlohmann::json::array()))
+      if (f.contains("kind") && !run.kinds.count(f["kind"])) run.kinds[f["kind"]] = 1;
+    if (at.exit_code == 2 || at.exit_code == 3) break;
+    const bool missing = std::any_of(s.must.begin(), s.must.end(),
+                                     [&](const std::string& m) { return !run.kinds.count(m); });
+    if (!missing || executions >= c.executions) break;
+  }
+  for (const auto& k : s.must)
+    if (!run.kinds.count(k)) run.missing.push_back(k);
+  for (const auto& k : s.must_not)
+    if (run.kinds.count(k)) run.unexpected.push_back(k);
+  const std::string log = (fs::path(out_dir) / "live.log").string();
+  if (run.exit_code == 3 || run.kinds.count("lost_control")) {
+    run.verdict = LiveVerdict::kInconclusive;
+    run.reason = fmt::format(
+        "inconclusive: racelab lost control of a thread (a call it does not control), so the run "
+        "says nothing about the program; see {}/report.json",
+        out_dir);
+  } else if (run.exit_code == 2) {
+    run.verdict = LiveVerdict::kFail;
+    run.reason = "racelab refused the case: " + last_line(log);
+  } else if (!run.missing.empty() || !run.unexpected.empty()) {
+    run.verdict = LiveVerdict::kFail;
+    std::string why;
+    if (!run.missing.empty()) {
+      why = "expected but not found in " + std::to_string(run.executions) + " executions: ";
+      for (std::size_t i = 0; i < run.missing.size(); ++i) why += (i ? ", " : "") + run.missing[i];
+    }
+    if (!run.unexpected.empty()) {
+      why += std::string(why.empty() ? "" : "; ") + "must not occur but found: ";
+      for (std::size_t i = 0; i < run.unexpected.size(); ++i)
+        why += (i ? ", " : "") + run.unexpected[i];
+    }
+    run.reason = why;
+  }
+  return run;
+}
+
+}  // namespace racelab::model

@@ -1,0 +1,47 @@
+#pragma once
+// Running a scenario's live case ([live], scenario.h): `racelab live python` as a child process (a
+// live run may leave threads stuck in real calls and must end its process), its report.json read
+// back and judged against the scenario's [expect], so that `racelab suite` keeps live
+// race-regression jobs with the same verdicts, summary and JUnit as the model's.
+//
+// The search runs with `--expect deadlock` when [expect] has a `must` (it searches past other
+// failures, stopping at a deadlock), else `--expect clean` (it stops at the first failure, which
+// is all a `must_not` needs). Verdicts: skipped (requires_cuda without an NVIDIA device), pass,
+// fail (a `must` kind never seen, a `must_not` kind seen, or racelab refused the case), and
+// inconclusive (racelab lost control of a thread: exit 3).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/scenario.h"
+
+namespace racelab::model {
+
+enum class LiveVerdict { kPass, kFail, kInconclusive, kSkipped };
+const char* live_verdict_word(LiveVerdict v);  // "PASS", "FAIL", "INCONCLUSIVE", "SKIP"
+const char* live_verdict_name(LiveVerdict v);  // "pass", ...
+
+struct LiveCaseRun {
+  Scenario scenario;
+  LiveVerdict verdict = LiveVerdict::kPass;
+  std::string reason;                          // empty for a pass
+  std::map<std::string, std::uint64_t> kinds;  // kind -> executions that saw it
+  std::uint64_t executions = 0;
+  int exit_code = 0;
+  double seconds = 0;
+  std::string out_dir;                  // the live run's report.json, trace.txt, live.log
+  std::vector<std::string> argv;        // the command it ran
+  std::vector<std::string> missing;     // in expect.must, never seen
+  std::vector<std::string> unexpected;  // in expect.must_not, seen
+  std::string command() const;          // argv as one shell line
+};
+
+// Runs the live case of `s` (which must have one) with the racelab executable `racelab`.
+LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
+                          const std::string& out_dir);
+
+// Where this racelab runs from (/proc/self/exe), for the child process.
+std::string self_executable();
+
+}  // namespace racelab::model

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Live cases in the suite: `racelab suite scenarios/live` runs each [live] scenario through
+`racelab live python` and judges it by its [expect], with the same summary and JUnit as the
+model's scenarios; a case that requires CUDA is skipped, with its reason, where there is none; a
+case whose expectation does not hold fails the suite.
+Usage: check_suite.py RACELAB SOURCE_DIR
+"""
+import json, os, shutil, subprocess, sys, tempfile
+import xml.etree.ElementTree as ET
+
+racelab, src = sys.argv[1], sys.argv[2]
+failures = []
+with tempfile.TemporaryDirectory() as tmp:
+    probe = subprocess.run([racelab, "live", "python", "--interpose", "none", "--executions", "1",
+                            "--out", f"{tmp}/probe", os.path.join(src, "tests", "live",
+                                                                  "pipelines", "primitives.py"),
+                            "--", "rlock"], capture_output=True, text=True)
+    if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
+        print("SKIPPED: racelab was built without the Python bridge")
+        sys.exit(77)
+    r = subprocess.run([racelab, "suite", os.path.join(src, "scenarios", "live"), "--out",
+                        f"{tmp}/suite", "--junit", f"{tmp}/junit.xml"], capture_output=True,
+                       text=True, timeout=900)
+    summary = json.load(open(f"{tmp}/suite/summary.json"))
+    verdicts = {e["scenario"]: e["verdict"] for e in summary["scenarios"]}
+    cuda = os.path.exists("/dev/nvidiactl")
+    if r.returncode != 0 or verdicts.get("train-queue-standin-lazy") != "pass" or \
+            verdicts.get("train-queue-standin-sequential") != "pass":
+        failures.append(f"the live suite did not pass: {verdicts}\n{r.stdout}{r.stderr}")
+    lazy = next(e for e in summary["scenarios"] if e["scenario"] == "train-queue-standin-lazy")
+    if not {"deadlock", "fx_trace_error"} <= set(lazy["kinds_seen"]) or not lazy.get("live"):
+        failures.append(f"the lazy live case did not see both kinds: {lazy}")
+    if not cuda and verdicts.get("train-queue-h200") != "skipped":
+        failures.append(f"the GPU case was not skipped without CUDA: {verdicts}")
+    suite = ET.parse(f"{tmp}/junit.xml").getroot().find("testsuite")
+    if not cuda and (suite.get("skipped") != "1" or suite.find(".//skipped") is None):
+        failures.append("JUnit does not mark the GPU case skipped")
+    # An expectation that does not hold fails the suite (exit 1) and is a JUnit failure.
+    bad = os.path.join(tmp, "bad")
+    os.makedirs(bad)
+    text = open(os.path.join(src, "scenarios", "live", "train-queue-standin-sequential.toml")).read()
+    text = text.replace('must_not = [', 'must = ["deadlock"]\nmust_not = [').replace(
+        '"deadlock", "fx_trace_error", "exception"', '"fx_trace_error", "exception"')
+    text = text.replace('"../../', f'"{src}/')
+    open(os.path.join(bad, "bad.toml"), "w").write(text.replace(
+        'name = "train-queue-standin-sequential"', 'name = "bad"').replace(
+        "executions = 40", "executions = 5"))
+    r = subprocess.run([racelab, "suite", bad, "--out", f"{tmp}/bad-out", "--junit",
+                        f"{tmp}/bad.xml"], capture_output=True, text=True, timeout=600)
+    if r.returncode != 1 or "expected but not found" not in r.stdout or \
+            ET.parse(f"{tmp}/bad.xml").getroot().find(".//failure") is None:
+        failures.append(f"a live case whose must is missing did not fail the suite\n{r.stdout}")
+if failures:
+    sys.exit("\n".join(failures))
+print("live suite: every check passed")
