@@ -38,6 +38,7 @@ int merge_command(const MergeArgs& a) {
   std::vector<model::ScenarioRun> runs;
   std::vector<nlohmann::json> reports;
   std::vector<nlohmann::json> entries;
+  std::vector<nlohmann::json> live_entries;  // live cases ran whole on shard 0: kept as judged
   if (suites) {
     // The scenarios of the first shard's summary, in its order; every shard must have them all.
     nlohmann::json summary;
@@ -49,6 +50,10 @@ int merge_command(const MergeArgs& a) {
     }
     runs.reserve(summary["scenarios"].size());
     for (const auto& entry : summary["scenarios"]) {
+      if (entry.value("live", false)) {
+        live_entries.push_back(entry);
+        continue;
+      }
       const auto name = entry["scenario"].get<std::string>();
       std::vector<std::string> dirs;
       for (const auto& d : a.dirs) dirs.push_back((fs::path(d) / name).string());
@@ -67,6 +72,11 @@ int merge_command(const MergeArgs& a) {
                run.result.found.size(), run.coverage_brief());
     if (run.verdict() != model::Verdict::kPass) fmt::print("     {}\n", run.verdict_reason());
   }
+  for (const auto& e : live_entries) {
+    fmt::print("{} {:<34} (live, from shard 0) {}\n", e.value("verdict", "?"),
+               e.value("scenario", "?"), e.value("verdict_reason", ""));
+    entries.push_back(e);
+  }
   std::vector<report::HtmlScenario> pages;
   for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
   ensure_directory(a.out);
@@ -84,6 +94,10 @@ int merge_command(const MergeArgs& a) {
   if (suites) {
     bool all_pass = true;
     for (const auto& run : runs) all_pass = all_pass && run.verdict() == model::Verdict::kPass;
+    for (const auto& e : live_entries) {
+      const std::string v = e.value("verdict", "");
+      all_pass = all_pass && (v == "pass" || v == "skipped");
+    }
     return all_pass ? kExitOk : kExitFound;
   }
   return model::explore_exit_code(runs.front());
