@@ -179,7 +179,8 @@ int explore_exit_code(const ScenarioRun& run) {
 
 ScenarioRun run_scenario(const Scenario& s, const sched::ExploreOptions& options) {
   if (s.live)
-    throw InputError(s.path + ": a live case ([live]) runs a real program, not the model: run it "
+    throw InputError(s.path +
+                     ": a live case ([live]) runs a real program, not the model: run it "
                      "with racelab suite");
   ScenarioRun run;
   run.scenario = s;
