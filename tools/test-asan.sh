@@ -2,11 +2,13 @@
 # The unit, model and live tests built with AddressSanitizer, UndefinedBehaviorSanitizer and
 # LeakSanitizer (preset asan, which leaves the benchmarks out). test_model.scenarios is left out
 # here: it explores every bundled scenario exhaustively (millions of executions), over ten minutes
-# under ASan; test_model.pipeline runs the same model code under it.
+# under ASan; test_model.pipeline runs the same model code under it. So is test_model.dpor-dfs
+# (dpor against exhaustive dfs on every bundled dfs scenario, minutes without ASan): test_sched.dpor
+# and test_model.dpor run dpor's code under it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
 cmake --preset asan >/dev/null
 cmake --build build/asan -j "$(nproc)"
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-  ctest --preset asan -E "^test_model\.scenarios$" "$@"
+  ctest --preset asan -E "^test_model\.(scenarios|dpor-dfs)$" "$@"

@@ -26,7 +26,8 @@ def fail(msg, r=None):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    probe = live(script, "--interpose", "standin", "--executions", "0", out=f"{tmp}/probe")
+    probe = live(script, "--interpose", "standin", "--executions", "1", "--", "--drafters", "1",
+                 out=f"{tmp}/probe")
     if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
         print("SKIPPED: racelab was built without the Python bridge")
         sys.exit(77)

@@ -237,8 +237,10 @@ TEST_CASE("a thread-local FX flag (after 2.11) has no entry-check crash", "[pipe
 
 TEST_CASE("a dynamic recompile compiles its backward ahead of time on the drafter (F11, M2e)",
           "[pipeline]") {
+  // One training step keeps the proof small (308,440 executions); the bundled
+  // warmup-other-length proves the two-step pipeline.
   const std::string base =
-      "name = \"x\"\n[pipeline]\nseq_len = 1536\n[warmup]\nmode = \"sequential\"\n"
+      "name = \"x\"\n[pipeline]\nsteps = 1\nseq_len = 1536\n[warmup]\nmode = \"sequential\"\n"
       "seq_len = 1024\n";
   // Default automatic_dynamic: the cycle cannot form (the worker never compiles), the crash can.
   auto dynamic = run_text(base, sched::StrategyKind::kDfs, 4000000, 2);
