@@ -753,7 +753,9 @@ TEST_CASE("the README's \"Using it\" commands run as written, racelab found on P
     // scale.examples runs the sharded form.
     if (c.find("racelab suite scenarios/") != std::string::npos) continue;
     REQUIRE(c.rfind("racelab ", 0) == 0);
-    auto r = shell("cd " + dir.string() + " && env PATH=" + path + ":/usr/bin:/bin " + c);
+    // stderr too (a README line ends with a comment, so the redirection comes first).
+    auto r =
+        shell("exec 2>&1; cd " + dir.string() + " && env PATH=" + path + ":/usr/bin:/bin " + c);
     INFO(c << "\n-> " << r.code << "\n" << r.out);
     if (r.code == 2 && c.find("live python") != std::string::npos &&
         r.out.find("python3-dev") != std::string::npos) {
