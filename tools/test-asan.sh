@@ -4,11 +4,12 @@
 # here: it explores every bundled scenario exhaustively (millions of executions), over ten minutes
 # under ASan; test_model.pipeline runs the same model code under it. So is test_model.dpor-dfs
 # (dpor against exhaustive dfs on every bundled dfs scenario, minutes without ASan): test_sched.dpor
-# and test_model.dpor run dpor's code under it.
+# and test_model.dpor run dpor's code under it. scale.examples (every sharding example, run shard by
+# shard) checks orchestration, not memory safety, and runs in the plain build (tools/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
 cmake --preset asan >/dev/null
 cmake --build build/asan -j "$(nproc)"
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-  ctest --preset asan -E "^test_model\.(scenarios|dpor-dfs)$" "$@"
+  ctest --preset asan -E "^(test_model\.(scenarios|dpor-dfs)|scale\.examples)$" "$@"
