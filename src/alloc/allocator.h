@@ -148,7 +148,7 @@ class CachingAllocator {
   std::uint64_t device_used() const { return total_allocated_memory_; }
 
   // torch.cuda.memory._snapshot()['segments'] for this device.
-  PyRef segments_value(std::int64_t device = 0) const;
+  PickleRef segments_value(std::int64_t device = 0) const;
 
   static std::uint64_t round_size(std::uint64_t size, const Config& c);
   static std::uint64_t allocation_size(std::uint64_t size);

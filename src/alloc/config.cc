@@ -196,33 +196,33 @@ Config parse_config(std::string_view text, Config c) {
   return c;
 }
 
-Config config_from_snapshot(const PyObject* s, const std::string& origin) {
+Config config_from_snapshot(const PickleValue* s, const std::string& origin) {
   Config c;
   if (!s || !s->is_dict()) return c;
   auto where = [&](const char* key) {
     return fmt::format("{}: allocator_settings.{}", origin, key);
   };
-  if (const PyObject* v = s->get("PYTORCH_CUDA_ALLOC_CONF"); v && v->is_str()) c.conf = v->s;
-  if (const PyObject* v = s->get("max_split_size"); v && v->is_int()) {
+  if (const PickleValue* v = s->get("PYTORCH_CUDA_ALLOC_CONF"); v && v->is_str()) c.conf = v->s;
+  if (const PickleValue* v = s->get("max_split_size"); v && v->is_int()) {
     c.max_split_size = v->i < 0 ? UINT64_MAX : static_cast<std::uint64_t>(v->i);
   }
-  if (const PyObject* v = s->get("garbage_collection_threshold")) {
-    if (v->type == PyType::kFloat)
+  if (const PickleValue* v = s->get("garbage_collection_threshold")) {
+    if (v->type == PickleType::kFloat)
       c.garbage_collection_threshold = v->f;
     else if (v->is_int())
       c.garbage_collection_threshold = static_cast<double>(v->i);
     else
       throw InputError(where("garbage_collection_threshold") + ": expected a float");
   }
-  if (const PyObject* v = s->get("expandable_segments")) {
-    if (v->type != PyType::kBool)
+  if (const PickleValue* v = s->get("expandable_segments")) {
+    if (v->type != PickleType::kBool)
       throw InputError(where("expandable_segments") + ": expected a bool");
     c.expandable_segments = v->b;
   }
-  const PyObject* rd = s->get("roundup_power2_divisions");
-  if (const PyObject* v = rd; v && v->is_dict()) {
+  const PickleValue* rd = s->get("roundup_power2_divisions");
+  if (const PickleValue* v = rd; v && v->is_dict()) {
     for (const auto& [k, d] : v->dict) {
-      if (k->type != PyType::kStr || !d->is_int() || d->i < 0) {
+      if (k->type != PickleType::kStr || !d->is_int() || d->i < 0) {
         throw InputError(where("roundup_power2_divisions") + ": expected {\"<MiB>\": int}");
       }
       std::uint64_t mb = 0;
@@ -234,7 +234,7 @@ Config config_from_snapshot(const PyObject* s, const std::string& origin) {
       const auto index = std::min<std::size_t>(63 - std::countl_zero(mb), kRoundupIntervals - 1);
       c.roundup_power2_divisions[index] = static_cast<std::uint64_t>(d->i);
     }
-  } else if (const PyObject* v = rd; v && v->is_list()) {
+  } else if (const PickleValue* v = rd; v && v->is_list()) {
     for (std::size_t k = 0; k < v->items.size() && k < kRoundupIntervals; ++k) {
       if (v->items[k]->is_int())
         c.roundup_power2_divisions[k] = static_cast<std::uint64_t>(v->items[k]->i);

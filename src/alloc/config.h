@@ -43,7 +43,7 @@ struct Config {
 Config parse_config(std::string_view text, Config base = {});
 
 // The settings a snapshot recorded (its 'allocator_settings' dict); defaults when absent.
-Config config_from_snapshot(const PyObject* allocator_settings, const std::string& origin);
+Config config_from_snapshot(const PickleValue* allocator_settings, const std::string& origin);
 
 // c10's format_size (util/units.h).
 inline std::string format_bytes(std::uint64_t size) { return racelab::format_size(size); }

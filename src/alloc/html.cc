@@ -19,10 +19,10 @@ namespace {
 double to_mib(std::uint64_t b) { return static_cast<double>(b) / static_cast<double>(kMiB); }
 
 // Segments as memory_viz draws them: one row per segment, its blocks coloured by state.
-std::string segment_map(const PyObject& segments, const std::string& title) {
+std::string segment_map(const PickleValue& segments, const std::string& title) {
   std::uint64_t largest = 1;
   for (const auto& seg : segments.items) {
-    if (const PyObject* t = seg->get("total_size"))
+    if (const PickleValue* t = seg->get("total_size"))
       largest = std::max<std::uint64_t>(largest, static_cast<std::uint64_t>(t->i));
   }
   const double left = 210, width = 660, row = 22, top = 26;
@@ -38,7 +38,7 @@ std::string segment_map(const PyObject& segments, const std::string& title) {
     const auto total = static_cast<std::uint64_t>(seg->get("total_size")->i);
     const double y = top + row * static_cast<double>(k++);
     const double w = width * static_cast<double>(total) / static_cast<double>(largest);
-    const PyObject* type = seg->get("segment_type");
+    const PickleValue* type = seg->get("segment_type");
     svg += fmt::format(
         "<text x=\"{}\" y=\"{:.0f}\" text-anchor=\"end\">0x{:x} · {:.1f} MiB {}</text>", left - 8,
         y + 14, base, to_mib(total), type && type->is_str() ? escape(type->s) : "");

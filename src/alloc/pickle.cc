@@ -14,88 +14,88 @@ namespace {
 
 constexpr int kMaxDepth = 100;
 
-PyRef make(PyType t) {
-  auto p = std::make_shared<PyObject>();
+PickleRef make(PickleType t) {
+  auto p = std::make_shared<PickleValue>();
   p->type = t;
   return p;
 }
 
 }  // namespace
 
-PyRef PyObject::none() { return make(PyType::kNone); }
-PyRef PyObject::boolean(bool v) {
-  auto p = make(PyType::kBool);
+PickleRef PickleValue::none() { return make(PickleType::kNone); }
+PickleRef PickleValue::boolean(bool v) {
+  auto p = make(PickleType::kBool);
   p->b = v;
   return p;
 }
-PyRef PyObject::integer(std::int64_t v) {
-  auto p = make(PyType::kInt);
+PickleRef PickleValue::integer(std::int64_t v) {
+  auto p = make(PickleType::kInt);
   p->i = v;
   return p;
 }
-PyRef PyObject::real(double v) {
-  auto p = make(PyType::kFloat);
+PickleRef PickleValue::real(double v) {
+  auto p = make(PickleType::kFloat);
   p->f = v;
   return p;
 }
-PyRef PyObject::str(std::string v) {
-  auto p = make(PyType::kStr);
+PickleRef PickleValue::str(std::string v) {
+  auto p = make(PickleType::kStr);
   p->s = std::move(v);
   return p;
 }
-PyRef PyObject::list(std::vector<PyRef> v) {
-  auto p = make(PyType::kList);
+PickleRef PickleValue::list(std::vector<PickleRef> v) {
+  auto p = make(PickleType::kList);
   p->items = std::move(v);
   return p;
 }
-PyRef PyObject::tuple(std::vector<PyRef> v) {
-  auto p = make(PyType::kTuple);
+PickleRef PickleValue::tuple(std::vector<PickleRef> v) {
+  auto p = make(PickleType::kTuple);
   p->items = std::move(v);
   return p;
 }
-PyRef PyObject::new_dict() { return make(PyType::kDict); }
+PickleRef PickleValue::new_dict() { return make(PickleType::kDict); }
 
-const PyObject* PyObject::get(std::string_view key) const {
-  if (type != PyType::kDict) return nullptr;
+const PickleValue* PickleValue::get(std::string_view key) const {
+  if (type != PickleType::kDict) return nullptr;
   for (const auto& [k, v] : dict) {
-    if (k->type == PyType::kStr && k->s == key) return v.get();
+    if (k->type == PickleType::kStr && k->s == key) return v.get();
   }
   return nullptr;
 }
 
-PyObject* PyObject::get(std::string_view key) {
-  return const_cast<PyObject*>(static_cast<const PyObject*>(this)->get(key));
+PickleValue* PickleValue::get(std::string_view key) {
+  return const_cast<PickleValue*>(static_cast<const PickleValue*>(this)->get(key));
 }
 
-void PyObject::set(std::string_view key, PyRef value) {
+void PickleValue::set(std::string_view key, PickleRef value) {
   for (auto& [k, v] : dict) {
-    if (k->type == PyType::kStr && k->s == key) {
+    if (k->type == PickleType::kStr && k->s == key) {
       v = std::move(value);
       return;
     }
   }
-  dict.emplace_back(PyObject::str(std::string(key)), std::move(value));
+  dict.emplace_back(PickleValue::str(std::string(key)), std::move(value));
 }
 
-const char* type_name(PyType t) {
+const char* type_name(PickleType t) {
   switch (t) {
-    case PyType::kNone:
+    case PickleType::kNone:
       return "None";
-    case PyType::kBool:
+    case PickleType::kBool:
       return "bool";
-    case PyType::kInt:
+    case PickleType::kInt:
       return "int";
-    case PyType::kFloat:
+    case PickleType::kFloat:
       return "float";
-    case PyType::kStr:
+    case PickleType::kStr:
       return "str";
-    case PyType::kBytes:
+    case PickleType::kBytes:
       return "bytes";
-    case PyType::kList:
+    case PickleType::kList:
       return "list";
-    case PyType::kTuple:
+    case PickleType::kTuple:
       return "tuple";
-    case PyType::kDict:
+    case PickleType::kDict:
       return "dict";
   }
   return "?";
@@ -118,7 +118,7 @@ class Reader {
     }
   }
 
-  PyRef run() {
+  PickleRef run() {
     if (d_.empty()) fail(0, "a pickle (opcode PROTO)", "an empty file");
     for (;;) {
       const std::size_t at = pos_;
@@ -139,7 +139,7 @@ class Reader {
             fail(at, "exactly one value on the stack at STOP",
                  fmt::format("{} values and {} marks", stack_.size(), marks_.size()));
           }
-          PyRef root = stack_.back();
+          PickleRef root = stack_.back();
           check_structure(root, at);
           containers_.clear();  // structure is acyclic: ordinary destruction is safe
           return root;
@@ -148,31 +148,31 @@ class Reader {
           marks_.push_back(stack_.size());
           break;
         case '}':
-          push(container(PyType::kDict));
+          push(container(PickleType::kDict));
           break;
         case ']':
-          push(container(PyType::kList));
+          push(container(PickleType::kList));
           break;
         case ')':
-          push(container(PyType::kTuple));
+          push(container(PickleType::kTuple));
           break;
         case 'd': {  // DICT from mark
           auto items = pop_mark(at);
           if (items.size() % 2) fail(at, "key/value pairs after MARK", "an odd count");
-          auto dct = container(PyType::kDict);
+          auto dct = container(PickleType::kDict);
           for (std::size_t k = 0; k < items.size(); k += 2)
             add_item(*dct, items[k], items[k + 1], at);
           push(dct);
           break;
         }
         case 'l': {
-          auto lst = container(PyType::kList);
+          auto lst = container(PickleType::kList);
           lst->items = pop_mark(at);
           push(lst);
           break;
         }
         case 't': {
-          auto tup = container(PyType::kTuple);
+          auto tup = container(PickleType::kTuple);
           tup->items = pop_mark(at);
           push(tup);
           break;
@@ -182,7 +182,7 @@ class Reader {
         case 0x87: {  // TUPLE1..3
           const std::size_t n = op - 0x84;
           need_stack(at, n);
-          auto tup = container(PyType::kTuple);
+          auto tup = container(PickleType::kTuple);
           tup->items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
           stack_.resize(stack_.size() - n);
           push(tup);
@@ -190,76 +190,76 @@ class Reader {
         }
         case 's': {  // SETITEM
           need_stack(at, 3);
-          PyRef v = pop();
-          PyRef k = pop();
-          add_item(*expect(top(), PyType::kDict, at, "SETITEM"), k, v, at);
+          PickleRef v = pop();
+          PickleRef k = pop();
+          add_item(*expect(top(), PickleType::kDict, at, "SETITEM"), k, v, at);
           break;
         }
         case 'u': {  // SETITEMS
           auto items = pop_mark(at);
           if (items.size() % 2) fail(at, "key/value pairs after MARK", "an odd count");
           need_stack(at, 1);
-          PyObject* dct = expect(top(), PyType::kDict, at, "SETITEMS");
+          PickleValue* dct = expect(top(), PickleType::kDict, at, "SETITEMS");
           for (std::size_t k = 0; k < items.size(); k += 2)
             add_item(*dct, items[k], items[k + 1], at);
           break;
         }
         case 'a': {  // APPEND
           need_stack(at, 2);
-          PyRef v = pop();
-          expect(top(), PyType::kList, at, "APPEND")->items.push_back(std::move(v));
+          PickleRef v = pop();
+          expect(top(), PickleType::kList, at, "APPEND")->items.push_back(std::move(v));
           break;
         }
         case 'e': {  // APPENDS
           auto items = pop_mark(at);
           need_stack(at, 1);
-          auto& dst = expect(top(), PyType::kList, at, "APPENDS")->items;
+          auto& dst = expect(top(), PickleType::kList, at, "APPENDS")->items;
           dst.insert(dst.end(), items.begin(), items.end());
           break;
         }
         case 'J':
-          push(PyObject::integer(static_cast<std::int32_t>(le(4, "a 4-byte int"))));
+          push(PickleValue::integer(static_cast<std::int32_t>(le(4, "a 4-byte int"))));
           break;
         case 'K':
-          push(PyObject::integer(u8("a 1-byte int")));
+          push(PickleValue::integer(u8("a 1-byte int")));
           break;
         case 'M':
-          push(PyObject::integer(static_cast<std::int64_t>(le(2, "a 2-byte int"))));
+          push(PickleValue::integer(static_cast<std::int64_t>(le(2, "a 2-byte int"))));
           break;
         case 0x8a:
-          push(PyObject::integer(long_int(at, u8("a LONG1 length"))));
+          push(PickleValue::integer(long_int(at, u8("a LONG1 length"))));
           break;
         case 0x8b:
-          push(PyObject::integer(long_int(at, le(4, "a LONG4 length"))));
+          push(PickleValue::integer(long_int(at, le(4, "a LONG4 length"))));
           break;
         case 'G': {
           const std::uint64_t bits = be8("an 8-byte float");
-          push(PyObject::real(std::bit_cast<double>(bits)));
+          push(PickleValue::real(std::bit_cast<double>(bits)));
           break;
         }
         case 'N':
-          push(PyObject::none());
+          push(PickleValue::none());
           break;
         case 0x88:
-          push(PyObject::boolean(true));
+          push(PickleValue::boolean(true));
           break;
         case 0x89:
-          push(PyObject::boolean(false));
+          push(PickleValue::boolean(false));
           break;
         case 0x8c:
-          push(PyObject::str(bytes(at, u8("a string length"))));
+          push(PickleValue::str(bytes(at, u8("a string length"))));
           break;
         case 'X':
-          push(PyObject::str(bytes(at, le(4, "a string length"))));
+          push(PickleValue::str(bytes(at, le(4, "a string length"))));
           break;
         case 0x8d:
-          push(PyObject::str(bytes(at, le(8, "a string length"))));
+          push(PickleValue::str(bytes(at, le(8, "a string length"))));
           break;
         case 'U':
-          push(PyObject::str(bytes(at, u8("a string length"))));
+          push(PickleValue::str(bytes(at, u8("a string length"))));
           break;
         case 'T':
-          push(PyObject::str(bytes(at, le(4, "a string length"))));
+          push(PickleValue::str(bytes(at, le(4, "a string length"))));
           break;
         case 'C':
           push(bytes_obj(at, u8("a bytes length")));
@@ -347,8 +347,8 @@ class Reader {
     pos_ += n;
     return s;
   }
-  PyRef bytes_obj(std::size_t at, std::uint64_t n) {
-    auto p = make(PyType::kBytes);
+  PickleRef bytes_obj(std::size_t at, std::uint64_t n) {
+    auto p = make(PickleType::kBytes);
     p->s = bytes(at, n);
     return p;
   }
@@ -364,45 +364,45 @@ class Reader {
     return static_cast<std::int64_t>(v);
   }
 
-  PyRef container(PyType t) {
+  PickleRef container(PickleType t) {
     auto p = make(t);
     containers_.push_back(p);
     return p;
   }
-  void push(PyRef p) { stack_.push_back(std::move(p)); }
-  PyRef pop() {
-    PyRef p = std::move(stack_.back());
+  void push(PickleRef p) { stack_.push_back(std::move(p)); }
+  PickleRef pop() {
+    PickleRef p = std::move(stack_.back());
     stack_.pop_back();
     return p;
   }
-  PyObject* top() { return stack_.back().get(); }
+  PickleValue* top() { return stack_.back().get(); }
   void need_stack(std::size_t at, std::size_t n) {
     const std::size_t base = marks_.empty() ? 0 : marks_.back();
     if (stack_.size() < base + n) {
       fail(at, fmt::format("{} value(s) on the stack", n), fmt::format("{}", stack_.size() - base));
     }
   }
-  std::vector<PyRef> pop_mark(std::size_t at) {
+  std::vector<PickleRef> pop_mark(std::size_t at) {
     if (marks_.empty()) fail(at, "a MARK before this opcode", "none");
     const std::size_t m = marks_.back();
     marks_.pop_back();
-    std::vector<PyRef> items(
+    std::vector<PickleRef> items(
         std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(m)),
         std::make_move_iterator(stack_.end()));
     stack_.resize(m);
     return items;
   }
-  PyObject* expect(PyObject* p, PyType t, std::size_t at, std::string_view op) {
+  PickleValue* expect(PickleValue* p, PickleType t, std::size_t at, std::string_view op) {
     if (p->type != t) fail(at, fmt::format("a {} under {}", type_name(t), op), type_name(p->type));
     return p;
   }
-  void add_item(PyObject& dct, const PyRef& k, const PyRef& v, std::size_t at) {
-    if (k->type == PyType::kList || k->type == PyType::kDict) {
+  void add_item(PickleValue& dct, const PickleRef& k, const PickleRef& v, std::size_t at) {
+    if (k->type == PickleType::kList || k->type == PickleType::kDict) {
       fail(at, "a hashable dict key", type_name(k->type));
     }
     dct.dict.emplace_back(k, v);
   }
-  PyRef memo_get(std::size_t at, std::uint64_t idx) {
+  PickleRef memo_get(std::size_t at, std::uint64_t idx) {
     auto it = memo_.find(idx);
     if (it == memo_.end()) fail(at, "a memo index stored earlier", fmt::format("index {}", idx));
     return it->second;
@@ -410,21 +410,21 @@ class Reader {
 
   // Rejects self-containing containers and nesting deeper than kMaxDepth (iteratively: a hostile
   // file must not be able to exhaust the C++ stack).
-  void check_structure(const PyRef& root, std::size_t at) const {
-    std::unordered_map<const PyObject*, int> state;  // 1 on the path, 2 done
+  void check_structure(const PickleRef& root, std::size_t at) const {
+    std::unordered_map<const PickleValue*, int> state;  // 1 on the path, 2 done
     struct Frame {
-      const PyObject* obj;
+      const PickleValue* obj;
       std::size_t next;
     };
     std::vector<Frame> path;
-    auto child = [](const PyObject* o, std::size_t k) -> const PyObject* {
-      if (o->type == PyType::kDict) {
+    auto child = [](const PickleValue* o, std::size_t k) -> const PickleValue* {
+      if (o->type == PickleType::kDict) {
         return k % 2 == 0 ? o->dict[k / 2].first.get() : o->dict[k / 2].second.get();
       }
       return o->items[k].get();
     };
-    auto count = [](const PyObject* o) {
-      return o->type == PyType::kDict ? o->dict.size() * 2 : o->items.size();
+    auto count = [](const PickleValue* o) {
+      return o->type == PickleType::kDict ? o->dict.size() * 2 : o->items.size();
     };
     path.push_back({root.get(), 0});
     state[root.get()] = 1;
@@ -435,8 +435,9 @@ class Reader {
         path.pop_back();
         continue;
       }
-      const PyObject* c = child(f.obj, f.next++);
-      if (c->type != PyType::kList && c->type != PyType::kTuple && c->type != PyType::kDict)
+      const PickleValue* c = child(f.obj, f.next++);
+      if (c->type != PickleType::kList && c->type != PickleType::kTuple &&
+          c->type != PickleType::kDict)
         continue;
       auto [it, fresh] = state.try_emplace(c, 1);
       if (!fresh) {
@@ -453,15 +454,15 @@ class Reader {
   std::string_view d_;
   const std::string& origin_;
   std::size_t pos_ = 0;
-  std::vector<PyRef> stack_;
+  std::vector<PickleRef> stack_;
   std::vector<std::size_t> marks_;
-  std::unordered_map<std::uint64_t, PyRef> memo_;
-  std::vector<PyRef> containers_;
+  std::unordered_map<std::uint64_t, PickleRef> memo_;
+  std::vector<PickleRef> containers_;
 };
 
 }  // namespace
 
-PyRef read_pickle(std::string_view data, const std::string& origin) {
+PickleRef read_pickle(std::string_view data, const std::string& origin) {
   Reader r(data, origin);
   return r.run();
 }
@@ -473,7 +474,7 @@ namespace {
 
 class Writer {
  public:
-  std::string run(const PyObject& root) {
+  std::string run(const PickleValue& root) {
     out_ += '\x80';
     out_ += '\x04';
     write(root, 0);
@@ -540,40 +541,40 @@ class Writer {
     }
   }
 
-  void write(const PyObject& o, int depth) {
+  void write(const PickleValue& o, int depth) {
     if (depth > kMaxDepth) throw InputError("pickle: nesting deeper than 100");
     switch (o.type) {
-      case PyType::kNone:
+      case PickleType::kNone:
         op('N');
         break;
-      case PyType::kBool:
+      case PickleType::kBool:
         op(o.b ? 0x88 : 0x89);
         break;
-      case PyType::kInt:
+      case PickleType::kInt:
         write_int(o.i);
         break;
-      case PyType::kFloat: {
+      case PickleType::kFloat: {
         op('G');
         const auto bits = std::bit_cast<std::uint64_t>(o.f);
         for (int k = 7; k >= 0; --k) out_ += static_cast<char>((bits >> (8 * k)) & 0xff);
         break;
       }
-      case PyType::kStr:
+      case PickleType::kStr:
         write_str(o.s);
         break;
-      case PyType::kBytes:
+      case PickleType::kBytes:
         op('B');
         le(o.s.size(), 4);
         out_ += o.s;
         memoize();
         break;
-      case PyType::kList: {
+      case PickleType::kList: {
         op(']');
         memoize();
         batched(o.items.size(), 'a', 'e', [&](std::size_t k) { write(*o.items[k], depth + 1); });
         break;
       }
-      case PyType::kTuple: {
+      case PickleType::kTuple: {
         const std::size_t n = o.items.size();
         if (n == 0) {
           op(')');
@@ -585,7 +586,7 @@ class Writer {
         memoize();
         break;
       }
-      case PyType::kDict: {
+      case PickleType::kDict: {
         op('}');
         memoize();
         batched(o.dict.size(), 's', 'u', [&](std::size_t k) {
@@ -620,36 +621,36 @@ class Writer {
 
 }  // namespace
 
-std::string write_pickle(const PyObject& root) { return Writer().run(root); }
+std::string write_pickle(const PickleValue& root) { return Writer().run(root); }
 
 // ---------------------------------------------------------------------------------------------
 // JSON
 
-nlohmann::ordered_json to_json(const PyObject& v, const std::string& origin) {
+nlohmann::ordered_json to_json(const PickleValue& v, const std::string& origin) {
   using J = nlohmann::ordered_json;
   switch (v.type) {
-    case PyType::kNone:
+    case PickleType::kNone:
       return nullptr;
-    case PyType::kBool:
+    case PickleType::kBool:
       return v.b;
-    case PyType::kInt:
+    case PickleType::kInt:
       return v.i;
-    case PyType::kFloat:
+    case PickleType::kFloat:
       return v.f;
-    case PyType::kStr:
+    case PickleType::kStr:
       return v.s;
-    case PyType::kBytes:
+    case PickleType::kBytes:
       throw InputError(fmt::format("{}: bytes values have no JSON equivalent", origin));
-    case PyType::kList:
-    case PyType::kTuple: {
+    case PickleType::kList:
+    case PickleType::kTuple: {
       J a = J::array();
       for (const auto& it : v.items) a.push_back(to_json(*it, origin));
       return a;
     }
-    case PyType::kDict: {
+    case PickleType::kDict: {
       J o = J::object();
       for (const auto& [k, val] : v.dict) {
-        if (k->type != PyType::kStr) {
+        if (k->type != PickleType::kStr) {
           throw InputError(fmt::format("{}: a dict key of type {} has no JSON equivalent", origin,
                                        type_name(k->type)));
         }
@@ -663,37 +664,37 @@ nlohmann::ordered_json to_json(const PyObject& v, const std::string& origin) {
 
 namespace {
 
-PyRef from_json_at(const nlohmann::ordered_json& v, const std::string& origin, bool as_tuple,
-                   int depth) {
+PickleRef from_json_at(const nlohmann::ordered_json& v, const std::string& origin, bool as_tuple,
+                       int depth) {
   if (depth > kMaxDepth) throw InputError(fmt::format("{}: nesting deeper than 100", origin));
   switch (v.type()) {
     case nlohmann::json::value_t::null:
-      return PyObject::none();
+      return PickleValue::none();
     case nlohmann::json::value_t::boolean:
-      return PyObject::boolean(v.get<bool>());
+      return PickleValue::boolean(v.get<bool>());
     case nlohmann::json::value_t::number_integer:
-      return PyObject::integer(v.get<std::int64_t>());
+      return PickleValue::integer(v.get<std::int64_t>());
     case nlohmann::json::value_t::number_unsigned: {
       const auto u = v.get<std::uint64_t>();
       if (u > static_cast<std::uint64_t>(INT64_MAX)) {
         throw InputError(fmt::format("{}: integer {} does not fit 64 bits", origin, u));
       }
-      return PyObject::integer(static_cast<std::int64_t>(u));
+      return PickleValue::integer(static_cast<std::int64_t>(u));
     }
     case nlohmann::json::value_t::number_float:
-      return PyObject::real(v.get<double>());
+      return PickleValue::real(v.get<double>());
     case nlohmann::json::value_t::string:
-      return PyObject::str(v.get<std::string>());
+      return PickleValue::str(v.get<std::string>());
     case nlohmann::json::value_t::array: {
-      std::vector<PyRef> items;
+      std::vector<PickleRef> items;
       for (const auto& it : v) items.push_back(from_json_at(it, origin, false, depth + 1));
-      return as_tuple ? PyObject::tuple(std::move(items)) : PyObject::list(std::move(items));
+      return as_tuple ? PickleValue::tuple(std::move(items)) : PickleValue::list(std::move(items));
     }
     case nlohmann::json::value_t::object: {
-      auto d = PyObject::new_dict();
+      auto d = PickleValue::new_dict();
       for (auto it = v.begin(); it != v.end(); ++it) {
         d->dict.emplace_back(
-            PyObject::str(it.key()),
+            PickleValue::str(it.key()),
             from_json_at(it.value(), origin, it.key() == "segment_pool_id", depth + 1));
       }
       return d;
@@ -705,7 +706,7 @@ PyRef from_json_at(const nlohmann::ordered_json& v, const std::string& origin, b
 
 }  // namespace
 
-PyRef from_json(const nlohmann::ordered_json& value, const std::string& origin) {
+PickleRef from_json(const nlohmann::ordered_json& value, const std::string& origin) {
   return from_json_at(value, origin, false, 0);
 }
 

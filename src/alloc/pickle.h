@@ -14,53 +14,55 @@
 
 namespace racelab::alloc {
 
-enum class PyType { kNone, kBool, kInt, kFloat, kStr, kBytes, kList, kTuple, kDict };
+enum class PickleType { kNone, kBool, kInt, kFloat, kStr, kBytes, kList, kTuple, kDict };
 
-struct PyObject;
-using PyRef = std::shared_ptr<PyObject>;
+// A value of the pickled tree. Not called PyObject: racelab embeds CPython (racelab live python),
+// whose PyObject is a different type, and a reader of either should never wonder which is meant.
+struct PickleValue;
+using PickleRef = std::shared_ptr<PickleValue>;
 
-struct PyObject {
-  PyType type = PyType::kNone;
+struct PickleValue {
+  PickleType type = PickleType::kNone;
   bool b = false;
   std::int64_t i = 0;
   double f = 0;
-  std::string s;                              // kStr (UTF-8) and kBytes
-  std::vector<PyRef> items;                   // kList, kTuple
-  std::vector<std::pair<PyRef, PyRef>> dict;  // kDict, in insertion order
+  std::string s;                                      // kStr (UTF-8) and kBytes
+  std::vector<PickleRef> items;                       // kList, kTuple
+  std::vector<std::pair<PickleRef, PickleRef>> dict;  // kDict, in insertion order
 
-  static PyRef none();
-  static PyRef boolean(bool v);
-  static PyRef integer(std::int64_t v);
-  static PyRef real(double v);
-  static PyRef str(std::string v);
-  static PyRef list(std::vector<PyRef> v = {});
-  static PyRef tuple(std::vector<PyRef> v = {});
-  static PyRef new_dict();
+  static PickleRef none();
+  static PickleRef boolean(bool v);
+  static PickleRef integer(std::int64_t v);
+  static PickleRef real(double v);
+  static PickleRef str(std::string v);
+  static PickleRef list(std::vector<PickleRef> v = {});
+  static PickleRef tuple(std::vector<PickleRef> v = {});
+  static PickleRef new_dict();
 
   // Dict access by string key: nullptr when absent (or when this is not a dict).
-  const PyObject* get(std::string_view key) const;
-  PyObject* get(std::string_view key);
-  void set(std::string_view key, PyRef value);  // replaces or appends
+  const PickleValue* get(std::string_view key) const;
+  PickleValue* get(std::string_view key);
+  void set(std::string_view key, PickleRef value);  // replaces or appends
 
-  bool is_int() const { return type == PyType::kInt; }
-  bool is_str() const { return type == PyType::kStr; }
-  bool is_list() const { return type == PyType::kList || type == PyType::kTuple; }
-  bool is_dict() const { return type == PyType::kDict; }
+  bool is_int() const { return type == PickleType::kInt; }
+  bool is_str() const { return type == PickleType::kStr; }
+  bool is_list() const { return type == PickleType::kList || type == PickleType::kTuple; }
+  bool is_dict() const { return type == PickleType::kDict; }
 };
 
 // Python's name for a type ("int", "str", "dict", ...), used in messages.
-const char* type_name(PyType t);
+const char* type_name(PickleType t);
 
 // Parses a pickle. `origin` names the file in messages.
-PyRef read_pickle(std::string_view data, const std::string& origin);
+PickleRef read_pickle(std::string_view data, const std::string& origin);
 
 // Writes protocol 4 (what PyTorch writes), strings memoised, containers batched like CPython.
-std::string write_pickle(const PyObject& root);
+std::string write_pickle(const PickleValue& root);
 
 // JSON equivalent: dicts become objects (keys must be str), lists and tuples arrays, bytes are
 // rejected. from_json turns arrays into lists except under the key "segment_pool_id", which
 // PyTorch writes as a tuple.
-nlohmann::ordered_json to_json(const PyObject& value, const std::string& origin);
-PyRef from_json(const nlohmann::ordered_json& value, const std::string& origin);
+nlohmann::ordered_json to_json(const PickleValue& value, const std::string& origin);
+PickleRef from_json(const nlohmann::ordered_json& value, const std::string& origin);
 
 }  // namespace racelab::alloc

@@ -226,9 +226,9 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
   return r;
 }
 
-PyRef model_snapshot_value(const Snapshot& source, const std::vector<DeviceReplay>& devices) {
-  auto root = PyObject::new_dict();
-  auto segments = PyObject::list();
+PickleRef model_snapshot_value(const Snapshot& source, const std::vector<DeviceReplay>& devices) {
+  auto root = PickleValue::new_dict();
+  auto segments = PickleValue::list();
   std::size_t traces = source.traces.size();
   for (const DeviceReplay& d : devices) {
     traces = std::max(traces, d.device + 1);
@@ -237,27 +237,28 @@ PyRef model_snapshot_value(const Snapshot& source, const std::vector<DeviceRepla
     }
   }
   root->set("segments", segments);
-  auto device_traces = PyObject::list();
-  for (std::size_t dev = 0; dev < traces; ++dev) device_traces->items.push_back(PyObject::list());
+  auto device_traces = PickleValue::list();
+  for (std::size_t dev = 0; dev < traces; ++dev)
+    device_traces->items.push_back(PickleValue::list());
   for (const DeviceReplay& d : devices) {
     auto& events = *device_traces->items[d.device];
     events.items.reserve(d.result->model_trace.size());
     for (const TraceEvent& e : d.result->model_trace) {
-      auto ev = PyObject::new_dict();
-      ev->set("action", PyObject::str(action_name(e.action)));
-      ev->set("addr", PyObject::integer(static_cast<std::int64_t>(e.addr)));
-      ev->set("size", PyObject::integer(static_cast<std::int64_t>(e.size)));
-      ev->set("stream", PyObject::integer(e.stream));
-      ev->set("time_us", PyObject::integer(e.time_us));
-      ev->set("compile_context", PyObject::str("N/A"));
-      ev->set("user_metadata", PyObject::str(""));
+      auto ev = PickleValue::new_dict();
+      ev->set("action", PickleValue::str(action_name(e.action)));
+      ev->set("addr", PickleValue::integer(static_cast<std::int64_t>(e.addr)));
+      ev->set("size", PickleValue::integer(static_cast<std::int64_t>(e.size)));
+      ev->set("stream", PickleValue::integer(e.stream));
+      ev->set("time_us", PickleValue::integer(e.time_us));
+      ev->set("compile_context", PickleValue::str("N/A"));
+      ev->set("user_metadata", PickleValue::str(""));
       events.items.push_back(ev);
     }
   }
   root->set("device_traces", device_traces);
   // The source's settings and annotations, shared (the tree is only written from here on).
-  PyRef settings = PyObject::new_dict();
-  PyRef annotations = PyObject::list();
+  PickleRef settings = PickleValue::new_dict();
+  PickleRef annotations = PickleValue::list();
   if (source.root) {
     for (const auto& [k, v] : source.root->dict) {
       if (k->is_str() && k->s == "allocator_settings") settings = v;

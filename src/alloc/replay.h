@@ -75,8 +75,8 @@ struct ReplayResult {
   std::uint64_t peak_reserved = 0;
   std::int64_t peak_segments = 0;
   std::size_t final_mapped_segments = 0;
-  PyRef segments;     // the model's final state, as snapshot 'segments'
-  PyRef segments_at;  // the state after ReplayOptions::segments_after
+  PickleRef segments;     // the model's final state, as snapshot 'segments'
+  PickleRef segments_at;  // the state after ReplayOptions::segments_after
   std::vector<SegmentEvent> model_events;
   std::vector<TraceEvent> model_trace;  // when ReplayOptions::keep_trace
   std::size_t unmatched_frees = 0;      // frees of addresses the trace never allocated
@@ -96,8 +96,8 @@ struct DeviceReplay {
   std::size_t device;
   const ReplayResult* result;
 };
-PyRef model_snapshot_value(const Snapshot& source, const std::vector<DeviceReplay>& devices);
-inline PyRef model_snapshot_value(const Snapshot& source, const ReplayResult& result) {
+PickleRef model_snapshot_value(const Snapshot& source, const std::vector<DeviceReplay>& devices);
+inline PickleRef model_snapshot_value(const Snapshot& source, const ReplayResult& result) {
   return model_snapshot_value(source, std::vector<DeviceReplay>{{0, &result}});
 }
 

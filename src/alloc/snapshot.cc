@@ -54,28 +54,28 @@ std::optional<Action> parse_action(const std::string& s) {
   return std::nullopt;
 }
 
-std::int64_t int_field(const PyObject& d, const char* key, const std::string& where,
+std::int64_t int_field(const PickleValue& d, const char* key, const std::string& where,
                        bool required = true) {
-  const PyObject* v = d.get(key);
+  const PickleValue* v = d.get(key);
   if (!v) {
     if (!required) return 0;
     throw InputError(fmt::format("{}: missing key '{}'", where, key));
   }
-  if (v->type != PyType::kInt) {
+  if (v->type != PickleType::kInt) {
     throw InputError(
         fmt::format("{}: '{}' must be an int, got {}", where, key, type_name(v->type)));
   }
   return v->i;
 }
 
-std::string str_field(const PyObject& d, const char* key, const std::string& where,
+std::string str_field(const PickleValue& d, const char* key, const std::string& where,
                       bool required = true) {
-  const PyObject* v = d.get(key);
+  const PickleValue* v = d.get(key);
   if (!v) {
     if (!required) return {};
     throw InputError(fmt::format("{}: missing key '{}'", where, key));
   }
-  if (v->type != PyType::kStr) {
+  if (v->type != PickleType::kStr) {
     throw InputError(fmt::format("{}: '{}' must be a str, got {}", where, key, type_name(v->type)));
   }
   return v->s;
@@ -83,7 +83,7 @@ std::string str_field(const PyObject& d, const char* key, const std::string& whe
 
 }  // namespace
 
-Snapshot snapshot_from_value(PyRef root, const std::string& origin) {
+Snapshot snapshot_from_value(PickleRef root, const std::string& origin) {
   Snapshot snap;
   if (!root || !root->is_dict()) {
     throw InputError(
@@ -91,17 +91,17 @@ Snapshot snapshot_from_value(PyRef root, const std::string& origin) {
                     "'device_traces'), got {}",
                     origin, root ? type_name(root->type) : "nothing"));
   }
-  const PyObject* traces = root->get("device_traces");
+  const PickleValue* traces = root->get("device_traces");
   if (!traces || !traces->is_list()) {
     throw InputError(
         fmt::format("{}: no 'device_traces' list: record the snapshot with "
                     "torch.cuda.memory._record_memory_history() enabled before the allocations",
                     origin));
   }
-  const PyObject* segments = root->get("segments");
+  const PickleValue* segments = root->get("segments");
   if (segments && segments->is_list()) snap.segment_count = segments->items.size();
   for (std::size_t dev = 0; dev < traces->items.size(); ++dev) {
-    const PyObject& t = *traces->items[dev];
+    const PickleValue& t = *traces->items[dev];
     if (!t.is_list()) {
       throw InputError(fmt::format("{}: device_traces[{}] must be a list, got {}", origin, dev,
                                    type_name(t.type)));
@@ -109,7 +109,7 @@ Snapshot snapshot_from_value(PyRef root, const std::string& origin) {
     auto& out = snap.traces.emplace_back();
     out.reserve(t.items.size());
     for (std::size_t k = 0; k < t.items.size(); ++k) {
-      const PyObject& e = *t.items[k];
+      const PickleValue& e = *t.items[k];
       const std::string where = fmt::format("{}: device_traces[{}][{}]", origin, dev, k);
       if (!e.is_dict())
         throw InputError(fmt::format("{}: expected a dict, got {}", where, type_name(e.type)));
@@ -133,9 +133,9 @@ Snapshot snapshot_from_value(PyRef root, const std::string& origin) {
       out.push_back(ev);
     }
   }
-  if (const PyObject* ann = root->get("external_annotations"); ann && ann->is_list()) {
+  if (const PickleValue* ann = root->get("external_annotations"); ann && ann->is_list()) {
     for (std::size_t k = 0; k < ann->items.size(); ++k) {
-      const PyObject& a = *ann->items[k];
+      const PickleValue& a = *ann->items[k];
       if (!a.is_dict()) continue;
       const std::string where = fmt::format("{}: external_annotations[{}]", origin, k);
       Annotation an;
@@ -154,7 +154,7 @@ Snapshot read_snapshot(const std::filesystem::path& path) {
   const std::string data = read_file(path);
   const std::string origin = path.string();
   std::size_t first = data.find_first_not_of(" \t\r\n");
-  PyRef root;
+  PickleRef root;
   if (first != std::string::npos && data[first] == '{') {
     nlohmann::ordered_json j;
     try {
@@ -169,7 +169,7 @@ Snapshot read_snapshot(const std::filesystem::path& path) {
   return snapshot_from_value(std::move(root), origin);
 }
 
-void write_snapshot_value(const std::filesystem::path& path, const PyObject& root) {
+void write_snapshot_value(const std::filesystem::path& path, const PickleValue& root) {
   if (path.extension() == ".json") {
     write_file_atomic(path, to_json(root, path.string()).dump(1) + "\n");
   } else {

@@ -43,7 +43,7 @@ struct Annotation {
 };
 
 struct Snapshot {
-  PyRef root;
+  PickleRef root;
   std::vector<std::vector<TraceEvent>> traces;  // one per device, in recorded order
   std::vector<Annotation> annotations;
   std::size_t segment_count = 0;   // segments listed in the snapshot's final state
@@ -55,9 +55,9 @@ struct Snapshot {
 Snapshot read_snapshot(const std::filesystem::path& path);
 
 // Builds the typed view of an already parsed value tree (`origin` names it in messages).
-Snapshot snapshot_from_value(PyRef root, const std::string& origin);
+Snapshot snapshot_from_value(PickleRef root, const std::string& origin);
 
 // Writes pickle or JSON by extension (.json -> JSON, anything else -> pickle), atomically.
-void write_snapshot_value(const std::filesystem::path& path, const PyObject& root);
+void write_snapshot_value(const std::filesystem::path& path, const PickleValue& root);
 
 }  // namespace racelab::alloc

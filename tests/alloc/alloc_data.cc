@@ -20,28 +20,28 @@ std::filesystem::path fixtures_dir() { return data_root() / "fixtures-h200"; }
 std::filesystem::path traces_dir() { return data_root() / "h200-traces"; }
 std::filesystem::path live_traces_dir() { return data_root() / "live-h200"; }
 
-bool same_value(const PyObject& a, const PyObject& b) {
+bool same_value(const PickleValue& a, const PickleValue& b) {
   if (a.type != b.type) return false;
   switch (a.type) {
-    case PyType::kNone:
+    case PickleType::kNone:
       return true;
-    case PyType::kBool:
+    case PickleType::kBool:
       return a.b == b.b;
-    case PyType::kInt:
+    case PickleType::kInt:
       return a.i == b.i;
-    case PyType::kFloat:
+    case PickleType::kFloat:
       return a.f == b.f;
-    case PyType::kStr:
-    case PyType::kBytes:
+    case PickleType::kStr:
+    case PickleType::kBytes:
       return a.s == b.s;
-    case PyType::kList:
-    case PyType::kTuple:
+    case PickleType::kList:
+    case PickleType::kTuple:
       if (a.items.size() != b.items.size()) return false;
       for (std::size_t k = 0; k < a.items.size(); ++k) {
         if (!same_value(*a.items[k], *b.items[k])) return false;
       }
       return true;
-    case PyType::kDict:
+    case PickleType::kDict:
       if (a.dict.size() != b.dict.size()) return false;
       for (std::size_t k = 0; k < a.dict.size(); ++k) {
         if (!same_value(*a.dict[k].first, *b.dict[k].first)) return false;

@@ -13,6 +13,6 @@ std::filesystem::path traces_dir();       // tools/alloc-capture traces under ot
 std::filesystem::path live_traces_dir();  // racelab live alloc traces (LibTorch's C++ API)
 
 // Deep structural equality (types and values; dict order included).
-bool same_value(const PyObject& a, const PyObject& b);
+bool same_value(const PickleValue& a, const PickleValue& b);
 
 }  // namespace racelab::alloc::testing

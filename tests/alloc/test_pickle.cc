@@ -18,30 +18,30 @@ using racelab::alloc::testing::same_value;
 
 namespace {
 
-PyRef sample_value() {
-  auto d = PyObject::new_dict();
-  d->set("none", PyObject::none());
-  d->set("t", PyObject::boolean(true));
-  d->set("f", PyObject::boolean(false));
-  auto ints = PyObject::list();
+PickleRef sample_value() {
+  auto d = PickleValue::new_dict();
+  d->set("none", PickleValue::none());
+  d->set("t", PickleValue::boolean(true));
+  d->set("f", PickleValue::boolean(false));
+  auto ints = PickleValue::list();
   for (std::int64_t v :
        {std::int64_t{0}, std::int64_t{255}, std::int64_t{256}, std::int64_t{65535},
         std::int64_t{65536}, std::int64_t{-1}, std::int64_t{INT32_MIN}, std::int64_t{INT32_MAX},
         std::int64_t{INT32_MAX} + 1, std::int64_t{139765148024832}, INT64_MAX, INT64_MIN}) {
-    ints->items.push_back(PyObject::integer(v));
+    ints->items.push_back(PickleValue::integer(v));
   }
   d->set("ints", ints);
-  d->set("float", PyObject::real(0.6));
-  d->set("unicode", PyObject::str("größe \xe2\x86\x92 ok"));
-  d->set("long", PyObject::str(std::string(300, 'x')));
-  d->set("tuple2", PyObject::tuple({PyObject::integer(0), PyObject::integer(0)}));
-  d->set("tuple5",
-         PyObject::tuple({PyObject::integer(1), PyObject::integer(2), PyObject::integer(3),
-                          PyObject::integer(4), PyObject::integer(5)}));
-  d->set("empty_tuple", PyObject::tuple());
-  auto big = PyObject::list();
+  d->set("float", PickleValue::real(0.6));
+  d->set("unicode", PickleValue::str("größe \xe2\x86\x92 ok"));
+  d->set("long", PickleValue::str(std::string(300, 'x')));
+  d->set("tuple2", PickleValue::tuple({PickleValue::integer(0), PickleValue::integer(0)}));
+  d->set("tuple5", PickleValue::tuple({PickleValue::integer(1), PickleValue::integer(2),
+                                       PickleValue::integer(3), PickleValue::integer(4),
+                                       PickleValue::integer(5)}));
+  d->set("empty_tuple", PickleValue::tuple());
+  auto big = PickleValue::list();
   for (int k = 0; k < 2500; ++k)
-    big->items.push_back(PyObject::str(k % 2 ? "alloc" : "free_completed"));
+    big->items.push_back(PickleValue::str(k % 2 ? "alloc" : "free_completed"));
   d->set("big_list", big);
   return d;
 }
@@ -70,10 +70,10 @@ void expect_input_error(const std::string& data, const std::string& needle) {
 }  // namespace
 
 TEST_CASE("pickle: written values read back identically", "[pickle]") {
-  const PyRef v = sample_value();
+  const PickleRef v = sample_value();
   const std::string bytes = write_pickle(*v);
   CHECK(bytes.substr(0, 2) == std::string("\x80\x04", 2));
-  const PyRef back = read_pickle(bytes, "roundtrip");
+  const PickleRef back = read_pickle(bytes, "roundtrip");
   CHECK(same_value(*v, *back));
   // Writing is deterministic: the same value gives the same bytes.
   CHECK(write_pickle(*back) == bytes);
@@ -81,11 +81,11 @@ TEST_CASE("pickle: written values read back identically", "[pickle]") {
 
 TEST_CASE("pickle: a fixture written by racelab reads back identically", "[pickle]") {
   const auto path = fixtures_dir() / "snap_sdpa_fused_1.pickle";
-  const PyRef original = read_pickle(read_file(path), path.string());
-  const PyRef again = read_pickle(write_pickle(*original), "rewritten");
+  const PickleRef original = read_pickle(read_file(path), path.string());
+  const PickleRef again = read_pickle(write_pickle(*original), "rewritten");
   CHECK(same_value(*original, *again));
   // And through JSON: tuples come back as tuples where PyTorch writes them.
-  const PyRef via_json = from_json(to_json(*original, "x"), "x");
+  const PickleRef via_json = from_json(to_json(*original, "x"), "x");
   CHECK(same_value(*original, *via_json));
 }
 
@@ -96,10 +96,10 @@ TEST_CASE("pickle: racelab's snapshots have the keys and types PyTorch writes", 
   opt.config = config_from_snapshot(real.root->get("allocator_settings"), path.string());
   opt.keep_trace = true;
   const ReplayResult r = replay_trace(real.traces[0], opt);
-  const PyRef ours = model_snapshot_value(real, r);
+  const PickleRef ours = model_snapshot_value(real, r);
 
   // Same keys in the same order with the same types, at every level memory_viz reads.
-  auto shape_equal = [](const PyObject& a, const PyObject& b) {
+  auto shape_equal = [](const PickleValue& a, const PickleValue& b) {
     REQUIRE(a.is_dict());
     REQUIRE(b.is_dict());
     REQUIRE(a.dict.size() == b.dict.size());
@@ -109,13 +109,13 @@ TEST_CASE("pickle: racelab's snapshots have the keys and types PyTorch writes", 
     }
   };
   shape_equal(*real.root, *ours);
-  const PyObject& rs = *real.root->get("segments");
-  const PyObject& os = *ours->get("segments");
+  const PickleValue& rs = *real.root->get("segments");
+  const PickleValue& os = *ours->get("segments");
   REQUIRE(rs.items.size() == os.items.size());
   shape_equal(*rs.items[0], *os.items[0]);
   shape_equal(*rs.items[0]->get("blocks")->items[0], *os.items[0]->get("blocks")->items[0]);
-  const PyObject& rt = *real.root->get("device_traces")->items[0];
-  const PyObject& ot = *ours->get("device_traces")->items[0];
+  const PickleValue& rt = *real.root->get("device_traces")->items[0];
+  const PickleValue& ot = *ours->get("device_traces")->items[0];
   REQUIRE(rt.items.size() == ot.items.size());
   shape_equal(*rt.items[0], *ot.items[0]);
   // The model's final state is the real final state, block for block.
@@ -194,18 +194,18 @@ TEST_CASE("pickle: random corruption never crashes the reader", "[pickle]") {
 
 TEST_CASE("snapshot: a file that is not a snapshot is a clear error", "[pickle]") {
   CHECK(error_of([] {
-          snapshot_from_value(PyObject::list(), "x.pickle");
+          snapshot_from_value(PickleValue::list(), "x.pickle");
         }).find("expected a memory snapshot") != std::string::npos);
-  auto d = PyObject::new_dict();
-  d->set("segments", PyObject::list());
+  auto d = PickleValue::new_dict();
+  d->set("segments", PickleValue::list());
   CHECK(error_of([&] { snapshot_from_value(d, "x.pickle"); }).find("_record_memory_history") !=
         std::string::npos);
-  auto bad = PyObject::new_dict();
-  auto ev = PyObject::new_dict();
-  ev->set("action", PyObject::str("alloc"));
-  ev->set("addr", PyObject::str("0x10"));
-  ev->set("size", PyObject::integer(512));
-  bad->set("device_traces", PyObject::list({PyObject::list({ev})}));
+  auto bad = PickleValue::new_dict();
+  auto ev = PickleValue::new_dict();
+  ev->set("action", PickleValue::str("alloc"));
+  ev->set("addr", PickleValue::str("0x10"));
+  ev->set("size", PickleValue::integer(512));
+  bad->set("device_traces", PickleValue::list({PickleValue::list({ev})}));
   CHECK(error_of([&] {
           snapshot_from_value(bad, "x.pickle");
         }).find("device_traces[0][0]: 'addr' must be an int") != std::string::npos);

@@ -192,10 +192,10 @@ TEST_CASE("replay: a snapshot of two devices replays each device against its own
   // GPU would: every device is replayed, compared and reported on its own.
   const auto path = fixtures_dir() / "snap_sdpa_fused_1.pickle";
   const Snapshot one = read_snapshot(path);
-  auto root = PyObject::new_dict();
+  auto root = PickleValue::new_dict();
   for (const auto& [k, v] : one.root->dict) {
     if (k->s == "device_traces") {
-      root->set("device_traces", PyObject::list({v->items[0], v->items[0]}));
+      root->set("device_traces", PickleValue::list({v->items[0], v->items[0]}));
     } else {
       root->set(k->s, v);
     }

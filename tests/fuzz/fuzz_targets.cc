@@ -23,7 +23,7 @@ std::string_view view(const std::uint8_t* data, std::size_t size) {
 
 void pickle(const std::uint8_t* data, std::size_t size) {
   try {
-    alloc::PyRef v = alloc::read_pickle(view(data, size), "fuzz.pickle");
+    alloc::PickleRef v = alloc::read_pickle(view(data, size), "fuzz.pickle");
     // What racelab writes it reads back identically.
     const std::string again = alloc::write_pickle(*v);
     if (alloc::write_pickle(*alloc::read_pickle(again, "again")) != again) {
