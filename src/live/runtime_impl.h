@@ -1,0 +1,296 @@
+#pragma once
+// The live runtime's private state (Runtime::Impl), shared by the files that implement live.h:
+//
+//   runtime.cc             the engine: run()'s decision loop, wind-down, results
+//   runtime_threads.cc     thread and primitive bookkeeping: agents, operations, parking, spawn
+//   runtime_primitives.cc  the instrumented primitives: Mutex, SharedVar, point, Blocking, join
+//   runtime_stuck.cc       the wait-for graph and the deadlock, hang and lost-control reports
+//
+// All state sits behind one std::mutex (Impl::state_mutex). A controlled thread parks at a
+// scheduling point by recording its pending operation and waiting on its own condition variable
+// until the engine has applied that operation and handed it the token. The engine thread waits on
+// engine_cv for "activity" (a counter bumped by every park, foreign operation, finish and blocking
+// call), which is how it notices the running thread coming back and foreign threads acting.
+//
+// Every member of Impl is read and written with state_mutex held, except `wake`, which waiters
+// spin on with the lock released. Nothing here is part of racelab's API: include live/live.h.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "live/live.h"
+#include "sched/race.h"
+
+namespace racelab::live {
+
+namespace internal {
+
+struct Aborted {};  // thrown at a scheduling point once the execution is over
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+using SteadyClock = std::chrono::steady_clock;
+using VClock = std::vector<std::uint32_t>;
+
+// Defined in runtime.cc. constinit: no thread-local initialisation wrapper on each access.
+extern thread_local constinit Runtime* tl_rt;
+// The calling thread's agent in tl_rt, when it is controlled (-1 otherwise).
+extern thread_local constinit int tl_agent;
+extern std::atomic<Runtime*> g_active;
+extern std::atomic<std::uint64_t> g_serial;  // executions started in this process
+
+// Runtimes left with threads stuck in real calls: never destroyed, since those threads may still
+// wake up and touch them.
+extern std::mutex g_graveyard_mutex;
+extern std::vector<std::shared_ptr<Runtime>> g_graveyard;
+
+enum class PKind { kStart, kLock, kTryLock, kUnlock, kPoint, kRead, kWrite, kJoin, kReturn };
+struct Pending {
+  PKind kind = PKind::kStart;
+  int object = -1;
+  std::string label;
+};
+
+enum class State {
+  kAtPoint,   // controlled, parked at a scheduling point with a pending operation
+  kRunning,   // controlled, holds the token
+  kAway,      // controlled, inside a Blocking call
+  kFinished,  // controlled, its body returned
+  kFree,      // foreign, not waiting on an instrumented mutex
+  kWaiting,   // foreign, waiting for an instrumented mutex
+};
+
+inline void clock_join(VClock& into, const VClock& from) {
+  if (into.size() < from.size()) into.resize(from.size(), 0);
+  for (std::size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+inline std::uint32_t clock_at(const VClock& c, int i) {
+  return i < static_cast<int>(c.size()) ? c[i] : 0;
+}
+
+}  // namespace internal
+
+struct Runtime::Impl {
+  using PKind = internal::PKind;
+  using Pending = internal::Pending;
+  using State = internal::State;
+  using SteadyClock = internal::SteadyClock;
+  using VClock = internal::VClock;
+
+  // A thread the runtime knows: controlled (spawned through it) or foreign (met at an
+  // instrumented operation). Agents are numbered in order of appearance.
+  struct Agent {
+    std::string name;
+    bool foreign = false;
+    ThreadId id = sched::kNoThread;  // controlled threads: the id strategies see
+    State state = State::kAtPoint;
+    Pending pending;
+    bool took = false;  // the outcome of the last try lock
+    bool go = false;
+    std::condition_variable cv;
+    std::vector<std::pair<std::string, std::string>> away;  // Blocking scopes: (what, served by)
+    SteadyClock::time_point since;                          // of the current state
+    int waiting_mutex = -1;
+    VClock clock;
+    std::thread os;
+    std::string last;  // the last operation it performed, for reports
+  };
+  struct MutexState {
+    std::unique_ptr<Mutex> obj;
+    int owner = -1;  // agent
+    int depth = 0;
+    VClock clock;
+  };
+  struct VarState {
+    std::unique_ptr<SharedVar> obj;
+    sched::RaceState race;
+  };
+
+  Options options;
+  std::mutex state_mutex;
+  std::condition_variable engine_cv;
+  std::condition_variable mutex_cv;  // foreign threads waiting for a mutex
+  std::deque<Agent> agents;          // stable addresses
+  std::vector<int> controlled;       // ThreadId -> agent
+  std::unordered_map<std::thread::id, int> foreign_by_os;
+  std::vector<MutexState> mutexes;
+  std::vector<VarState> vars;
+  Result result;
+  std::uint64_t activity = 0;
+  std::uint64_t decisions = 0;
+  bool aborting = false;
+  bool fatal = false;
+  bool foreign_released_python_lock = false;  // see report_stuck
+  SteadyClock::time_point start = SteadyClock::now();
+
+  // Bumped with every change a waiter may wait for (activity, a thread's turn, the end);
+  // waiters spin on it for Options::spin before they sleep.
+  std::atomic<std::uint64_t> wake{0};
+  void woke() { wake.fetch_add(1, std::memory_order_release); }
+  // Spins (the lock released) while `pred` is false and nothing was woken, for Options::spin at
+  // most; yields now and then, so that on a machine with few cores the thread that has work runs.
+  template <class Pred>
+  void spin(std::unique_lock<std::mutex>& lk, Pred pred) {
+    if (options.spin.count() <= 0 || pred()) return;
+    const auto end = SteadyClock::now() + options.spin;
+    do {
+      const std::uint64_t seen = wake.load(std::memory_order_acquire);
+      lk.unlock();
+      for (unsigned i = 1; wake.load(std::memory_order_acquire) == seen; ++i) {
+        if (i % 64 == 0) {
+          if (SteadyClock::now() >= end) break;
+          std::this_thread::yield();
+        } else {
+          internal::cpu_relax();
+        }
+      }
+      lk.lock();
+    } while (!pred() && SteadyClock::now() < end);
+  }
+  template <class Pred>
+  void spin_then_wait(std::unique_lock<std::mutex>& lk, std::condition_variable& cv, Pred pred) {
+    spin(lk, pred);
+    cv.wait(lk, pred);
+  }
+
+  void bump() {
+    ++activity;
+    woke();
+    engine_cv.notify_all();
+  }
+  double seconds() const {
+    return std::chrono::duration<double>(SteadyClock::now() - start).count();
+  }
+  double age(const Agent& a) const {
+    return std::chrono::duration<double>(SteadyClock::now() - a.since).count();
+  }
+  void record(int agent, std::string text, bool decision) {
+    Agent& a = agents[agent];
+    a.last = text;
+    result.events.push_back(Event{a.name, std::move(text), a.foreign, decision, seconds()});
+  }
+  void set_state(Agent& a, State s) {
+    a.state = s;
+    a.since = SteadyClock::now();
+  }
+  void tick(int agent) {
+    VClock& c = agents[agent].clock;
+    if (static_cast<int>(c.size()) <= agent) c.resize(agent + 1, 0);
+    ++c[agent];
+  }
+
+  // ---- What the engine asks before each decision (inline: called per thread per decision).
+  bool can_take(const MutexState& mx, int agent) const {
+    return mx.owner == -1 || (mx.owner == agent && mx.obj->recursive());
+  }
+
+  bool enabled(int agent) const {
+    const Agent& a = agents[agent];
+    if (a.state != State::kAtPoint) return false;
+    switch (a.pending.kind) {
+      case PKind::kLock:
+        return can_take(mutexes[a.pending.object], agent);
+      case PKind::kJoin:
+        return agents[controlled[a.pending.object]].state == State::kFinished;
+      default:
+        return true;
+    }
+  }
+
+  bool all_finished() const {
+    for (int c : controlled)
+      if (agents[c].state != State::kFinished) return false;
+    return true;
+  }
+  int running() const {
+    for (int c : controlled)
+      if (agents[c].state == State::kRunning) return c;
+    return -1;
+  }
+  bool any_away() const {
+    for (int c : controlled)
+      if (agents[c].state == State::kAway) return true;
+    return false;
+  }
+  // Whether something outside the engine's control is in progress: a thread inside a blocking
+  // call, or a foreign thread holding or waiting for an instrumented mutex.
+  bool foreign_busy() const {
+    if (any_away()) return true;
+    for (const MutexState& mx : mutexes)
+      if (mx.owner >= 0 && agents[mx.owner].foreign) return true;
+    for (const Agent& a : agents)
+      if (a.foreign && a.state == State::kWaiting) return true;
+    return false;
+  }
+  // Whether anything outside the engine's control may still enable a thread: a thread inside a
+  // blocking call may come back; a free foreign thread may release a mutex it holds.
+  bool can_change() const {
+    if (any_away()) return true;
+    for (const MutexState& mx : mutexes) {
+      if (mx.owner >= 0 && agents[mx.owner].foreign && agents[mx.owner].state == State::kFree)
+        return true;
+    }
+    return false;
+  }
+
+  // ---- The engine (runtime.cc).
+  // Runs decisions until the execution ends (state_mutex held through `lk`); true when it hung,
+  // leaving threads in real calls. `view` is the Runtime, as strategies see it.
+  bool decide_until_end(sched::Strategy& strategy, const Runtime& view,
+                        std::unique_lock<std::mutex>& lk);
+  // Ends the execution: unwinds the threads parked at scheduling points and, when they do not all
+  // finish within the hang timeout (or `hung` already), detaches them. Sets result.hung and
+  // result.completed (`failed`: the engine threw); returns whether the execution hung.
+  bool wind_down(bool hung, bool failed);
+
+  // ---- Bookkeeping and operations (runtime_threads.cc).
+  int add_agent(std::string name, bool foreign);
+  // The calling thread's agent as a foreign thread, registering it on first use.
+  int foreign_self();
+  std::string op_text(const Pending& p) const;
+  void release_mutex(int agent, int id);
+  void check_access(int agent, VarState& v, bool write);
+  // Performs controlled agent's pending operation and hands it the token.
+  void apply(int agent);
+  // Options::control == false: performs a scheduling point's operation at once, as plain code.
+  void free_op(std::unique_lock<std::mutex>& lk, int agent, const Pending& p);
+  // Parks the calling controlled thread at a scheduling point until the engine applies `p`.
+  void park(std::unique_lock<std::mutex>& lk, int agent, Pending p);
+
+  // ---- Reports (runtime_stuck.cc).
+  // "holds compile_lock and " for an agent holding mutexes (waiter locks not listed), else "".
+  std::string holds_text(int agent) const;
+  int agent_named(const std::string& name) const;
+  // What `agent` waits for, and the agent it waits on (-1: none known). `timed` adds how long.
+  std::pair<std::string, int> wait_of(int agent, bool timed = false) const;
+  // A cycle in the wait-for graph (lock owners, joined threads, the threads serving blocking
+  // calls), starting at its first controlled thread so that it reads the same however the
+  // foreign threads were numbered; empty when there is none.
+  std::vector<int> find_cycle() const;
+  // Records the deadlock, lost_control or hang finding of an execution that cannot go on.
+  // `settled`: no controlled thread can run and nothing outside the engine's control can change
+  // that (no thread is inside a blocking call, no foreign thread holds or waits for a mutex or has
+  // ever released a Python lock), so the threads wait for each other even where no single
+  // wait-for cycle can be named (Condition waits name no waker).
+  void report_stuck(std::string_view headline, bool settled = false);
+};
+
+}  // namespace racelab::live

@@ -1,0 +1,153 @@
+// Why an execution cannot go on, in words: the wait-for graph of the live runtime (lock owners,
+// joined threads, blocking calls to the threads that serve them), its cycles, and the deadlock,
+// hang and lost_control findings that name them. The engine (runtime.cc) calls report_stuck when
+// no thread can make progress.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "live/runtime_impl.h"
+#include "sched/kinds.h"
+
+namespace racelab::live {
+
+using internal::PKind;
+using internal::State;
+
+std::string Runtime::Impl::holds_text(int agent) const {
+  std::vector<std::string> held;
+  for (const MutexState& mx : mutexes)
+    if (mx.owner == agent && !mx.obj->waiter()) held.push_back(mx.obj->name());
+  if (held.empty()) return {};
+  return fmt::format("holds {} and ", fmt::join(held, ", "));
+}
+
+int Runtime::Impl::agent_named(const std::string& name) const {
+  for (std::size_t i = 0; i < agents.size(); ++i)
+    if (agents[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::pair<std::string, int> Runtime::Impl::wait_of(int agent, bool timed) const {
+  const Agent& a = agents[agent];
+  auto lock_wait = [&](int m, const std::string& waits_for) -> std::pair<std::string, int> {
+    const MutexState& mx = mutexes[m];
+    // A Python lock its waiter holds itself is how Condition.wait parks: some other thread must
+    // release it, and which one is the program's business (the bridge says what for).
+    if (mx.obj->python_lock() && mx.owner == agent) {
+      return {fmt::format("waits for {}",
+                          waits_for.empty() ? "a wake-up on " + mx.obj->name() : waits_for),
+              -1};
+    }
+    return {fmt::format("waits for {} held by {}", waits_for.empty() ? mx.obj->name() : waits_for,
+                        mx.owner >= 0 ? agents[mx.owner].name : "nobody"),
+            mx.owner};
+  };
+  switch (a.state) {
+    case State::kAtPoint:
+      if (a.pending.kind == PKind::kLock && !enabled(agent))
+        return lock_wait(a.pending.object, a.pending.label);
+      if (a.pending.kind == PKind::kJoin && !enabled(agent)) {
+        const int t = controlled[a.pending.object];
+        return {fmt::format("waits for {} to finish", agents[t].name), t};
+      }
+      return {fmt::format("is ready to {}", op_text(a.pending)), -1};
+    case State::kRunning:
+      return {fmt::format("has run{} without reaching a scheduling point{} (last: {})",
+                          timed ? fmt::format(" {:.1f} s", age(a)) : "",
+                          a.away.empty() ? "" : " inside " + a.away.back().first, a.last),
+              -1};
+    case State::kAway: {
+      const auto& [what, server] = a.away.back();
+      const int s = server.empty() ? -1 : agent_named(server);
+      return {
+          fmt::format("is inside {}{}{}", what, timed ? fmt::format(" for {:.1f} s", age(a)) : "",
+                      server.empty() ? "" : ", served by " + server),
+          s};
+    }
+    case State::kWaiting:
+      return lock_wait(a.waiting_mutex, {});
+    case State::kFree:
+      return {fmt::format("runs freely (last: {})", a.last.empty() ? "nothing" : a.last), -1};
+    case State::kFinished:
+      return {"has finished", -1};
+  }
+  return {"?", -1};
+}
+
+std::vector<int> Runtime::Impl::find_cycle() const {
+  for (std::size_t start = 0; start < agents.size(); ++start) {
+    std::vector<int> path;
+    int t = static_cast<int>(start);
+    while (t >= 0 && agents[t].state != State::kFinished &&
+           std::find(path.begin(), path.end(), t) == path.end()) {
+      path.push_back(t);
+      t = wait_of(t).second;
+    }
+    if (t < 0 || agents[t].state == State::kFinished) continue;
+    std::vector<int> cycle(std::find(path.begin(), path.end(), t), path.end());
+    auto first = std::min_element(cycle.begin(), cycle.end(), [&](int x, int y) {
+      const auto key = [&](int v) { return std::pair(agents[v].foreign, agents[v].id); };
+      return key(x) < key(y);
+    });
+    std::rotate(cycle.begin(), first, cycle.end());
+    return cycle;
+  }
+  return {};
+}
+
+void Runtime::Impl::report_stuck(std::string_view headline, bool settled) {
+  sched::Finding f;
+  f.step = static_cast<std::int64_t>(decisions);
+  for (std::size_t i = 0; i < agents.size(); ++i) {
+    const Agent& a = agents[i];
+    if (a.state == State::kFinished) continue;
+    if (a.foreign && a.state == State::kFree && a.last.empty()) continue;
+    f.details.push_back(a.name + " " + holds_text(static_cast<int>(i)) +
+                        wait_of(static_cast<int>(i), true).first);
+  }
+  const std::vector<int> cycle = find_cycle();
+  if (!cycle.empty()) {
+    std::string msg = "deadlock: ";
+    for (int c : cycle) {
+      f.cycle.push_back(agents[c].name);
+      msg += fmt::format("{}{} {}{}", f.cycle.size() == 1 ? "" : "; ", agents[c].name,
+                         holds_text(c), wait_of(c).first);
+    }
+    f.message = msg;
+  }
+  const int lost = running();
+  if (!f.cycle.empty()) {
+    f.kind = sched::kinds::kDeadlock;
+  } else if (settled && !foreign_released_python_lock) {
+    std::string msg = "deadlock: no thread can run and nothing else can wake one: ";
+    bool first = true;
+    for (int c : controlled) {
+      if (agents[c].state == State::kFinished) continue;
+      f.cycle.push_back(agents[c].name);
+      msg += fmt::format("{}{} {}{}", first ? "" : "; ", agents[c].name, holds_text(c),
+                         wait_of(c).first);
+      first = false;
+    }
+    f.kind = sched::kinds::kDeadlock;
+    f.message = msg;
+  } else if (lost >= 0) {
+    // The thread holding the turn never came back: it waits in a call racelab does not see
+    // (a lock or queue a library made, real I/O). That is racelab's blind spot, not a verdict.
+    f.kind = sched::kinds::kLostControl;
+    f.message = fmt::format(
+        "racelab lost control of {}: it {}; it is blocked or busy in a call racelab does not "
+        "control. This is not a verdict on the program: interpose the call it waits in (a "
+        "table's \"blocking\" entry, or --blocking MODULE.FUNC), or raise --hang-timeout if "
+        "the call is only slow",
+        agents[lost].name, holds_text(lost) + wait_of(lost, true).first);
+  } else {
+    f.kind = kinds::kHang;
+    f.message =
+        fmt::format("{}: {}", headline, f.details.empty() ? "no thread left" : f.details.front());
+  }
+  result.findings.push_back(std::move(f));
+}
+
+}  // namespace racelab::live
