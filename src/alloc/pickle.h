@@ -14,6 +14,9 @@
 
 namespace racelab::alloc {
 
+// How deep containers may nest, in what is read and in what is written.
+inline constexpr int kMaxPickleDepth = 100;
+
 enum class PickleType { kNone, kBool, kInt, kFloat, kStr, kBytes, kList, kTuple, kDict };
 
 // A value of the pickled tree. Not called PyObject: racelab embeds CPython (racelab live python),
@@ -35,6 +38,7 @@ struct PickleValue {
   static PickleRef integer(std::int64_t v);
   static PickleRef real(double v);
   static PickleRef str(std::string v);
+  static PickleRef bytes(std::string v);
   static PickleRef list(std::vector<PickleRef> v = {});
   static PickleRef tuple(std::vector<PickleRef> v = {});
   static PickleRef new_dict();
