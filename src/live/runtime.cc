@@ -13,6 +13,7 @@
 
 #include "live/runtime_impl.h"
 #include "sched/kinds.h"
+#include "util/check.h"
 
 namespace racelab::live {
 
@@ -129,6 +130,11 @@ bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& v
       return false;
     }
     const ThreadId t = strategy.pick(d);
+    // A live execution cannot be abandoned (kNoThread): only model subjects record what dpor needs.
+    RACELAB_CHECK(
+        std::find(enabled_threads.begin(), enabled_threads.end(), t) != enabled_threads.end(),
+        "strategy {} picked thread {} at step {}, which is not enabled (enabled: {})",
+        strategy.describe(), sched::thread_label(view, t), decisions, sched::enabled_labels(d));
     if (d.previous_enabled && t != previous) ++result.preemptions;
     result.choices.push_back(t);
     previous = t;

@@ -1,10 +1,27 @@
 #include "sched/engine.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "sched/thread_backend.h"
+#include "util/check.h"
 
 namespace racelab::sched {
+
+std::string thread_label(const ThreadView& view, ThreadId t) {
+  if (t == kNoThread) return "none (kNoThread)";
+  if (t < 0 || static_cast<std::size_t>(t) >= view.thread_count())
+    return fmt::format("{} (no such thread)", t);
+  return fmt::format("{} ({})", t, view.thread_name(t));
+}
+
+std::string enabled_labels(const Decision& d) {
+  std::vector<std::string> labels;
+  for (ThreadId t : d.enabled) labels.push_back(thread_label(*d.exec, t));
+  return fmt::format("{}", fmt::join(labels, ", "));
+}
 
 std::string ExecutionResult::trace_text() const {
   std::string out;
@@ -57,6 +74,9 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
       d.step = step;
       d.exec = &exec;
       const ThreadId t = strategy.pick(d);
+      RACELAB_CHECK(t == kNoThread || std::find(enabled.begin(), enabled.end(), t) != enabled.end(),
+                    "strategy {} picked thread {} at step {}, which is not enabled (enabled: {})",
+                    strategy.describe(), thread_label(exec, t), step, enabled_labels(d));
       if (t == kNoThread) {  // the strategy abandons a redundant execution (dpor: sleep set)
         result.abandoned = true;
         break;

@@ -47,6 +47,12 @@ struct Decision {
   const ThreadView* exec = nullptr;  // names and pending operations, for replay and diagnostics
 };
 
+// For error messages about a decision: "1 (drafter 1)", also for an id that names no thread of
+// `view` ("7 (no such thread)", "none (kNoThread)").
+std::string thread_label(const ThreadView& view, ThreadId t);
+// The enabled threads of `d`, labelled: "0 (main), 2 (drafter 1)". d.exec must be set.
+std::string enabled_labels(const Decision& d);
+
 class Strategy {
  public:
   virtual ~Strategy() = default;

@@ -1,6 +1,7 @@
 // The live runtime: controlled real threads, foreign threads, hang detection.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -10,6 +11,7 @@
 #include "catch.h"
 #include "live/live.h"
 #include "sched/strategies/strategies.h"
+#include "util/errors.h"
 
 namespace live = racelab::live;
 namespace sched = racelab::sched;
@@ -453,6 +455,47 @@ TEST_CASE("Exceptions, spawn and join from controlled threads", "[live]") {
   CHECK(r->findings.front().message == "child 1 threw: boom");
   CHECK_FALSE(r->completed);
   CHECK_FALSE(r->hung);
+}
+
+TEST_CASE(
+    "A strategy that picks a thread that is not enabled trips the invariant check, and the "
+    "threads unwind",
+    "[live]") {
+  // Picks a thread that cannot run (waiting for the lock the other holds, or finished) whenever
+  // there is one, else `missing` an id that names no thread, else the enabled threads in turn.
+  struct Wrong : sched::Strategy {
+    bool missing = false;
+    bool begin_execution(std::uint64_t) override { return true; }
+    sched::ThreadId pick(const sched::Decision& d) override {
+      const auto count = static_cast<sched::ThreadId>(d.exec->thread_count());
+      if (missing) return count;
+      for (sched::ThreadId t = 0; t < count; ++t)
+        if (std::find(d.enabled.begin(), d.enabled.end(), t) == d.enabled.end()) return t;
+      return d.enabled[d.step % d.enabled.size()];
+    }
+    std::string describe() const override { return "wrong-on-purpose"; }
+  } wrong;
+  LockOrder subject(true);
+  for (bool missing : {false, true}) {
+    wrong.missing = missing;
+    std::string message;
+    try {
+      live::run(subject, wrong, 0, fast());
+    } catch (const racelab::InvariantError& e) {
+      message = e.what();
+    }
+    INFO(message);
+    CHECK(message.rfind("invariant violated at src/live/runtime.cc:", 0) == 0);
+    CHECK(message.find(missing ? "strategy wrong-on-purpose picked thread 2 (no such thread) at "
+                                 "step 0, which is not enabled (enabled: 0 (t0), 1 (t1))"
+                               : "strategy wrong-on-purpose picked thread ") != std::string::npos);
+    CHECK(message.find(", which is not enabled (enabled: ") != std::string::npos);
+  }
+  // The parked threads were unwound and the runtime released: the next execution runs.
+  auto dfs = sched::make_dfs(0);
+  auto r = live::run(subject, *dfs, 0, fast());
+  REQUIRE(r);
+  CHECK(r->completed);
 }
 
 TEST_CASE("Without control the same subject runs as plain code", "[live]") {

@@ -1,10 +1,15 @@
 // Scheduler properties: determinism, replay round trips, shrinking, the two backends agreeing,
 // divergence reports, DFS bounds, the livelock checker.
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
 #include "catch.h"
 #include "corpus.h"
 #include "sched/explore.h"
 #include "sched/schedule.h"
 #include "sched/shrink.h"
+#include "util/errors.h"
 
 using namespace racelab;
 using namespace racelab::sched;
@@ -43,6 +48,25 @@ class Spinner : public Subject {
     for (;;) co_await ctx.point(spin_);
   }
   int spin_ = -1;
+};
+
+// A broken strategy: it picks a thread that is not enabled whenever there is one (blocked on a
+// lock, finished), else `missing` an id that names no thread, else the lowest enabled thread.
+class WrongStrategy : public Strategy {
+ public:
+  explicit WrongStrategy(bool missing) : missing_(missing) {}
+  bool begin_execution(std::uint64_t) override { return true; }
+  ThreadId pick(const Decision& d) override {
+    if (missing_) return static_cast<ThreadId>(d.exec->thread_count());
+    for (ThreadId t = 0; t < static_cast<ThreadId>(d.exec->thread_count()); ++t)
+      if (std::find(d.enabled.begin(), d.enabled.end(), t) == d.enabled.end()) return t;
+    // Round robin, so that one thread ends up waiting for the lock another holds.
+    return d.enabled[d.step % d.enabled.size()];
+  }
+  std::string describe() const override { return "wrong-on-purpose"; }
+
+ private:
+  bool missing_;
 };
 
 }  // namespace
@@ -236,4 +260,38 @@ TEST_CASE("a data race names both accesses and both threads", "[scheduler]") {
   auto all = explore(fixed, o);
   CHECK(all.exhausted());
   CHECK(all.find("data_race") == nullptr);
+}
+
+TEST_CASE(
+    "a strategy that picks a thread that is not enabled trips the invariant check, in every "
+    "build type",
+    "[scheduler]") {
+  static_assert(std::is_base_of_v<std::exception, InvariantError> &&
+                    !std::is_base_of_v<InputError, InvariantError>,
+                "the command line must report a broken invariant as an internal error (exit 3)");
+  corpus::LostUpdate subject(true);
+  for (Backend backend : {Backend::kCoroutine, Backend::kThreads}) {
+    for (bool missing : {false, true}) {
+      WrongStrategy wrong(missing);
+      RunOptions o;
+      o.backend = backend;
+      std::string message;
+      try {
+        run_execution(subject, wrong, 0, o);
+      } catch (const InvariantError& e) {
+        message = e.what();
+      }
+      INFO(message);
+      // Where, which strategy, which step, which thread, and the threads it could have picked.
+      CHECK(message.rfind("invariant violated at src/sched/engine.cc:", 0) == 0);
+      CHECK(message.find(missing
+                             ? "strategy wrong-on-purpose picked thread 2 (no such thread) at "
+                               "step 0, which is not enabled (enabled: 0 (t0), 1 (t1))"
+                             : "strategy wrong-on-purpose picked thread ") != std::string::npos);
+      CHECK(message.find(", which is not enabled (enabled: ") != std::string::npos);
+    }
+  }
+  // The engine is usable afterwards.
+  auto pct = make_pct(1, 3);
+  CHECK(once(subject, *pct).completed);
 }
