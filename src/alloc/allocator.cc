@@ -751,7 +751,7 @@ std::size_t CachingAllocator::mapped_segment_count() const {
   return n;
 }
 
-PickleRef CachingAllocator::segments_value(std::int64_t device) const {
+std::vector<Segment> CachingAllocator::segments(std::int64_t device) const {
   std::vector<const Block*> heads;
   auto add = [&](const Block* b) {
     if (!(b->prev && b->prev->mapped)) heads.push_back(b);
@@ -762,44 +762,28 @@ PickleRef CachingAllocator::segments_value(std::int64_t device) const {
   for_each_active([&](const Block* b) { add(b); });
   std::sort(heads.begin(), heads.end(),
             [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
-  auto segments = PickleValue::list();
+  std::vector<Segment> segments;
+  segments.reserve(heads.size());
   for (const Block* head : heads) {
-    std::uint64_t total = 0, allocated = 0, active = 0, requested = 0;
-    auto blocks = PickleValue::list();
+    Segment& seg = segments.emplace_back();
+    seg.device = device;
+    seg.address = head->ptr;
+    seg.stream = head->stream;
+    seg.small_pool = head->pool->is_small;
+    seg.is_expandable = head->es != nullptr;
     for (const Block* b = head; b && b->mapped; b = b->next) {
       const bool is_active = b->allocated || b->pending_free;
-      total += b->size;
-      if (b->allocated) allocated += b->size;
+      seg.total_size += b->size;
+      if (b->allocated) seg.allocated_size += b->size;
       if (is_active) {
-        active += b->size;
-        requested += b->requested_size;
+        seg.active_size += b->size;
+        seg.requested_size += b->requested_size;
       }
-      auto blk = PickleValue::new_dict();
-      blk->set("address", PickleValue::integer(static_cast<std::int64_t>(b->ptr)));
-      blk->set("size", PickleValue::integer(static_cast<std::int64_t>(b->size)));
-      blk->set("requested_size",
-               PickleValue::integer(static_cast<std::int64_t>(b->requested_size)));
-      blk->set("state", PickleValue::str(b->allocated ? "active_allocated"
-                                         : is_active  ? "active_pending_free"
-                                                      : "inactive"));
-      blk->set("frames", PickleValue::list());
-      blocks->items.push_back(blk);
+      seg.blocks.push_back({b->ptr, b->size, b->requested_size,
+                            b->allocated ? BlockState::kActiveAllocated
+                            : is_active  ? BlockState::kActivePendingFree
+                                         : BlockState::kInactive});
     }
-    auto seg = PickleValue::new_dict();
-    seg->set("device", PickleValue::integer(device));
-    seg->set("address", PickleValue::integer(static_cast<std::int64_t>(head->ptr)));
-    seg->set("total_size", PickleValue::integer(static_cast<std::int64_t>(total)));
-    seg->set("allocated_size", PickleValue::integer(static_cast<std::int64_t>(allocated)));
-    seg->set("active_size", PickleValue::integer(static_cast<std::int64_t>(active)));
-    seg->set("requested_size", PickleValue::integer(static_cast<std::int64_t>(requested)));
-    seg->set("stream", PickleValue::integer(head->stream));
-    seg->set("segment_type", PickleValue::str(head->pool->is_small ? "small" : "large"));
-    seg->set("segment_pool_id",
-             PickleValue::tuple({PickleValue::integer(0), PickleValue::integer(0)}));
-    seg->set("is_expandable", PickleValue::boolean(head->es != nullptr));
-    seg->set("frames", PickleValue::list());
-    seg->set("blocks", blocks);
-    segments->items.push_back(seg);
   }
   return segments;
 }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,8 +21,8 @@
 #include <vector>
 
 #include "alloc/config.h"
-#include "alloc/pickle.h"
-#include "alloc/snapshot.h"
+#include "alloc/segments.h"
+#include "alloc/trace.h"
 
 namespace racelab::alloc {
 
@@ -147,8 +148,9 @@ class CachingAllocator {
   std::size_t mapped_segment_count() const;  // snapshot-style: contiguous mapped ranges
   std::uint64_t device_used() const { return total_allocated_memory_; }
 
-  // torch.cuda.memory._snapshot()['segments'] for this device.
-  PickleRef segments_value(std::int64_t device = 0) const;
+  // The state as torch.cuda.memory._snapshot()['segments'] lists it, `device` written into each
+  // segment (segments_value() in snapshot.h makes it those values).
+  std::vector<Segment> segments(std::int64_t device = 0) const;
 
   static std::uint64_t round_size(std::uint64_t size, const Config& c);
   static std::uint64_t allocation_size(std::uint64_t size);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <vector>
 
+#include "alloc/pickle.h"
 #include "util/errors.h"
 
 namespace racelab::alloc {

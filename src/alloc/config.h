@@ -6,7 +6,6 @@
 #include <string>
 #include <string_view>
 
-#include "alloc/pickle.h"
 #include "util/units.h"
 
 namespace racelab::alloc {
@@ -41,6 +40,8 @@ struct Config {
 // top of `base`. Throws InputError naming the option and the problem, with the rules PyTorch
 // enforces (max_split_size_mb > 20, power-of-two divisions, 0 < threshold < 1, ...).
 Config parse_config(std::string_view text, Config base = {});
+
+struct PickleValue;  // alloc/pickle.h; forward-declared so that the allocator model needs none
 
 // The settings a snapshot recorded (its 'allocator_settings' dict); defaults when absent.
 Config config_from_snapshot(const PickleValue* allocator_settings, const std::string& origin);

@@ -19,42 +19,37 @@ namespace {
 double to_mib(std::uint64_t b) { return static_cast<double>(b) / static_cast<double>(kMiB); }
 
 // Segments as memory_viz draws them: one row per segment, its blocks coloured by state.
-std::string segment_map(const PickleValue& segments, const std::string& title) {
+std::string segment_map(const std::vector<Segment>& segments, const std::string& title) {
   std::uint64_t largest = 1;
-  for (const auto& seg : segments.items) {
-    if (const PickleValue* t = seg->get("total_size"))
-      largest = std::max<std::uint64_t>(largest, static_cast<std::uint64_t>(t->i));
-  }
+  for (const Segment& seg : segments) largest = std::max(largest, seg.total_size);
   const double left = 210, width = 660, row = 22, top = 26;
-  const double H = top + row * static_cast<double>(segments.items.size()) + 30;
+  const double H = top + row * static_cast<double>(segments.size()) + 30;
   std::string svg = fmt::format(
       "<svg class=\"segmap\" viewBox=\"0 0 900 {0:.0f}\" width=\"900\" height=\"{0:.0f}\" "
       "role=\"img\" aria-label=\"segment map\">",
       H);
   svg += fmt::format("<text x=\"0\" y=\"16\">{}</text>", escape(title));
   std::size_t k = 0;
-  for (const auto& seg : segments.items) {
-    const auto base = static_cast<std::uint64_t>(seg->get("address")->i);
-    const auto total = static_cast<std::uint64_t>(seg->get("total_size")->i);
+  for (const Segment& seg : segments) {
+    const std::uint64_t base = seg.address;
+    const std::uint64_t total = seg.total_size;
     const double y = top + row * static_cast<double>(k++);
     const double w = width * static_cast<double>(total) / static_cast<double>(largest);
-    const PickleValue* type = seg->get("segment_type");
-    svg += fmt::format(
-        "<text x=\"{}\" y=\"{:.0f}\" text-anchor=\"end\">0x{:x} · {:.1f} MiB {}</text>", left - 8,
-        y + 14, base, to_mib(total), type && type->is_str() ? escape(type->s) : "");
-    for (const auto& b : seg->get("blocks")->items) {
-      const auto addr = static_cast<std::uint64_t>(b->get("address")->i);
-      const auto size = static_cast<std::uint64_t>(b->get("size")->i);
-      const std::string& state = b->get("state")->s;
-      const double bx = left + w * static_cast<double>(addr - base) / static_cast<double>(total);
-      const double bw = std::max(0.5, w * static_cast<double>(size) / static_cast<double>(total));
-      const char* cls = state == "active_allocated" ? "blk-alloc"
-                        : state == "inactive"       ? "blk-inactive"
-                                                    : "blk-pending";
+    svg +=
+        fmt::format("<text x=\"{}\" y=\"{:.0f}\" text-anchor=\"end\">0x{:x} · {:.1f} MiB {}</text>",
+                    left - 8, y + 14, base, to_mib(total), escape(seg.segment_type()));
+    for (const SegmentBlock& b : seg.blocks) {
+      const double bx =
+          left + w * static_cast<double>(b.address - base) / static_cast<double>(total);
+      const double bw = std::max(0.5, w * static_cast<double>(b.size) / static_cast<double>(total));
+      const char* cls = b.state == BlockState::kActiveAllocated ? "blk-alloc"
+                        : b.state == BlockState::kInactive      ? "blk-inactive"
+                                                                : "blk-pending";
       svg += fmt::format(
           "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" "
           "height=\"16\"><title>0x{:x}: {} ({})</title></rect>",
-          cls, bx, y + 2, bw, addr, escape(format_bytes(size)), escape(state));
+          cls, bx, y + 2, bw, b.address, escape(format_bytes(b.size)),
+          escape(block_state_name(b.state)));
     }
     svg += fmt::format(
         "<rect class=\"seg-outline\" x=\"{}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"16\"/>", left,

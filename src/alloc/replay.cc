@@ -196,8 +196,7 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
       r.samples.push_back(s);
       ++sample_pos;
     }
-    if (opt.segments_after && *opt.segments_after == i)
-      r.segments_at = m.segments_value(opt.device);
+    if (opt.segments_after && *opt.segments_after == i) r.segments_at = m.segments(opt.device);
     if (opt.progress && (i % 65536 == 0 || i + 1 == trace.size()))
       opt.progress(i + 1, trace.size());
   }
@@ -221,7 +220,7 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
   r.peak_reserved = static_cast<std::uint64_t>(r.stats.reserved_bytes[kAggregate].peak);
   r.peak_segments = r.stats.segment[kAggregate].peak;
   r.final_mapped_segments = m.mapped_segment_count();
-  r.segments = m.segments_value(opt.device);
+  r.segments = m.segments(opt.device);
   r.model_events = m.segment_events();
   return r;
 }
@@ -232,9 +231,8 @@ PickleRef model_snapshot_value(const Snapshot& source, const std::vector<DeviceR
   std::size_t traces = source.traces.size();
   for (const DeviceReplay& d : devices) {
     traces = std::max(traces, d.device + 1);
-    if (d.result->segments) {
-      for (const auto& seg : d.result->segments->items) segments->items.push_back(seg);
-    }
+    const PickleRef device_segments = segments_value(d.result->segments);
+    for (const auto& seg : device_segments->items) segments->items.push_back(seg);
   }
   root->set("segments", segments);
   auto device_traces = PickleValue::list();

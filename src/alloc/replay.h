@@ -75,8 +75,8 @@ struct ReplayResult {
   std::uint64_t peak_reserved = 0;
   std::int64_t peak_segments = 0;
   std::size_t final_mapped_segments = 0;
-  PickleRef segments;     // the model's final state, as snapshot 'segments'
-  PickleRef segments_at;  // the state after ReplayOptions::segments_after
+  std::vector<Segment> segments;                    // the model's final state
+  std::optional<std::vector<Segment>> segments_at;  // the state after ReplayOptions::segments_after
   std::vector<SegmentEvent> model_events;
   std::vector<TraceEvent> model_trace;  // when ReplayOptions::keep_trace
   std::size_t unmatched_frees = 0;      // frees of addresses the trace never allocated

@@ -7,32 +7,6 @@
 
 namespace racelab::alloc {
 
-const char* action_name(Action a) {
-  switch (a) {
-    case Action::kAlloc:
-      return "alloc";
-    case Action::kFreeRequested:
-      return "free_requested";
-    case Action::kFreeCompleted:
-      return "free_completed";
-    case Action::kSegmentAlloc:
-      return "segment_alloc";
-    case Action::kSegmentFree:
-      return "segment_free";
-    case Action::kSegmentMap:
-      return "segment_map";
-    case Action::kSegmentUnmap:
-      return "segment_unmap";
-    case Action::kOom:
-      return "oom";
-    case Action::kSnapshot:
-      return "snapshot";
-    case Action::kUserDefined:
-      return "user_defined";
-  }
-  return "?";
-}
-
 namespace {
 
 std::optional<Action> parse_action(const std::string& s) {
@@ -167,6 +141,39 @@ Snapshot read_snapshot(const std::filesystem::path& path) {
     root = read_pickle(data, origin);
   }
   return snapshot_from_value(std::move(root), origin);
+}
+
+PickleRef segments_value(const std::vector<Segment>& segments) {
+  auto integer = [](std::uint64_t v) { return PickleValue::integer(static_cast<std::int64_t>(v)); };
+  auto out = PickleValue::list();
+  for (const Segment& s : segments) {
+    auto blocks = PickleValue::list();
+    for (const SegmentBlock& b : s.blocks) {
+      auto blk = PickleValue::new_dict();
+      blk->set("address", integer(b.address));
+      blk->set("size", integer(b.size));
+      blk->set("requested_size", integer(b.requested_size));
+      blk->set("state", PickleValue::str(block_state_name(b.state)));
+      blk->set("frames", PickleValue::list());
+      blocks->items.push_back(blk);
+    }
+    auto seg = PickleValue::new_dict();
+    seg->set("device", PickleValue::integer(s.device));
+    seg->set("address", integer(s.address));
+    seg->set("total_size", integer(s.total_size));
+    seg->set("allocated_size", integer(s.allocated_size));
+    seg->set("active_size", integer(s.active_size));
+    seg->set("requested_size", integer(s.requested_size));
+    seg->set("stream", PickleValue::integer(s.stream));
+    seg->set("segment_type", PickleValue::str(s.segment_type()));
+    seg->set("segment_pool_id",
+             PickleValue::tuple({PickleValue::integer(0), PickleValue::integer(0)}));
+    seg->set("is_expandable", PickleValue::boolean(s.is_expandable));
+    seg->set("frames", PickleValue::list());
+    seg->set("blocks", blocks);
+    out->items.push_back(seg);
+  }
+  return out;
 }
 
 void write_snapshot_value(const std::filesystem::path& path, const PickleValue& root) {

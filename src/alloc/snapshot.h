@@ -1,7 +1,8 @@
 #pragma once
 // A memory_viz snapshot (torch.cuda.memory._snapshot()) as racelab reads it: the raw value tree
 // (kept so that a converted file keeps every key) plus typed views of what replay needs: each
-// device's trace, the allocator settings and the annotations.
+// device's trace, the allocator settings and the annotations. The way back too: typed segments
+// (the model's state) as the snapshot's 'segments' values, and a value tree written as a file.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -9,31 +10,10 @@
 #include <vector>
 
 #include "alloc/pickle.h"
+#include "alloc/segments.h"
+#include "alloc/trace.h"
 
 namespace racelab::alloc {
-
-enum class Action {
-  kAlloc,
-  kFreeRequested,
-  kFreeCompleted,
-  kSegmentAlloc,
-  kSegmentFree,
-  kSegmentMap,
-  kSegmentUnmap,
-  kOom,
-  kSnapshot,
-  kUserDefined,
-};
-
-const char* action_name(Action a);
-
-struct TraceEvent {
-  Action action = Action::kAlloc;
-  std::uint64_t addr = 0;  // for kOom: the device's free memory at the time
-  std::uint64_t size = 0;  // alloc: requested bytes; frees: requested bytes; segments: bytes
-  std::int64_t stream = 0;
-  std::int64_t time_us = 0;
-};
 
 struct Annotation {
   std::string stage;  // "START" or "END"
@@ -56,6 +36,10 @@ Snapshot read_snapshot(const std::filesystem::path& path);
 
 // Builds the typed view of an already parsed value tree (`origin` names it in messages).
 Snapshot snapshot_from_value(PickleRef root, const std::string& origin);
+
+// torch.cuda.memory._snapshot()['segments'] for `segments`: the keys, key order and types PyTorch
+// writes (memory_viz reads them; racelab compares them with a real snapshot's).
+PickleRef segments_value(const std::vector<Segment>& segments);
 
 // Writes pickle or JSON by extension (.json -> JSON, anything else -> pickle), atomically.
 void write_snapshot_value(const std::filesystem::path& path, const PickleValue& root);

@@ -45,7 +45,7 @@ void check_exact(const Case& c) {
   CHECK(r.unmatched_frees == 0);
   CHECK(r.identical());
   // The model ends where the real allocator ended, block for block.
-  CHECK(same_value(*r.segments, *s.root->get("segments")));
+  CHECK(same_value(*segments_value(r.segments), *s.root->get("segments")));
 }
 
 }  // namespace
