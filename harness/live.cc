@@ -24,6 +24,7 @@
 
 #include "command.h"
 #include "live/python/bridge.h"
+#include "live/python/follow.h"
 #include "live/torch/workload.h"
 #include "racelab/version.h"
 #include "sched/schedule.h"
@@ -559,7 +560,7 @@ int run_python(LiveArgs a) {
           fmt::format("--interpose {}: the table has no \"follow\" section mapping "
                       "model names onto live ones",
                       a.interpose));
-    auto steps = sched::follow_steps(model.steps, table["follow"], a.interpose);
+    auto steps = lp::follow_steps(model.steps, table["follow"], a.interpose);
     if (steps.empty())
       throw InputError(fmt::format("{}: none of its {} steps maps onto a live operation of {}",
                                    a.follow, model.steps.size(), a.interpose));

@@ -1,24 +1,15 @@
-// Following a model schedule on a live program: the name mapping and the strategy's choices.
-#include <map>
+// Following a model schedule on a live program: the strategy's choices (the name mapping is the
+// Python bridge's: tests/live/test_follow.cc).
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "catch.h"
 #include "sched/strategies/strategies.h"
-#include "util/errors.h"
 
 namespace sched = racelab::sched;
 
 namespace {
-
-const nlohmann::json kMapping = nlohmann::json::parse(R"J({
-  "threads": [{"model": "main", "live": "main"},
-              {"model": "drafter 0\\.(\\d+)", "live": "drafter $1"}],
-  "ops": [{"model": "start", "live": "start"},
-          {"model": "lock compile_lock", "live": "lock compile_lock"},
-          {"model": "submit backward to *", "live": "backward", "hand_off": true},
-          {"model": "wait job *", "live": "return"}]
-})J");
 
 // A live program as the strategy sees it: names, pending operations, finished threads.
 struct View : sched::ThreadView {
@@ -41,45 +32,6 @@ sched::ThreadId pick(sched::FollowStrategy& s, const View& v, std::vector<sched:
 }
 
 }  // namespace
-
-TEST_CASE("Model steps map onto live names; unmapped operations and threads are left out",
-          "[follow]") {
-  const std::vector<sched::ReplayStep> model = {{"drafter 0.1", "start"},
-                                                {"drafter 0.1", "read code cache"},
-                                                {"drafter 0.1", "lock compile_lock"},
-                                                {"autograd 0", "start"},
-                                                {"main", "set start_gate"},
-                                                {"drafter 0.0", "lock compile_lock"}};
-  const auto steps = sched::follow_steps(model, kMapping, "t.json");
-  REQUIRE(steps.size() == 3);
-  CHECK(steps[0].thread == "drafter 1");
-  CHECK(steps[0].op == "start");
-  CHECK(steps[1].op == "lock compile_lock");
-  CHECK(steps[2].thread == "drafter 0");
-}
-
-TEST_CASE("A hand-off to a foreign thread moves to just before that thread's next step",
-          "[follow]") {
-  const std::vector<sched::ReplayStep> model = {
-      {"drafter 0.1", "submit backward to autograd 0"},
-      {"drafter 0.0", "lock compile_lock"},
-      {"autograd 0", "take from autograd 0"},
-      {"drafter 0.1", "wait job 1 (backward) on autograd 0"}};
-  const auto steps = sched::follow_steps(model, kMapping, "t.json");
-  REQUIRE(steps.size() == 3);
-  // Live, the worker would start on the backward at once: the lock goes first, as the model has it.
-  CHECK(steps[0].thread == "drafter 0");
-  CHECK(steps[1].thread == "drafter 1");
-  CHECK(steps[1].op == "backward");
-  CHECK(steps[2].op == "return");
-}
-
-TEST_CASE("A malformed follow mapping is bad input", "[follow]") {
-  CHECK_THROWS_AS(sched::follow_steps({}, nlohmann::json::object(), "t.json"), racelab::InputError);
-  auto bad = kMapping;
-  bad["threads"][0]["model"] = "(";
-  CHECK_THROWS_AS(sched::follow_steps({}, bad, "t.json"), racelab::InputError);
-}
 
 TEST_CASE("The strategy runs each step's thread until it performs the step", "[follow]") {
   sched::FollowStrategy s({{"b", "lock"}, {"a", "lock"}, {"b", "unlock"}});
@@ -123,19 +75,4 @@ TEST_CASE("A step its thread performed before the model's order asked for it is 
   // main's start happened already: the worker's lock is next.
   CHECK(pick(s, v, {1}, 1) == 1);
   CHECK(s.met() == 3);
-}
-
-TEST_CASE("Hand-offs to the same foreign thread keep their model order", "[follow]") {
-  const std::vector<sched::ReplayStep> model = {{"drafter 0.1", "submit backward to autograd 0"},
-                                                {"drafter 0.0", "lock compile_lock"},
-                                                {"drafter 0.0", "submit backward to autograd 0"},
-                                                {"autograd 0", "take from autograd 0"}};
-  const auto steps = sched::follow_steps(model, kMapping, "t.json");
-  REQUIRE(steps.size() == 3);
-  CHECK(steps[0].thread == "drafter 0");
-  CHECK(steps[0].op == "lock compile_lock");
-  // The worker's queue is first in, first out: drafter 1's backward stays ahead of drafter 0's.
-  CHECK(steps[1].thread == "drafter 1");
-  CHECK(steps[2].thread == "drafter 0");
-  CHECK(steps[2].op == "backward");
 }

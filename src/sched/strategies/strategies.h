@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,19 +103,12 @@ class ReplayStrategy : public Strategy {
 };
 
 // One step of a model schedule as a live run should meet it: the thread, by name, and the text of
-// the operation it should be about to perform.
+// the operation it should be about to perform. The Python bridge makes them from a model schedule
+// and an interposition table (live/python/follow.h).
 struct FollowStep {
   std::string thread;
   std::string op;
 };
-
-// Translates a model schedule's steps onto a live program's names: `mapping` is the "follow"
-// section of an interposition table, {"threads": [{"model": REGEX, "live": FORMAT}],
-// "ops": [{"model": TEXT or PREFIX*, "live": TEXT}]}. Steps whose operation has no live
-// counterpart are left out, and so are steps of threads no "threads" entry matches (the model's
-// autograd workers, which are foreign threads live). Throws InputError for a malformed mapping.
-std::vector<FollowStep> follow_steps(const std::vector<ReplayStep>& model,
-                                     const nlohmann::json& mapping, const std::string& origin);
 
 // Forces a model schedule's interleaving on a live run (racelab live python --follow). At each
 // decision it runs the thread of the next step not yet met; when that thread's pending operation

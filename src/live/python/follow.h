@@ -1,0 +1,27 @@
+#pragma once
+// Following a model schedule on a live Python program (racelab live python --follow): the model
+// names its threads and operations in its own words ("drafter 0.1", "submit backward to
+// autograd 0"); the program under the bridge in its own ("drafter 1", "backward"). An
+// interposition table's "follow" section says how one maps onto the other, so it sits with the
+// tables, beside the bridge; sched::FollowStrategy then forces the mapped steps on the live run
+// without knowing where they came from.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sched/strategies/strategies.h"
+
+namespace racelab::live::python {
+
+// Translates a model schedule's steps onto a live program's names: `mapping` is the "follow"
+// section of an interposition table, {"threads": [{"model": REGEX, "live": FORMAT}],
+// "ops": [{"model": TEXT or PREFIX*, "live": TEXT, "hand_off": BOOL}]}. Steps whose operation has
+// no live counterpart are left out, and so are steps of threads no "threads" entry matches (the
+// model's autograd workers, which are foreign threads live). A hand-off to another thread moves
+// to just before that thread's next model step. Throws InputError for a malformed mapping, naming
+// `origin`.
+std::vector<sched::FollowStep> follow_steps(const std::vector<sched::ReplayStep>& model,
+                                            const nlohmann::json& mapping,
+                                            const std::string& origin);
+
+}  // namespace racelab::live::python
