@@ -108,6 +108,8 @@ struct LiveArgs {
   std::string interpose = "torch-2.11";
   std::vector<std::string> dicts, locks, points, blockings;  // live python: table entries
   std::string follow;  // a model schedule to force on the live run
+  std::string alloc;   // live python --alloc DIR: record the CUDA allocator (the first execution)
+  bool uncontrolled = false;  // live python --uncontrolled: one plain run, real threads
 };
 
 // --rr: runs this same command (without --rr) under `rr record --chaos` and prints the rr replay
@@ -212,6 +214,9 @@ struct JobInfo {
   std::string hash;
   std::string stuck_in;  // where hung threads are stuck, for the message
   std::function<void(const std::filesystem::path&)> on_hang;  // extra outputs before the exit
+  // After each execution, before the next: its number and how it ended (a failure's kind or
+  // "complete").
+  std::function<void(std::uint64_t, const std::string&)> after_execution;
 };
 
 // Writes the schedule of execution `execution` (result `r`) as schedule-<kind>.json; its path.
@@ -481,6 +486,10 @@ int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
       break;
     }
     ++o.executions;
+    if (info.after_execution) {
+      const auto worst = worst_failure(*r);
+      info.after_execution(i, worst != r->findings.end() ? worst->kind : "complete");
+    }
     std::set<std::string> seen;
     for (const auto& f : r->findings) seen.insert(f.kind);
     for (const auto& k : seen) ++o.kinds[k];
@@ -533,9 +542,74 @@ std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a) {
   return sched::make_strategy(sp);
 }
 
+// The files' stem of an allocator capture: the script's name.
+std::string capture_name(const std::string& script) {
+  return std::filesystem::path(script).stem().string();
+}
+
+void print_capture(const std::vector<std::string>& lines) {
+  for (const auto& l : lines) fmt::print("allocator capture: {}\n", l);
+}
+
+// racelab live python --uncontrolled SCRIPT: one plain run (real threads, nothing interposed),
+// with --alloc its allocator capture; --time-limit bounds it (a run still going then is a hang).
+int run_plain_python(const LiveArgs& a) {
+  namespace lp = live::python;
+  if (a.script.empty()) throw InputError("live python --uncontrolled: a script is required");
+  if (!a.replay.empty() || !a.follow.empty())
+    throw InputError("live python --uncontrolled runs the script as it is: no --replay, --follow");
+  lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
+  if (!a.alloc.empty()) lp::start_alloc_capture(job, a.alloc, capture_name(a.script));
+  fmt::print("live python --uncontrolled: {} (real threads{}); {}\n", a.script,
+             a.time_limit > 0 ? fmt::format(", time limit {} s", a.time_limit) : "",
+             lp::build_description());
+  std::fflush(stdout);
+  const lp::PlainRun r = lp::run_plain(job, a.time_limit);
+  std::string ended = "complete";
+  if (!r.finished)
+    ended = "hang";
+  else if (!r.failures.empty())
+    ended = r.failures.front().first;
+  if (!a.alloc.empty()) print_capture(lp::finish_alloc_capture(ended));
+  nlohmann::ordered_json report;
+  report["format"] = "racelab-live-report";
+  report["version"] = 1;
+  report["racelab_version"] = kVersion;
+  report["subject"] = "live-python";
+  report["uncontrolled"] = true;
+  report["parameters"] = nlohmann::ordered_json::parse(lp::job_json(job));
+  report["seconds"] = r.seconds;
+  report["finished"] = r.finished;
+  report["findings"] = nlohmann::ordered_json::array();
+  for (const auto& [kind, message] : r.failures)
+    report["findings"].push_back({{"kind", kind}, {"message", message}});
+  if (!r.finished) {
+    const std::string msg = fmt::format(
+        "the script was still running after --time-limit {} s (every thread's Python stack: "
+        "{}/stacks.txt)",
+        a.time_limit, a.out);
+    report["findings"].push_back({{"kind", live::kinds::kHang}, {"message", msg}});
+  }
+  if (!a.alloc.empty()) report["alloc"] = a.alloc;
+  ensure_directory(a.out);
+  if (!r.finished) lp::dump_stacks((std::filesystem::path(a.out) / "stacks.txt").string());
+  write_file_atomic(std::filesystem::path(a.out) / "report.json", report.dump(2) + "\n");
+  for (const auto& f : report["findings"])
+    fmt::print("{}: {}\n", paint(f["kind"].get<std::string>(), Colour::kRed),
+               f["message"].get<std::string>());
+  if (report["findings"].empty())
+    fmt::print("{} in {:.2f} s\n", paint("the script finished", Colour::kGreen), r.seconds);
+  fmt::print("report: {}/report.json\n", a.out);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // Not finalized: a hung run's threads are still in the interpreter.
+  std::_Exit(report["findings"].empty() ? kExitOk : kExitFound);
+}
+
 // racelab live python SCRIPT: the user's script in the embedded interpreter.
 int run_python(LiveArgs a) {
   namespace lp = live::python;
+  if (a.uncontrolled) return run_plain_python(a);
   check_common(a);
   std::unique_ptr<sched::Strategy> strategy;
   std::optional<sched::Schedule> replay;
@@ -584,6 +658,12 @@ int run_python(LiveArgs a) {
   };
   fmt::print("live python: {} (interposition {}), {}; {}\n", job.script, job.interpose,
              strategy->describe(), info.build);
+  if (!a.alloc.empty()) {
+    lp::start_alloc_capture(job, a.alloc, capture_name(job.script));
+    info.after_execution = [](std::uint64_t, const std::string& ended) {
+      print_capture(lp::finish_alloc_capture(ended));  // the first execution only: once
+    };
+  }
   lp::arm_crash_report(a.out);
   const int code = run_search(a, info, *subject, *strategy, replay.has_value());
   // The interpreter is not finalized: the script's foreign threads may still be blocked in it.
@@ -782,6 +862,13 @@ void add_live(CLI::App& app, Runner& run) {
   py->add_option("--follow", p->follow,
                  "force a model schedule (racelab explore's) on the live run, through the "
                  "table's \"follow\" mapping of thread and operation names");
+  py->add_option("--alloc", p->alloc,
+                 "DIR: record the CUDA caching allocator's history of the (first) execution on "
+                 "every device, iterations at optimizer steps or racelab.iteration(); writes "
+                 "snap_<script>.cuda<k>.pickle and stats_<script>.cuda<k>.json for alloc report");
+  py->add_flag("--uncontrolled", p->uncontrolled,
+               "run the script once as plain Python would (real threads, nothing interposed; "
+               "--time-limit bounds it), e.g. to capture its allocator trace");
   py->callback([&run, p] { run = [p] { return run_python(*p); }; });
 
   auto al = std::make_shared<AllocArgs>();

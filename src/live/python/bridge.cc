@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "live/python/interpreter.h"
 #include "racelab/python_embedded.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -30,10 +31,6 @@ namespace py = pybind11;
 
 namespace racelab::live::python {
 
-namespace {
-
-// The first line of a Python error, without pybind11's "<EMPTY MESSAGE>" for a bare
-// `raise KeyboardInterrupt`.
 std::string python_error_text(const py::error_already_set& e) {
   std::string text = first_line(e.what());
   const std::string empty = ": <EMPTY MESSAGE>";
@@ -42,6 +39,8 @@ std::string python_error_text(const py::error_already_set& e) {
     text.resize(text.size() - empty.size());
   return text;
 }
+
+namespace {
 
 class PyLock {
  public:
@@ -222,26 +221,40 @@ namespace {
 
 std::once_flag g_started;
 py::module_* g_bridge = nullptr;
+py::module_* g_racelab = nullptr;
 
-// Starts the interpreter, loads the bridge module and patches threading, then releases the GIL
-// for the threads to come. The interpreter lives until the process ends (racelab exits without
+// A module made from embedded source, registered in sys.modules; `env` names a file to use
+// instead of the built-in copy (for working on the bridge without rebuilding racelab).
+py::module_* load_module(const char* name, const char* source, const char* env) {
+  py::module_ types = py::module_::import("types");
+  py::object mod = types.attr("ModuleType")(name);
+  const char* dev = std::getenv(env);
+  py::exec(dev != nullptr && *dev != '\0' ? read_file(dev) : std::string(source),
+           mod.attr("__dict__"));
+  py::module_::import("sys").attr("modules")[name] = mod;
+  return new py::module_(mod.cast<py::module_>());
+}
+
+}  // namespace
+
+// Starts the interpreter, loads the bridge module (RACELAB_BRIDGE_PY overrides it) and the
+// scripts' `racelab` module (RACELAB_MODULE_PY), patches threading, then releases the GIL for
+// the threads to come. The interpreter lives until the process ends (racelab exits without
 // finalizing it: foreign threads may still be blocked in it).
 void start_interpreter() {
   std::call_once(g_started, [] {
     new py::scoped_interpreter(false);  // intentionally never destroyed
-    py::module_ types = py::module_::import("types");
-    py::object mod = types.attr("ModuleType")("racelab_bridge");
-    // RACELAB_BRIDGE_PY: a racelab_bridge.py to use instead of the built-in copy (for working on
-    // the bridge without rebuilding racelab).
-    const char* dev = std::getenv("RACELAB_BRIDGE_PY");
-    py::exec(dev != nullptr && *dev != '\0' ? read_file(dev) : std::string(kBridgePy),
-             mod.attr("__dict__"));
-    py::module_::import("sys").attr("modules")["racelab_bridge"] = mod;
-    g_bridge = new py::module_(mod.cast<py::module_>());
+    g_racelab = load_module("racelab", kRacelabPy, "RACELAB_MODULE_PY");
+    g_bridge = load_module("racelab_bridge", kBridgePy, "RACELAB_BRIDGE_PY");
     g_bridge->attr("patch_threading")();
     PyEval_SaveThread();
   });
 }
+
+py::module_& bridge_module() { return *g_bridge; }
+py::module_& racelab_module() { return *g_racelab; }
+
+namespace {
 
 // Every thread's Python stack, taken when an execution hangs (before parked threads unwind) or,
 // failing that, when the stacks are written. Taking them needs the GIL, and a thread stuck in C

@@ -42,6 +42,25 @@ Job job_from_json(const std::string& text);
 // Writes every thread's Python stack to `path` (for hang reports); best effort.
 void dump_stacks(const std::string& path);
 
+// The allocator capture (`--alloc DIR`, racelab.py): from now on the CUDA caching allocator's
+// history is recorded on every device, with an iteration boundary at each optimizer step or
+// racelab.iteration() marker. InputError when torch does not import or there is no CUDA device.
+// `name` is the files' stem: DIR/snap_<name>.cuda<k>.pickle, DIR/stats_<name>.cuda<k>.json.
+void start_alloc_capture(const Job& job, const std::string& dir, const std::string& name);
+// Writes the capture, once (later calls return nothing): its lines for the terminal. `ended`
+// says how the run ended ("complete", or a finding's kind), noted in the stats JSON. Gives up,
+// with a line saying so, where a thread holds the GIL for 30 s.
+std::vector<std::string> finish_alloc_capture(const std::string& ended);
+
+// `--uncontrolled`: the script run once as plain Python would run it (its threads real, nothing
+// interposed; the table only classifies the exceptions that end its threads).
+struct PlainRun {
+  bool finished = false;  // false: still running after the time limit (a hang)
+  double seconds = 0;
+  std::vector<std::pair<std::string, std::string>> failures;  // (kind, message)
+};
+PlainRun run_plain(const Job& job, double time_limit_s);  // time_limit_s 0: no limit
+
 // From now on, a fatal signal (a C extension crashing, abort()) writes DIR/report.json with a
 // `crash` finding naming the execution and the signal, and DIR/stacks.txt with every thread's
 // Python stack, then exits 1: the report is never lost to a crash.

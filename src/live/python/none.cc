@@ -22,5 +22,13 @@ std::string job_json(const Job&) { return "{}"; }
 Job job_from_json(const std::string&) { return {}; }
 void dump_stacks(const std::string&) {}
 void arm_crash_report(const std::string&) {}
+void start_alloc_capture(const Job&, const std::string&, const std::string&) {
+  interposition_table("");
+}
+std::vector<std::string> finish_alloc_capture(const std::string&) { return {}; }
+PlainRun run_plain(const Job&, double) {
+  interposition_table("");
+  return {};
+}
 
 }  // namespace racelab::live::python

@@ -344,6 +344,9 @@ def patch_threading():
                     f"{args.exc_type.__name__} in {getattr(args.thread, 'name', 'a thread')}: "
                     f"{args.exc_value}")
             return
+        if not _racelab.active() and not issubclass(args.exc_type, SystemExit):
+            _plain_failures.append(_plain_finding(args.exc_value,
+                                                  getattr(args.thread, "name", "a thread")))
         real_hook(args)
 
     T.start = start
@@ -629,6 +632,41 @@ def run(script, argv, table, search_path):
         if found is None:
             raise
         _racelab.report(*found)
+
+
+_plain_failures = []  # (kind, message): the exceptions that ended threads of a plain run
+
+
+def _plain_finding(exc, thread):
+    found = _classify(exc) if _exception_kinds else None
+    return found if found else ("exception", f"{type(exc).__name__} in {thread}: {exc}")
+
+
+def run_plain(script, argv, table, search_path):
+    """The script as __main__ on this thread, uncontrolled (`--uncontrolled`): its threads are
+    real threads and its locks real locks. Waits for its non-daemon threads, as the interpreter
+    does at exit, and returns the failures [(kind, message)]: an exception that ended a thread
+    (classified by the table's "exceptions"), or a failing exit status."""
+    for p in reversed(search_path):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    _exception_kinds[:] = [dict(c) for c in table.get("exceptions", [])]
+    _plain_failures.clear()
+    sys.argv = [script] + list(argv)
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            _plain_failures.append(("exception", f"the script exited with status {e.code}"))
+    except BaseException as e:  # noqa: BLE001 - the script's failure is the result
+        import traceback
+        traceback.print_exc()
+        _plain_failures.append(_plain_finding(e, "main"))
+    skip = (threading.current_thread(), threading.main_thread())  # racelab's own threads
+    for t in threading.enumerate():
+        if t not in skip and not t.daemon and t.is_alive():
+            t.join()
+    return list(_plain_failures)
 
 
 def format_stacks():

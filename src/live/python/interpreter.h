@@ -1,0 +1,20 @@
+#pragma once
+// Inside the Python bridge: the embedded interpreter and its two modules, shared by bridge.cc
+// (the live subject) and capture.cc (the allocator capture and the uncontrolled run). Not for
+// use outside src/live/python.
+#include <pybind11/embed.h>
+
+#include <string>
+
+namespace racelab::live::python {
+
+// Starts the interpreter once per process (see bridge.cc); the GIL is released when it returns.
+void start_interpreter();
+pybind11::module_& bridge_module();   // racelab_bridge.py
+pybind11::module_& racelab_module();  // racelab.py, the module scripts import as `racelab`
+
+// The first line of a Python error, without pybind11's "<EMPTY MESSAGE>" for a bare
+// `raise KeyboardInterrupt`.
+std::string python_error_text(const pybind11::error_already_set& e);
+
+}  // namespace racelab::live::python

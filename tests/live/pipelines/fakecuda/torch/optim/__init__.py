@@ -1,0 +1,5 @@
+from .optimizer import Optimizer
+
+
+class SGD(Optimizer):
+    pass
