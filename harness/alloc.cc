@@ -1,8 +1,10 @@
 // racelab alloc {replay,report,whatif,convert}: CUDA caching-allocator traces (memory_viz
 // snapshots) replayed through the allocator model. docs/allocator.md.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 
@@ -14,6 +16,7 @@
 #include "report/cli.h"
 #include "util/errors.h"
 #include "util/files.h"
+#include "util/html.h"
 
 namespace racelab::cli {
 
@@ -224,8 +227,39 @@ struct ReportArgs {
   bool table = false;
   std::string segments_at;
   std::string out;
+  std::string expect;  // "", stable, unstable: exit 1 where a trace is not so
+  std::string junit;   // a JUnit file: one testcase per trace (and device)
   DeviceArgs dev;
 };
+
+// JUnit for `alloc report --expect`: one testcase per report, a failure where it is not as
+// expected, the verdict and the numbers in system-out.
+std::string alloc_junit(const std::vector<StabilityReport>& reports, const std::string& expect,
+                        double seconds) {
+  int failures = 0;
+  for (const auto& r : reports) failures += r.stable != (expect == "stable");
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"racelab\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n",
+                     reports.size(), failures, seconds);
+  out += fmt::format(
+      "  <testsuite name=\"racelab.alloc\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+      "skipped=\"0\" time=\"{:.3f}\">\n",
+      reports.size(), failures, seconds);
+  for (const auto& r : reports) {
+    const std::string body = fmt::format("{}; {} {} ({}); peak reserved {}", r.verdict,
+                                         r.rows.size(), r.iterations ? "iterations" : "windows",
+                                         r.boundaries_source, mib(r.peak_reserved));
+    out += fmt::format("    <testcase classname=\"racelab.alloc.{}\" name=\"{}\" time=\"0\">\n",
+                       expect, html::escape(r.name));
+    if (r.stable != (expect == "stable"))
+      out += fmt::format("      <failure message=\"{}\" type=\"expectation\">{}</failure>\n",
+                         html::escape(fmt::format("expected {}: {}", expect, r.verdict)),
+                         html::escape(body));
+    out += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n", html::escape(body));
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
 
 std::string stem_name(const std::string& path) {
   std::string s = fs::path(path).stem().string();
@@ -234,6 +268,10 @@ std::string stem_name(const std::string& path) {
 }
 
 int report_command(const ReportArgs& a) {
+  if (!a.junit.empty() && a.expect.empty())
+    throw InputError(
+        "alloc report --junit: say what the job checks with --expect stable (or unstable)");
+  const auto started = std::chrono::steady_clock::now();
   if (!a.iterations.empty() && a.iterations.size() != a.traces.size()) {
     throw InputError(
         fmt::format("--iterations: give one stats JSON per trace ({} traces, {} files)",
@@ -341,7 +379,23 @@ int report_command(const ReportArgs& a) {
     fmt::print("wrote {} and {}\n", (fs::path(a.out) / "alloc-report.json").string(),
                (fs::path(a.out) / "report.html").string());
   }
-  return kExitOk;
+  if (a.expect.empty()) return kExitOk;
+  std::vector<std::string> off;
+  for (const StabilityReport& r : reports)
+    if (r.stable != (a.expect == "stable")) off.push_back(r.name);
+  if (!a.junit.empty()) {
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    write_file_atomic(a.junit, alloc_junit(reports, a.expect, s));
+    fmt::print("wrote {}\n", a.junit);
+  }
+  if (off.empty()) {
+    fmt::print("expectation ({}) {}\n", a.expect, paint("holds", Colour::kGreen));
+    return kExitOk;
+  }
+  fmt::print("expectation ({}) {}: {}\n", a.expect, paint("does not hold", Colour::kRed),
+             fmt::join(off, ", "));
+  return kExitFound;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -476,6 +530,10 @@ void add_alloc(CLI::App& app, Runner& run) {
   pc->add_option(
       "--segments-at", pa->segments_at,
       "iteration (or window label) whose end state the HTML segment map shows (default: the last)");
+  pc->add_option("--expect", pa->expect,
+                 "stable | unstable: exit 1 unless every trace is so (a CI job's check)")
+      ->check(one_of({"stable", "unstable"}));
+  pc->add_option("--junit", pa->junit, "write a JUnit testsuite here (needs --expect)");
   pc->add_option("--out", pa->out,
                  "write alloc-report.json, report.html and <name>.iterations.csv here");
   add_device_options(pc, pa->dev);
