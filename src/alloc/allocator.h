@@ -8,6 +8,10 @@
 // Device memory is simulated: a new segment gets the address the AddressHint returns (the k-th
 // real segment address when replaying a trace, so that placements are comparable) unless that
 // would overlap a live segment, in which case it gets a fresh synthetic address.
+//
+// allocator.cc keeps the blocks, pools and addresses; allocator_policy.cc is malloc and free,
+// allocator_expandable.cc expandable segments, allocator_stats.cc the statistics.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -38,6 +42,16 @@ struct Stat {
   std::int64_t peak = 0;
   std::int64_t allocated = 0;
   std::int64_t freed = 0;
+
+  void increase(std::uint64_t amount) {
+    current += static_cast<std::int64_t>(amount);
+    peak = std::max(current, peak);
+    allocated += static_cast<std::int64_t>(amount);
+  }
+  void decrease(std::uint64_t amount) {
+    current -= static_cast<std::int64_t>(amount);
+    freed += static_cast<std::int64_t>(amount);
+  }
 };
 
 enum StatType : std::size_t { kAggregate = 0, kSmallPool = 1, kLargePool = 2 };
@@ -87,11 +101,22 @@ struct Block {
   bool is_split() const { return prev != nullptr || next != nullptr; }
 };
 
+// BlockComparatorSize / BlockComparatorAddress: stream first, then size and address. Inline: every
+// pool operation of every allocator file compares blocks.
 struct SizeOrder {
-  bool operator()(const Block* a, const Block* b) const;
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream)
+      return static_cast<std::uint64_t>(a->stream) < static_cast<std::uint64_t>(b->stream);
+    if (a->size != b->size) return a->size < b->size;
+    return a->ptr < b->ptr;
+  }
 };
 struct AddressOrder {
-  bool operator()(const Block* a, const Block* b) const;
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream)
+      return static_cast<std::uint64_t>(a->stream) < static_cast<std::uint64_t>(b->stream);
+    return a->ptr < b->ptr;
+  }
 };
 
 struct BlockPool {
