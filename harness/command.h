@@ -25,6 +25,7 @@ void add_alloc(CLI::App& app, Runner& run);
 
 void add_merge(CLI::App& app, Runner& run);
 void add_live(CLI::App& app, Runner& run);
+void add_check(CLI::App& app, Runner& run);
 
 // racelab live torch --replay SCHEDULE --out OUT (used by racelab replay for live schedules).
 int live_torch_replay(const std::string& schedule, const std::string& out);

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   cli::add_alloc(app, run);
   cli::add_merge(app, run);
   cli::add_live(app, run);
+  cli::add_check(app, run);
 
   cli::program_args().assign(argv, argv + argc);
   try {

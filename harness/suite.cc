@@ -55,7 +55,7 @@ int run_suite(SuiteArgs a) {
       if (a.partition.shard != 0) continue;
       const std::string dir = (std::filesystem::path(out_dir) / sc.name).string();
       fmt::print("{} {:<34} running live: {} ...\n", "....", sc.name, sc.live->script);
-      model::LiveCaseRun lr = model::run_live_case(sc, model::self_executable(), dir);
+      model::LiveCaseRun lr = model::run_live_case(sc, self_executable(), dir);
       passed += lr.verdict == model::LiveVerdict::kPass;
       failed += lr.verdict == model::LiveVerdict::kFail;
       inconclusive += lr.verdict == model::LiveVerdict::kInconclusive;

@@ -1,10 +1,6 @@
 #include "model/live_case.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,9 +10,8 @@
 
 #include "util/errors.h"
 #include "util/files.h"
+#include "util/spawn.h"
 #include "util/text.h"
-
-extern char** environ;
 
 namespace racelab::model {
 
@@ -50,72 +45,12 @@ const char* live_verdict_name(LiveVerdict v) {
   return "?";
 }
 
-std::string LiveCaseRun::command() const {
-  std::string out;
-  for (const auto& a : argv) {
-    const bool plain = !a.empty() && a.find_first_of(" '\"$\\\\*?") == std::string::npos;
-    out += (out.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
-  }
-  return out;
-}
-
-std::string self_executable() {
-  std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("racelab") : p.string();
-}
+std::string LiveCaseRun::command() const { return shell_line(argv); }
 
 namespace {
 
 std::string relative_to(const fs::path& dir, const std::string& p) {
   return fs::path(p).is_absolute() ? p : (dir / p).lexically_normal().string();
-}
-
-// Runs argv with PYTHONPATH prefixed, stdout and stderr to `log`; the exit code (128 + signal for
-// a child killed by one).
-int spawn_and_wait(const std::vector<std::string>& argv, const std::string& python_path,
-                   const std::string& log) {
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string(*e).rfind("PYTHONPATH=", 0) != 0) env_text.emplace_back(*e);
-  }
-  const char* old = std::getenv("PYTHONPATH");
-  if (!python_path.empty() || old != nullptr) {
-    env_text.push_back(
-        "PYTHONPATH=" + python_path +
-        (old != nullptr && *old ? (python_path.empty() ? "" : ":") + std::string(old) : ""));
-  }
-  std::vector<char*> envp, args;
-  for (auto& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& a : argv_copy) args.push_back(a.data());
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
-}
-
-std::string last_line(const std::string& path) {
-  std::string text;
-  try {
-    text = read_file(path);
-  } catch (const InputError&) {
-    return {};
-  }
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  const auto nl = text.rfind('\n');
-  return nl == std::string::npos ? text : text.substr(nl + 1);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/scenario.h"
+#include "util/spawn.h"
 
 namespace racelab::model {
 
@@ -40,8 +41,5 @@ struct LiveCaseRun {
 // Runs the live case of `s` (which must have one) with the racelab executable `racelab`.
 LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
                           const std::string& out_dir);
-
-// Where this racelab runs from (/proc/self/exe), for the child process.
-std::string self_executable();
 
 }  // namespace racelab::model

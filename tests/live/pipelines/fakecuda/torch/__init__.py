@@ -6,13 +6,13 @@ microsecond clock, memory_stats, optimizers with the global post-step hook, and 
 Sizes are multiples of 2 MiB above 10 MiB, so PyTorch's caching allocator (and racelab's model of
 it) gives each request a segment of exactly its size: the capture's stats agree with the model."""
 import sys
-import threading
+import _thread
 import time
 import types
 
 from . import optim  # noqa: F401  (torch.optim.optimizer)
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # a C-level lock, as real torch has
 _recording = [False]
 _traces = {}  # device -> [event]
 _segments = {}  # device -> {addr: [size, allocated?]}

@@ -1,0 +1,106 @@
+// racelab check SCRIPT [-- ARGS]: the compile races and the allocator verdict of a script, per
+// argument set (src/model/check.h does the work; this file parses and prints).
+#include "model/check.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "command.h"
+#include "report/check_html.h"
+#include "util/errors.h"
+#include "util/files.h"
+#include "util/spawn.h"
+
+namespace racelab::cli {
+
+namespace {
+
+int check_command(const model::CheckOptions& o) {
+  auto note = [](const std::string& line) {
+    fmt::print("{}\n", paint(line, Colour::kDim));
+    std::fflush(stdout);
+  };
+  const model::CheckResult r = model::run_check(o, self_executable(), note);
+  std::size_t width = 8;
+  for (const auto& v : r.variants) width = std::max(width, v.name.size());
+  fmt::print("\n{:<{}}  {:<7} {:<40} {}\n", "variant", width, "verdict", "compile races", "memory");
+  for (const auto& v : r.variants) {
+    const std::string races = model::race_summary(v.races);
+    fmt::print("{:<{}}  {} {} {}\n", v.name, width,
+               paint(fmt::format("{:<7}", v.passed() ? "PASS" : "FAIL"),
+                     v.passed() ? Colour::kGreen : Colour::kRed),
+               fmt::format("{:<40}", races), model::memory_summary(v.memory));
+  }
+  for (const auto& v : r.variants) {
+    if (v.races.state == model::RaceVerdict::State::kClean) continue;
+    fmt::print("\n{}: {}\n", v.name, paint(model::race_summary(v.races), Colour::kRed));
+    if (!v.races.message.empty()) fmt::print("  {}\n", v.races.message);
+    if (!v.races.schedule.empty())
+      fmt::print("  replay: racelab live python --replay {}\n", v.races.schedule);
+  }
+  const std::filesystem::path out(o.out);
+  write_file_atomic(out / "check.json", model::check_json(r, o).dump(2) + "\n");
+  write_file_atomic(out / "check.html", report::check_html(r, o));
+  fmt::print("\nreport: {} and {} ({:.1f} s)\n", (out / "check.html").string(),
+             (out / "check.json").string(), r.seconds);
+  return r.exit_code() == 0 ? kExitOk : kExitFound;
+}
+
+}  // namespace
+
+void add_check(CLI::App& app, Runner& run) {
+  auto o = std::make_shared<model::CheckOptions>();
+  auto* cmd = app.add_subcommand(
+      "check",
+      "a script's compile races (under the scheduler) and its allocator verdict (one "
+      "uncontrolled run), per argument set: did the warmup fix it?");
+  cmd->add_option("script", o->script, "the Python script, run as __main__")->required();
+  cmd->add_option("args", o->args, "its arguments (after --), common to every variant");
+  cmd->add_option("--variant", o->variants,
+                  "an argument set appended to ARGS, e.g. \"--warmup none\" (repeatable: the "
+                  "variants side by side)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
+  cmd->add_option("--interpose", o->interpose,
+                  "interposition table: torch-2.11, standin, none, or a JSON file")
+      ->capture_default_str();
+  cmd->add_option("--dict", o->dicts, "MODULE.ATTR: a dict cache (as live python)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
+  cmd->add_option("--lock", o->locks, "MODULE.ATTR: a lock to control (as live python)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
+  cmd->add_option("--point", o->points, "MODULE.FUNC: a scheduling point (as live python)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
+  cmd->add_option("--blocking", o->blocking, "MODULE.FUNC[=SERVED_BY] (as live python)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
+  cmd->add_option("--strategy", o->strategy, "the race search's strategy: random | pct")
+      ->capture_default_str()
+      ->check(one_of({"random", "pct"}));
+  cmd->add_option("--seed", o->seed, "its seed")->capture_default_str()->check(integer_check(0));
+  cmd->add_option("--executions", o->executions, "its budget of executions per variant")
+      ->capture_default_str()
+      ->check(integer_check(1, 1000000));
+  cmd->add_option("--hang-timeout", o->hang_timeout,
+                  "seconds a controlled thread may stay in a real call")
+      ->capture_default_str()
+      ->check(seconds_check());
+  cmd->add_option("--time-limit", o->time_limit,
+                  "seconds for each run (the search; the capture run, past which it is a hang)")
+      ->capture_default_str()
+      ->check(seconds_check());
+  cmd->add_flag("--no-memory{false}", o->memory, "races only: no allocator capture");
+  cmd->add_option("--out", o->out, "output directory (check.html, check.json, one per variant)")
+      ->capture_default_str();
+  cmd->callback([&run, o] { run = [o] { return check_command(*o); }; });
+}
+
+}  // namespace racelab::cli

@@ -1,0 +1,97 @@
+#include "report/check_html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "racelab/version.h"
+#include "util/html.h"
+#include "util/spawn.h"
+
+namespace racelab::report {
+
+using html::escape;
+
+namespace {
+
+std::string cell(bool good, bool neutral, const std::string& text) {
+  return fmt::format("<td class=\"{}\">{}</td>",
+                     neutral ? ""
+                     : good  ? "pass"
+                             : "fail",
+                     escape(text));
+}
+
+}  // namespace
+
+std::string check_html(const model::CheckResult& r, const model::CheckOptions& o) {
+  using RS = model::RaceVerdict::State;
+  using MS = model::MemoryVerdict::State;
+  std::string body = fmt::format(
+      "<h1>racelab check: {}</h1><div class=\"sub\">{} variant(s); races: {} executions each "
+      "under the scheduler ({}, seed {}, interposition {}); memory: one uncontrolled run each "
+      "with the CUDA allocator capture. {} — racelab {}, {:.1f} s</div>",
+      escape(o.script), r.variants.size(), o.executions, escape(o.strategy), o.seed,
+      escape(o.interpose), r.exit_code() == 0 ? "Every variant passed" : "Not every variant passed",
+      kVersion, r.seconds);
+  body +=
+      "<table class=\"variants\"><tr><th>variant</th><th>verdict</th><th>compile races</th>"
+      "<th>memory</th></tr>";
+  for (const auto& v : r.variants) {
+    body += fmt::format("<tr><td><code>{}</code></td>", escape(v.name));
+    body += cell(v.passed(), false, v.passed() ? "PASS" : "FAIL");
+    body += cell(v.races.state == RS::kClean, false, model::race_summary(v.races));
+    body += cell(v.memory.state == MS::kStable, v.memory.state == MS::kNotMeasured,
+                 model::memory_summary(v.memory));
+    body += "</tr>";
+  }
+  body += "</table>";
+  for (const auto& v : r.variants) {
+    body += fmt::format("<h2>{}</h2>", escape(v.name));
+    body += "<h3>Compile races</h3>";
+    body += fmt::format("<p class=\"{}\">{}</p>", v.races.state == RS::kClean ? "pass" : "fail",
+                        escape(model::race_summary(v.races)));
+    if (!v.races.message.empty()) body += fmt::format("<p>{}</p>", escape(v.races.message));
+    if (!v.races.kinds.empty()) {
+      std::string kinds;
+      for (const auto& [k, n] : v.races.kinds)
+        kinds += fmt::format("{}{} in {}", kinds.empty() ? "" : ", ", k, n);
+      body += fmt::format("<p class=\"sub\">kinds seen (executions): {}</p>", escape(kinds));
+    }
+    if (!v.races.schedule.empty())
+      body += "<p>Replay this interleaving:</p>" +
+              html::copyable("racelab live python --replay " + v.races.schedule);
+    body += "<details><summary>the search's command</summary>" +
+            html::copyable(shell_line(v.races.argv)) + "</details>";
+    body += "<h3>Memory</h3>";
+    body += fmt::format("<p class=\"{}\">{}</p>",
+                        v.memory.state == MS::kStable        ? "pass"
+                        : v.memory.state == MS::kNotMeasured ? ""
+                                                             : "fail",
+                        escape(model::memory_summary(v.memory)));
+    for (const auto& d : v.memory.devices) {
+      std::vector<std::size_t> growth;
+      for (std::size_t k = 0; k < d.labels.size(); ++k)
+        if (std::find(d.growth_at.begin(), d.growth_at.end(), d.labels[k]) != d.growth_at.end())
+          growth.push_back(k);
+      body += html::line_chart(
+          "plot", fmt::format("{}: memory at the end of each iteration (MiB)", d.name), d.labels,
+          {{"reserved", "s-a", d.reserved_mib}, {"allocated", "s-b", d.allocated_mib}}, "MiB",
+          growth, "device allocation during it");
+    }
+    const std::string rel =
+        std::filesystem::path(v.memory.report_dir).lexically_relative(o.out).string();
+    if (!v.memory.report_dir.empty())
+      body += fmt::format(
+          "<p class=\"sub\">Per-iteration tables and segment maps: <a href=\"{0}/report.html\">{0}/"
+          "report.html</a> (alloc report)</p>",
+          escape(rel.empty() ? v.memory.report_dir : rel));
+    if (!v.memory.argv.empty())
+      body += "<details><summary>the capture's command</summary>" +
+              html::copyable(shell_line(v.memory.argv)) + "</details>";
+  }
+  return html::page("racelab check", "table.variants", body);
+}
+
+}  // namespace racelab::report

@@ -1,0 +1,13 @@
+#pragma once
+// check.html: racelab check's page, self-contained (util/html.h): the variants side by side (the
+// table a user shows their team), then per variant the race found (with its replay command) and
+// each device's memory per iteration.
+#include <string>
+
+#include "model/check.h"
+
+namespace racelab::report {
+
+std::string check_html(const model::CheckResult& r, const model::CheckOptions& o);
+
+}  // namespace racelab::report
