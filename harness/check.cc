@@ -11,6 +11,7 @@
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
+#include "util/text.h"
 
 namespace racelab::cli {
 
@@ -38,6 +39,11 @@ int check_command(const model::CheckOptions& o) {
     if (!v.races.message.empty()) fmt::print("  {}\n", v.races.message);
     if (!v.races.schedule.empty())
       fmt::print("  replay: racelab live python --replay {}\n", v.races.schedule);
+  }
+  for (const auto& v : r.variants) {
+    if (v.memory.failure.empty()) continue;
+    fmt::print("\n{}: the uncontrolled run failed, {}: {}\n  log: {}\n", v.name,
+               paint(v.memory.ended, Colour::kRed), first_line(v.memory.failure), v.memory.log);
   }
   const std::filesystem::path out(o.out);
   write_file_atomic(out / "check.json", model::check_json(r, o).dump(2) + "\n");
@@ -98,6 +104,10 @@ void add_check(CLI::App& app, Runner& run) {
       ->capture_default_str()
       ->check(seconds_check());
   cmd->add_flag("--no-memory{false}", o->memory, "races only: no allocator capture");
+  cmd->add_option("--settle", o->settle,
+                  "iterations allowed to allocate before growth counts (default: a quarter of "
+                  "them, at least 1)")
+      ->check(integer_check(0));
   cmd->add_option("--out", o->out, "output directory (check.html, check.json, one per variant)")
       ->capture_default_str();
   cmd->callback([&run, o] { run = [o] { return check_command(*o); }; });

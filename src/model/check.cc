@@ -2,6 +2,7 @@
 #include "model/check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -147,7 +148,8 @@ DeviceMemory device_memory(const nlohmann::json& j) {
 bool VariantResult::passed() const {
   return races.state == RaceVerdict::State::kClean &&
          (memory.state == MemoryVerdict::State::kStable ||
-          memory.state == MemoryVerdict::State::kNotMeasured);
+          memory.state == MemoryVerdict::State::kNotMeasured) &&
+         memory.failure.empty();
 }
 
 int CheckResult::exit_code() const {
@@ -196,7 +198,7 @@ std::vector<std::string> split_arguments(const std::string& text) {
 
 MemoryVerdict capture_memory(const std::string& racelab, const std::string& script,
                              const std::vector<std::string>& args, const std::string& interpose,
-                             const std::string& python_path, double time_limit,
+                             const std::string& python_path, double time_limit, std::int64_t settle,
                              const std::string& dir) {
   MemoryVerdict m;
   const fs::path base(dir);
@@ -227,7 +229,10 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   }
   m.ended = "complete";
   const auto& findings = rep.value("findings", nlohmann::json::array());
-  if (!findings.empty()) m.ended = findings.back().value("kind", "exception");
+  if (!findings.empty()) {
+    m.ended = findings.front().value("kind", "exception");
+    m.failure = findings.front().value("message", "");
+  }
   std::vector<std::string> pickles;
   if (fs::is_directory(alloc))
     for (const auto& e : fs::directory_iterator(alloc)) {
@@ -242,7 +247,19 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
     return m;
   }
   m.report_dir = (base / "alloc-report").string();
-  std::vector<std::string> report = {racelab, "alloc", "report"};
+  m.settle = settle;
+  if (settle < 0) {  // a quarter of the longest device's iterations
+    std::size_t rows = 0;
+    for (const auto& p : pickles) {
+      const std::string stem = fs::path(p).stem().string().substr(5);
+      const nlohmann::json st = read_json_or_null(alloc / ("stats_" + stem + ".json"));
+      if (st.is_object() && st.contains("rows") && st["rows"].is_array())
+        rows = std::max(rows, st["rows"].size());
+    }
+    m.settle = std::max<std::int64_t>(1, static_cast<std::int64_t>(rows / 4));
+  }
+  std::vector<std::string> report = {racelab, "alloc", "report", "--settle",
+                                     std::to_string(m.settle)};
   report.insert(report.end(), pickles.begin(), pickles.end());
   report.push_back("--out");
   report.push_back(m.report_dir);
@@ -291,7 +308,8 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
     if (o.memory) {
       note(fmt::format("[{}/{}] {}: memory (one uncontrolled run with the allocator capture)",
                        k + 1, sets.size(), v.name));
-      v.memory = capture_memory(racelab, script, v.args, o.interpose, "", o.time_limit, v.dir);
+      v.memory =
+          capture_memory(racelab, script, v.args, o.interpose, "", o.time_limit, o.settle, v.dir);
     } else {
       v.memory.reason = "not asked for (--no-memory)";
     }
@@ -359,15 +377,18 @@ std::string memory_summary(const MemoryVerdict& m) {
     if (!out.empty()) out += "; ";
     if (m.devices.size() > 1) out += d.name.substr(d.name.rfind('.') + 1) + " ";
     if (d.stable)
-      out += fmt::format("stable from iteration {} ({} segments, {} reserved)",
-                         d.stable_from.value_or(0), d.segments_last, mib(d.reserved_last));
+      out += fmt::format("stable from iteration {} of {} ({} segments, {} reserved)",
+                         d.stable_from.value_or(0), d.iterations, d.segments_last,
+                         mib(d.reserved_last));
     else
-      out += fmt::format("not stable: grew in {} of {} iterations ({} -> {} segments, {} -> {})",
-                         d.growth_at.size(), d.iterations, d.segments_first, d.segments_last,
-                         mib(d.reserved_first), mib(d.reserved_last));
+      out += fmt::format(
+          "not stable: grew at iterations {} of {}, after the first {} allowed to ({} -> {} "
+          "segments, {} -> {})",
+          fmt::join(d.growth_at, ", "), d.iterations, m.settle, d.segments_first, d.segments_last,
+          mib(d.reserved_first), mib(d.reserved_last));
   }
-  if (m.ended != "complete" && !m.ended.empty())
-    out += fmt::format(" [the run ended: {}]", m.ended);
+  if (!m.failure.empty())
+    out = fmt::format("the run failed ({}), so of a partial run: ", m.ended) + out;
   return out;
 }
 
@@ -405,8 +426,10 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
                          {"segments", {d.segments_first, d.segments_last}},
                          {"reserved", {d.reserved_first, d.reserved_last}}});
     nlohmann::ordered_json memory{{"verdict", memory_state_name(v.memory.state)},
+                                  {"settle", v.memory.settle},
                                   {"summary", memory_summary(v.memory)},
                                   {"ended", v.memory.ended},
+                                  {"failure", v.memory.failure},
                                   {"devices", devices},
                                   {"report", v.memory.report_dir},
                                   {"command", shell_line(v.memory.argv)},

@@ -9,7 +9,9 @@
 //           caching allocator, judged by `racelab alloc report` per device: stable from
 //           iteration k, or where it grew. Not measured (no CUDA, torch missing) is said as such.
 //
-// A variant passes when no race was found and its memory is stable or not measurable here; the
+// A variant passes when no race was found and its memory is stable or not measurable here (a
+// captured run that failed, an exception in a thread or a hang, fails it: its memory verdict is
+// of a partial run, and the failure is the program's all the same); the
 // check's exit code is the suite's: 0 every variant passes, 1 otherwise (inconclusive included).
 #include <cstdint>
 #include <functional>
@@ -33,6 +35,9 @@ struct CheckOptions {
   double hang_timeout = 10;
   double time_limit = 600;  // seconds, for each child run
   bool memory = true;       // false: races only
+  // Iterations allowed to allocate before growth counts against stability; -1: a quarter of the
+  // iterations (at least 1): a pipeline of several drafters warms each one up in turn.
+  std::int64_t settle = -1;
   std::string out = "racelab-out/check";
 };
 
@@ -67,10 +72,12 @@ struct DeviceMemory {
 struct MemoryVerdict {
   enum class State { kStable, kUnstable, kNotMeasured, kError };
   State state = State::kNotMeasured;
-  std::string reason;  // kNotMeasured / kError: why
-  std::string ended;   // how the captured run ended: "complete", "hang", a finding's kind
+  std::string reason;   // kNotMeasured / kError: why
+  std::string ended;    // how the captured run ended: "complete", "hang", a finding's kind
+  std::string failure;  // ... and, where it failed, the first failure's message
   std::vector<DeviceMemory> devices;
-  std::string report_dir;  // alloc report's report.html and alloc-report.json
+  std::int64_t settle = 0;  // what alloc report was given
+  std::string report_dir;   // alloc report's report.html and alloc-report.json
   std::vector<std::string> argv;
   std::string log;
   double seconds = 0;
@@ -104,7 +111,7 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
 // script with the allocator capture into DIR/alloc, then alloc report into DIR/alloc-report.
 MemoryVerdict capture_memory(const std::string& racelab, const std::string& script,
                              const std::vector<std::string>& args, const std::string& interpose,
-                             const std::string& python_path, double time_limit,
+                             const std::string& python_path, double time_limit, std::int64_t settle,
                              const std::string& dir);
 
 const char* race_state_name(RaceVerdict::State s);      // "clean", "found", ...

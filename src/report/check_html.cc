@@ -70,6 +70,11 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
                         : v.memory.state == MS::kNotMeasured ? ""
                                                              : "fail",
                         escape(model::memory_summary(v.memory)));
+    if (!v.memory.failure.empty())
+      body += fmt::format(
+          "<p class=\"fail\">The uncontrolled run failed ({}), so the memory verdict is of a "
+          "partial run:</p><pre>{}</pre>",
+          escape(v.memory.ended), escape(v.memory.failure));
     for (const auto& d : v.memory.devices) {
       std::vector<std::size_t> growth;
       for (std::size_t k = 0; k < d.labels.size(); ++k)

@@ -10,7 +10,11 @@ independently of drafter_torch.py, for racelab's control of standard Python sync
   (`_attention_kernels`), run under torch.utils.checkpoint(use_reentrant=False), trained with
   AdamW;
 - `--warmup sequential`: main runs one training step first, compiling forward and backward;
-- `--pool`: the drafters run in a concurrent.futures.ThreadPoolExecutor.
+- `--pool`: the drafters run in a concurrent.futures.ThreadPoolExecutor;
+- `--max-len N`: batch lengths drawn from 512..N (multiples of 64, `--seed`), as real batches
+  vary; `--attention flex` pads every batch to N and masks the padding (static shapes), while
+  `--attention chunked` runs the true length through chunked scaled_dot_product_attention (no
+  compile, every length a new shape): the allocator verdict tells them apart (racelab check).
 
   racelab live python --interpose torch-2.11 --dict __main__._attention_kernels \\
       tools/pipelines/train_queue_torch.py -- --warmup none
@@ -33,6 +37,10 @@ parser.add_argument("--seq-len", type=int, default=1024)
 parser.add_argument("--dim", type=int, default=512)
 parser.add_argument("--heads", type=int, default=8)
 parser.add_argument("--pool", action="store_true")
+parser.add_argument("--attention", choices=["flex", "chunked"], default="flex")
+parser.add_argument("--max-len", type=int, default=0, help="0: every batch is --seq-len long")
+parser.add_argument("--seed", type=int, default=1)
+parser.add_argument("--chunk", type=int, default=512)
 args = parser.parse_args()
 
 _attention_kernels = {}  # the user's per-process cache of compiled attention, by device
@@ -49,6 +57,26 @@ def causal(b, h, q, kv):
     return q >= kv
 
 
+def padded_causal(length):
+    """Causal within the first `length` positions of a padded batch (a tensor, so that one
+    compiled kernel serves every length)."""
+    def mask(b, h, q, kv):
+        return (q >= kv) & (q < length) & (kv < length)
+    return mask
+
+
+def chunked_attention(q, k, v, chunk):
+    """Causal attention of the true length, `chunk` queries at a time (the eager fallback users
+    take when flex_attention will not compile)."""
+    parts = []
+    for s in range(0, q.shape[2], chunk):
+        e = min(s + chunk, q.shape[2])
+        mask = torch.ones(e - s, e, device=q.device, dtype=torch.bool).tril(diagonal=s)
+        parts.append(torch.nn.functional.scaled_dot_product_attention(
+            q[:, :, s:e], k[:, :, :e], v[:, :, :e], attn_mask=mask))
+    return torch.cat(parts, dim=2)
+
+
 class DrafterBlock(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()
@@ -60,7 +88,10 @@ class DrafterBlock(nn.Module):
         b, length, dim = x.shape
         q, k, v = self.qkv(x).view(b, length, 3, self.heads, dim // self.heads).permute(
             2, 0, 3, 1, 4)
-        y = attention_kernel(x.device)(q, k, v, block_mask=block_mask)
+        if block_mask is None:
+            y = chunked_attention(q, k, v, args.chunk)
+        else:
+            y = attention_kernel(x.device)(q, k, v, block_mask=block_mask)
         return self.out(y.transpose(1, 2).reshape(b, length, dim))
 
     def forward(self, x, block_mask):
@@ -75,8 +106,17 @@ class Drafter:
         self.steps = 0
 
     def train_step(self, length):
-        x = torch.randn(1, length, args.dim, device=self.device, dtype=torch.bfloat16)
-        mask = create_block_mask(causal, 1, 1, length, length, device=self.device)
+        if args.attention == "chunked":
+            x = torch.randn(1, length, args.dim, device=self.device, dtype=torch.bfloat16)
+            mask = None
+        elif args.max_len:
+            x = torch.randn(1, args.max_len, args.dim, device=self.device, dtype=torch.bfloat16)
+            n = torch.tensor(length, device=self.device)
+            mask = create_block_mask(padded_causal(n), 1, 1, args.max_len, args.max_len,
+                                     device=self.device)
+        else:
+            x = torch.randn(1, length, args.dim, device=self.device, dtype=torch.bfloat16)
+            mask = create_block_mask(causal, 1, 1, length, length, device=self.device)
         loss = self.model(x, mask).float().pow(2).mean()
         loss.backward()
         self.opt.step()
@@ -92,10 +132,18 @@ handback = threading.Condition()
 results = {}
 
 
+def batch_lengths():
+    if not args.max_len:
+        return [args.seq_len] * args.batches
+    import random
+    rng = random.Random(args.seed)
+    return [rng.choice(range(512, args.max_len + 1, 64)) for _ in range(args.batches)]
+
+
 def target():
     start.wait()
-    for _ in range(args.batches):
-        feed.put(args.seq_len)
+    for length in batch_lengths():
+        feed.put(length)
     for _ in range(args.drafters):
         feed.put(None)
 
@@ -117,7 +165,7 @@ def drafter_loop(i):
 
 
 if args.warmup == "sequential":
-    Drafter("cuda:0").train_step(args.seq_len)
+    Drafter("cuda:0").train_step(args.max_len or args.seq_len)
 
 feeder = threading.Thread(target=target, name="target")
 if args.pool:

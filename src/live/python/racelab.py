@@ -10,9 +10,10 @@
 #
 # The capture records the CUDA caching allocator's history from before the script's first
 # allocation, on every device (torch.cuda.memory._record_memory_history is process-wide), and an
-# iteration boundary on a device at each optimizer step (a global post-step hook: the device's
-# iteration k ends when every optimizer with parameters on it has taken its k-th step) or at each
-# racelab.iteration() marker: once the script calls one, the markers are the boundaries. At each
+# iteration boundary on a device at each optimizer step (a global post-step hook; with one
+# optimizer per drafter thread, each drafter's step ends an iteration of the device its
+# parameters are on: a warmup's optimizer that steps once, or drafters taking unequal numbers of
+# batches, leave nothing out) or at each racelab.iteration() marker: once the script calls one, the markers are the boundaries. At each
 # boundary it notes torch.cuda.memory_stats(device) on the trace's clock (epoch microseconds, the
 # clock of the trace's time_us). At the end it writes, per device used, a memory_viz snapshot
 # DIR/snap_<name>.cuda<k>.pickle (the segments and trace of that device only) and beside it
@@ -42,8 +43,6 @@ class _Capture:
         self.t0 = _clock_us()
         self.marker_rows = {}  # device -> rows closed by racelab.iteration()
         self.step_rows = {}  # device -> rows closed by optimizer steps
-        self.steps = {}  # id(optimizer) -> (device, steps taken)
-        self.done = {}  # device -> iterations closed by optimizer steps
         self.ended = None
         torch.cuda.init()
         torch.cuda.memory._record_memory_history(max_entries=max_entries, context=None,
@@ -59,6 +58,8 @@ class _Capture:
     def _row(self, device, rows):
         st = self.torch.cuda.memory_stats(device)
         t_end = _clock_us()
+        while _clock_us() <= t_end:  # what happens next falls after this boundary
+            pass
         t_start = rows[-1]["t_end_us"] + 1 if rows else self.t0
         rows.append({
             "iter": len(rows), "t_start_us": t_start, "t_end_us": t_end,
@@ -76,13 +77,7 @@ class _Capture:
         if device is None:
             return
         with self.lock:
-            _, taken = self.steps.get(id(optimizer), (device, 0))
-            self.steps[id(optimizer)] = (device, taken + 1)
-            closed = min(n for d, n in self.steps.values() if d == device)
-            rows = self.step_rows.setdefault(device, [])
-            while self.done.get(device, 0) < closed:
-                self.done[device] = self.done.get(device, 0) + 1
-                self._row(device, rows)
+            self._row(device, self.step_rows.setdefault(device, []))
 
     def marker(self, device):
         with self.lock:
