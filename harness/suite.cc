@@ -64,6 +64,7 @@ int run_suite(SuiteArgs a) {
       for (const auto& [k, n] : lr.kinds) found += (found.empty() ? "" : ", ") + k;
       fmt::print("{} {:<34} (live) found [{}]; {} executions, {:.2f} s\n",
                  model::live_verdict_word(lr.verdict), sc.name, found, lr.executions, lr.seconds);
+      if (!lr.memory.empty()) fmt::print("     {:<34} memory: {}\n", "", lr.memory_summary);
       if (!lr.reason.empty()) fmt::print("     {}\n", lr.reason);
       summary.push_back(report::live_summary_entry(lr));
       live_runs.push_back(std::move(lr));

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "model/check.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
@@ -121,6 +122,7 @@ Attempt run_once(const Scenario& s, const std::string& racelab, const std::strin
 LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
                           const std::string& out_dir) {
   const LiveCase& c = *s.live;
+  const fs::path dir = fs::absolute(s.path).parent_path();
   LiveCaseRun run;
   run.scenario = s;
   run.out_dir = out_dir;
@@ -160,6 +162,22 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
                                      [&](const std::string& m) { return !run.kinds.count(m); });
     if (!missing || executions >= c.executions) break;
   }
+  std::string memory_problem;  // why the allocator expectation does not hold
+  if (!c.alloc.empty() && run.exit_code != 2 && run.exit_code != 3) {
+    std::string python_path;
+    for (const auto& p : c.python_path)
+      python_path += (python_path.empty() ? "" : ":") + relative_to(dir, p);
+    const MemoryVerdict m =
+        capture_memory(racelab, relative_to(dir, c.script), c.args, c.interpose, python_path,
+                       c.alloc_time_limit, c.alloc_settle, (fs::path(out_dir) / "memory").string());
+    run.memory = memory_state_name(m.state);
+    run.memory_summary = memory_summary(m);
+    run.seconds += m.seconds;
+    if (!m.failure.empty())
+      memory_problem = "the allocator capture run failed: " + run.memory_summary;
+    else if (run.memory != c.alloc)
+      memory_problem = fmt::format("memory expected {}, got {}", c.alloc, run.memory_summary);
+  }
   for (const auto& k : s.must)
     if (!run.kinds.count(k)) run.missing.push_back(k);
   for (const auto& k : s.must_not)
@@ -174,7 +192,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
   } else if (run.exit_code == 2) {
     run.verdict = LiveVerdict::kFail;
     run.reason = "racelab refused the case: " + last_line(log);
-  } else if (!run.missing.empty() || !run.unexpected.empty()) {
+  } else if (!run.missing.empty() || !run.unexpected.empty() || !memory_problem.empty()) {
     run.verdict = LiveVerdict::kFail;
     std::string why;
     if (!run.missing.empty()) {
@@ -186,6 +204,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
       for (std::size_t i = 0; i < run.unexpected.size(); ++i)
         why += (i ? ", " : "") + run.unexpected[i];
     }
+    if (!memory_problem.empty()) why += std::string(why.empty() ? "" : "; ") + memory_problem;
     run.reason = why;
   }
   return run;

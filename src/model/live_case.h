@@ -35,7 +35,11 @@ struct LiveCaseRun {
   std::vector<std::string> argv;        // the command it ran
   std::vector<std::string> missing;     // in expect.must, never seen
   std::vector<std::string> unexpected;  // in expect.must_not, seen
-  std::string command() const;          // argv as one shell line
+  // With [live] alloc: the allocator verdict of one uncontrolled run ("stable", "unstable",
+  // "not_measured", "error") and its one-line summary.
+  std::string memory;
+  std::string memory_summary;
+  std::string command() const;  // argv as one shell line
 };
 
 // Runs the live case of `s` (which must have one) with the racelab executable `racelab`.

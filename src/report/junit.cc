@@ -54,8 +54,9 @@ std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double second
     std::string kinds;
     for (const auto& [k, n] : l.kinds)
       kinds += fmt::format("{}{} in {}", kinds.empty() ? "" : ", ", k, n);
-    const std::string props = fmt::format("{} executions; kinds: {}; {}", l.executions,
-                                          kinds.empty() ? "none" : kinds, l.command());
+    std::string props = fmt::format("{} executions; kinds: {}; {}", l.executions,
+                                    kinds.empty() ? "none" : kinds, l.command());
+    if (!l.memory.empty()) props += "; memory: " + l.memory_summary;
     if (l.verdict == model::LiveVerdict::kSkipped) {
       out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(l.reason));
     } else if (l.verdict != model::LiveVerdict::kPass) {

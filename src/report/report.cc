@@ -174,6 +174,8 @@ json live_summary_entry(const model::LiveCaseRun& run) {
           {"kinds_seen", kinds},
           {"missing", run.missing},
           {"unexpected", run.unexpected},
+          {"memory", run.memory.empty() ? json(nullptr) : json(run.memory)},
+          {"memory_summary", run.memory_summary},
           {"executions", run.executions},
           {"exit_code", run.exit_code},
           {"command", run.command()},

@@ -10,7 +10,8 @@ user-style loop (tests/live/pipelines/alloc_loop.py) with known iteration bounda
 - `alloc report --expect stable|unstable` exits 1 where the traces are not so and --junit writes a
   failure per such trace; --junit without --expect is refused (exit 2, one line);
 - `racelab check` puts variants side by side: the stable loop passes, the growing one fails on
-  memory; a stand-in compile race fails its variant while the sequential warmup passes.
+  memory; a stand-in compile race fails its variant while the sequential warmup passes;
+- a scenario's [live] alloc = "stable" makes `racelab suite` run an allocator-stability job.
 Usage: check_capture.py RACELAB SOURCE_DIR
 """
 import glob, json, os, subprocess, sys, tempfile
@@ -134,6 +135,32 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode != 1 or got[0][:2] != (False, "found") or \
             got[0][2] not in ("deadlock", "fx_trace_error") or got[1] != (True, "clean", "", "not_measured"):
         failures.append(f"check on the stand-in pipeline: exit {r.returncode}, {got}\n{r.stdout}{r.stderr}")
+    # 4. A scenario's live case with an allocator expectation: a suite job beside the race jobs.
+    jobs = os.path.join(tmp, "jobs")
+    os.makedirs(jobs)
+    for name, args in (("loop-stable", '["--queue"]'), ("loop-grow", '["--queue", "--grow"]')):
+        open(os.path.join(jobs, name + ".toml"), "w").write(f"""name = "{name}"
+[live]
+script = "{loop}"
+args = {args}
+interpose = "none"
+python_path = ["{os.path.join(pipelines, 'fakecuda')}"]
+executions = 3
+alloc = "stable"
+[expect]
+must_not = ["deadlock", "exception"]
+""")
+    r = run(["suite", jobs, "--out", f"{tmp}/jobs-out", "--junit", f"{tmp}/jobs.xml"],
+            env=dict(os.environ))
+    summary = json.load(open(f"{tmp}/jobs-out/summary.json"))
+    got = {e["scenario"]: (e["verdict"], e.get("memory")) for e in summary["scenarios"]}
+    junit_failures = [t.get("name") for t in ET.parse(f"{tmp}/jobs.xml").getroot().iter("testcase")
+                      if t.find("failure") is not None]
+    if r.returncode != 1 or got != {"loop-stable": ("pass", "stable"),
+                                    "loop-grow": ("fail", "unstable")} or \
+            junit_failures != ["loop-grow"] or "memory expected stable" not in r.stdout:
+        failures.append(f"suite allocator jobs: exit {r.returncode}, {got}, JUnit failures "
+                        f"{junit_failures}\n{r.stdout}{r.stderr}")
     r = run(["check", os.path.join(tmp, "missing.py")])
     if r.returncode != 2 or len(r.stderr.strip().splitlines()) != 1:
         failures.append(f"check of a missing script: exit {r.returncode}: {r.stderr}")
