@@ -29,6 +29,8 @@ void add_check(CLI::App& app, Runner& run);
 
 // racelab live torch --replay SCHEDULE --out OUT (used by racelab replay for live schedules).
 int live_torch_replay(const std::string& schedule, const std::string& out);
+// racelab live python --replay SCHEDULE --out OUT (racelab replay of a live Python schedule).
+int live_python_replay(const std::string& schedule, const std::string& out);
 
 // The command line racelab was started with (for re-running itself under rr).
 std::vector<std::string>& program_args();

@@ -750,6 +750,13 @@ int live_torch_replay(const std::string& schedule, const std::string& out) {
   return run_torch(a);
 }
 
+int live_python_replay(const std::string& schedule, const std::string& out) {
+  LiveArgs a;
+  a.replay = schedule;
+  a.out = out;
+  return run_python(a);
+}
+
 // The options every live search shares (live torch, live python).
 void add_search_options(CLI::App* cmd, LiveArgs& a) {
   // Checked before conversion, in racelab's words (command.h): "-1" never wraps.

@@ -38,10 +38,13 @@ int replay_command(const ReplayArgs& a) {
     return live_torch_replay(a.schedule, a.out.empty() ? "racelab-out/live-torch-replay" : a.out);
   }
   if (s.subject_name == "live-python") {
-    throw InputError(fmt::format(
-        "{}: a schedule of racelab live python, not of a scenario; replay it with racelab live "
-        "python --replay {}",
-        a.schedule, a.schedule));
+    // A schedule of a live Python script: it replays in the embedded interpreter, with the
+    // script, arguments and table its header records.
+    if (!a.scenario.empty())
+      throw InputError(fmt::format(
+          "{}: a schedule of racelab live python; --scenario applies to model schedules only",
+          a.schedule));
+    return live_python_replay(a.schedule, a.out.empty() ? "racelab-out/live-python-replay" : a.out);
   }
   const model::ReplayRun run =
       model::replay_schedule(s, {a.schedule, a.scenario, a.on_divergence, a.seed});

@@ -349,17 +349,24 @@ TEST_CASE("files of the wrong kind are named for what they are, one line, exit 2
   }
   auto r = racelab("replay " + summary);
   CHECK(r.out.find("\"format\": \"racelab-schedule\"") != std::string::npos);
-  // A schedule of a live python run names the command that replays it.
+  // A schedule whose header says live python replays as one (tests/live/check_capture.py replays
+  // a real one): a model schedule relabelled so has no script among its parameters.
   {
     auto j = nlohmann::json::parse(read_text(schedule));
     j["subject"]["name"] = "live-python";
     std::ofstream(out / "live.json") << j.dump(2);
   }
   auto live = racelab("replay " + (out / "live.json").string());
+  INFO(live.out);
   CHECK(live.code == 2);
   CHECK(lines(live.out) == 1);
-  CHECK(live.out.find("a schedule of racelab live python, not of a scenario; replay it with "
-                      "racelab live python --replay ") != std::string::npos);
+  CHECK((live.out.find("script parameters") != std::string::npos ||
+         live.out.find("without the Python bridge") != std::string::npos));
+  auto with_scenario =
+      racelab("replay " + (out / "live.json").string() + " --scenario " +
+              std::getenv("RACELAB_SOURCE_DIR") + "/scenarios/deadlock/lazy-2-drafters.toml");
+  CHECK(with_scenario.code == 2);
+  CHECK(with_scenario.out.find("--scenario applies to model schedules only") != std::string::npos);
   fs::remove_all(out);
 }
 

@@ -135,6 +135,12 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode != 1 or got[0][:2] != (False, "found") or \
             got[0][2] not in ("deadlock", "fx_trace_error") or got[1] != (True, "clean", "", "not_measured"):
         failures.append(f"check on the stand-in pipeline: exit {r.returncode}, {got}\n{r.stdout}{r.stderr}")
+    # racelab replay takes the live Python schedule by its header and reproduces the failure.
+    sched = j["variants"][0]["races"]["schedule"]
+    r = run(["replay", sched, "--out", f"{tmp}/replayed"], env=standin)
+    if r.returncode != 1 or got[0][2] not in r.stdout:
+        failures.append(f"racelab replay of {sched}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+
     # 4. A scenario's live case with an allocator expectation: a suite job beside the race jobs.
     jobs = os.path.join(tmp, "jobs")
     os.makedirs(jobs)
