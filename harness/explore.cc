@@ -95,6 +95,7 @@ int run_explore(const ExploreArgs& a) {
   if (run.result.stop == sched::StopReason::kTimeLimit)
     fmt::print("time limit reached: results so far written\n");
   fmt::print("report: {}/report.json, {}/report.html\n", out, out);
+  if (const std::string line = run.interleavings(); !line.empty()) fmt::print("{}\n", line);
   fmt::print("{}; {:.2f} s ({:.0f} executions/s)\n", run.coverage(), run.result.seconds,
              run.result.seconds > 0
                  ? static_cast<double>(run.result.executions) / run.result.seconds
@@ -109,9 +110,10 @@ void add_explore(CLI::App& app, Runner& run) {
   auto* cmd = app.add_subcommand("explore", "Explore the interleavings of one scenario");
   cmd->add_option("scenario", args->scenario, "scenario file (TOML)")->required();
   cmd->add_option("--strategy", args->strategy,
-                  "random | pct | dfs | dpor (default: the scenario's [explore])")
-      ->check(one_of({"random", "pct", "dfs", "dpor"}));
-  cmd->add_option("--seed", args->seed, "seed of random and pct")->check(integer_check(0));
+                  std::string(sched::strategy_names()) + " (default: the scenario's [explore])")
+      ->check(one_of(sched::strategy_name_list()));
+  cmd->add_option("--seed", args->seed, "seed of random, pct, pos and surw")
+      ->check(integer_check(0));
   cmd->add_option("--iterations", args->iterations, "executions to run (dfs: an upper bound)")
       ->check(integer_check(1));
   cmd->add_option("--depth", args->depth, "pct depth (bug depth to target)")

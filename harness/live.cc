@@ -760,9 +760,9 @@ int live_python_replay(const std::string& schedule, const std::string& out) {
 // The options every live search shares (live torch, live python).
 void add_search_options(CLI::App* cmd, LiveArgs& a) {
   // Checked before conversion, in racelab's words (command.h): "-1" never wraps.
-  cmd->add_option("--strategy", a.strategy, "random | pct | dfs")
+  cmd->add_option("--strategy", a.strategy, sched::live_strategy_names())
       ->capture_default_str()
-      ->check(one_of({"random", "pct", "dfs"}));
+      ->check(one_of(sched::strategy_name_list(true)));
   cmd->add_option("--seed", a.seed, "seed of random and pct")
       ->capture_default_str()
       ->check(integer_check(0));

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <regex>
 #include <set>
+#include <vector>
 
 #include "sched/kinds.h"
+#include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/hash.h"
@@ -139,8 +141,7 @@ class TableReader {
   }
 
   template <typename E>
-  void choice(std::string_view key, E& out,
-              std::initializer_list<std::pair<const char*, E>> options) {
+  void choice(std::string_view key, E& out, const std::vector<std::pair<std::string, E>>& options) {
     std::string text;
     string(key, text);
     if (text.empty() && get(key) == nullptr) return;
@@ -150,7 +151,7 @@ class TableReader {
         out = value;
         return;
       }
-      names += (names.empty() ? "" : " | ") + std::string(name);
+      names += (names.empty() ? "" : " | ") + name;
     }
     fail(key, fmt::format("unknown value \"{}\": expected {}", text, names));
   }
@@ -292,11 +293,10 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
   }
   if (const toml::table* t = subtable(top, "explore")) {
     TableReader r(*t, "explore.", path);
-    r.choice("strategy", s.explore.kind,
-             {{"random", sched::StrategyKind::kRandom},
-              {"pct", sched::StrategyKind::kPct},
-              {"dfs", sched::StrategyKind::kDfs},
-              {"dpor", sched::StrategyKind::kDpor}});
+    std::vector<std::pair<std::string, sched::StrategyKind>> kinds;
+    for (const sched::StrategyInfo& info : sched::strategy_table())
+      kinds.emplace_back(info.name, info.kind);
+    r.choice("strategy", s.explore.kind, kinds);
     r.integer("iterations", s.iterations, 1, std::int64_t{1} << 40);
     r.integer("depth", s.explore.depth, 1, 64);
     r.integer("max_preemptions", s.explore.max_preemptions, 0, 64);
@@ -324,8 +324,11 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
     r.strings("locks", live.locks);
     r.strings("points", live.points);
     r.strings("blocking", live.blocking);
-    r.choice("strategy", live.strategy,
-             {{"random", std::string("random")}, {"pct", std::string("pct")}});
+    std::vector<std::pair<std::string, std::string>> live_names;
+    for (const std::string& name : sched::strategy_name_list(true)) {
+      if (name != "dfs") live_names.emplace_back(name, name);  // a sampling job: no bound to set
+    }
+    r.choice("strategy", live.strategy, live_names);
     r.integer("seed", live.seed, 0, std::numeric_limits<std::int64_t>::max());
     r.integer("executions", live.executions, 1, 100000);
     r.number("hang_timeout", live.hang_timeout, 0, 86400);

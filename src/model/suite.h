@@ -44,6 +44,10 @@ struct ScenarioRun {
   // exhaustive", "96613 executions, cut short by the time limit", "2000 executions sampled, not a
   // proof".
   std::string coverage_brief() const;
+  // "interleaving classes: 350 seen (per-resource hand-off order); ..." with, for a sampling
+  // strategy, the Good-Turing chance that the next execution shows a new one and Chao1's estimate
+  // of how many there are; empty when the result has no interleaving coverage (a merge).
+  std::string interleavings() const;
   // One line, empty for a pass: why the verdict is fail or inconclusive.
   std::string verdict_reason() const;
   // The failure kinds (sched::kinds::is_failure) found, in report order.

@@ -116,6 +116,20 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                  {"virtual_time",
                   {{"warmup_s", round_seconds(run.warmup_seconds)},
                    {"makespan_s", round_seconds(run.makespan_seconds)}}}};
+  if (const auto& c = run.result.interleavings) {
+    json cov = {{"fingerprint", "per-resource hand-off order"},
+                {"classes_seen", c->classes},
+                {"executions", c->executions},
+                {"seen_once", c->seen_once},
+                {"seen_twice", c->seen_twice},
+                {"saturated", c->saturated}};
+    // Estimates of what a sampling run has not seen; a proving strategy counts, it does not sample.
+    if (!run.proves() && !c->saturated) {
+      cov["unseen_probability"] = c->unseen_probability;
+      cov["estimated_classes"] = c->estimated_classes;
+    }
+    report["interleavings"] = std::move(cov);
+  }
   if (run.options.check_determinism) {
     report["determinism"] = {{"checked", run.result.determinism_checked},
                              {"failures", run.result.determinism_failures}};
@@ -147,20 +161,26 @@ json suite_summary_entry(const model::ScenarioRun& run, const json& report,
                          const std::string& dir) {
   json kinds = json::array();
   for (const auto& f : report["findings"]) kinds.push_back(f["kind"]);
-  return {{"scenario", run.scenario.name},
-          {"path", run.scenario.path},
-          {"verdict", model::verdict_name(run.verdict())},
-          {"verdict_reason", run.verdict_reason()},
-          {"hold", run.holds()},
-          {"found", report["findings"].size()},
-          {"kinds", kinds},
-          {"missing", run.missing},
-          {"unexpected", run.unexpected},
-          {"executions", run.result.executions},
-          {"exhausted", run.result.exhausted()},
-          {"coverage", run.coverage()},
-          {"seconds", round_seconds(run.result.seconds)},
-          {"report", dir.empty() ? json(nullptr) : json(dir + "/report.json")}};
+  return {
+      {"scenario", run.scenario.name},
+      {"path", run.scenario.path},
+      {"verdict", model::verdict_name(run.verdict())},
+      {"verdict_reason", run.verdict_reason()},
+      {"hold", run.holds()},
+      {"found", report["findings"].size()},
+      {"kinds", kinds},
+      {"missing", run.missing},
+      {"unexpected", run.unexpected},
+      {"executions", run.result.executions},
+      {"exhausted", run.result.exhausted()},
+      {"coverage", run.coverage()},
+      {"classes_seen",
+       report.contains("interleavings") ? report["interleavings"]["classes_seen"] : json(nullptr)},
+      {"unseen_probability", report.contains("interleavings")
+                                 ? report["interleavings"].value("unseen_probability", json())
+                                 : json(nullptr)},
+      {"seconds", round_seconds(run.result.seconds)},
+      {"report", dir.empty() ? json(nullptr) : json(dir + "/report.json")}};
 }
 
 json live_summary_entry(const model::LiveCaseRun& run) {

@@ -94,6 +94,7 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   ExploreResult out;
   out.strategy = strategy->describe();
   auto last_progress = t0;
+  Coverage coverage;
 
   for (std::uint64_t i = 0;; ++i) {
     if (i >= options.iterations) {
@@ -118,6 +119,7 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
     }
     ++out.executions;
     out.steps += run->exec->steps().size();
+    coverage.add(handoff_fingerprint(*run->exec));
     std::vector<Finding> fresh;
     for (const Finding& f : run->findings()) {
       if (out.find(f.kind) == nullptr) fresh.push_back(f);
@@ -144,6 +146,7 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
     }
   }
   out.classes = strategy->classes();
+  out.interleavings = coverage.summary();
   if (options.shrink) shrink_all(subject, out, options);
   if (options.check_determinism) check_determinism(subject, out, options.run);
   out.seconds = elapsed();
@@ -287,18 +290,20 @@ ExploreResult explore_indices(const SubjectFactory& make, const ExploreOptions& 
   ExploreResult out;
   out.strategy = strategy->describe();
   Hits hits;
+  Coverage coverage;
   std::atomic<std::uint64_t> executions{0};
   std::atomic<std::uint64_t> steps{0};
   std::atomic<std::size_t> kinds{0};
-  // PCT learns k from its first executions: every shard runs them, in order, on one thread.
-  const std::uint64_t calibration =
-      o.strategy.kind == StrategyKind::kPct ? std::min(o.iterations, kPctCalibration) : 0;
+  // PCT and SURW learn from their first executions: every shard runs them, in order, on one
+  // thread.
+  const std::uint64_t calibration = std::min(o.iterations, strategy->calibration());
   for (std::uint64_t i = 0; i < calibration; ++i) {
     if (!workers.go()) break;
     auto run = run_execution(*subject0, *strategy, i, o.run);
     if (i % p.shards != p.shard) continue;
     executions.fetch_add(1);
     steps.fetch_add(run->exec->steps().size());
+    coverage.add(handoff_fingerprint(*run->exec));
     hits.add(i, 0, *run);
     kinds.store(hits.by_kind.size());
   }
@@ -307,6 +312,7 @@ ExploreResult explore_indices(const SubjectFactory& make, const ExploreOptions& 
   std::atomic<std::uint64_t> next{0};
   constexpr std::uint64_t kChunk = 64;
   std::vector<Hits> local(p.jobs);
+  std::vector<Coverage> local_coverage(p.jobs);
   std::mutex kinds_mutex;
   std::set<std::string> kind_names;
   for (const auto& [kind, h] : hits.by_kind) kind_names.insert(kind);
@@ -325,6 +331,7 @@ ExploreResult explore_indices(const SubjectFactory& make, const ExploreOptions& 
               auto run = run_execution(*subject, *strat, i, o.run);
               executions.fetch_add(1);
               steps.fetch_add(run->exec->steps().size());
+              local_coverage[w].add(handoff_fingerprint(*run->exec));
               if (!run->findings().empty()) {
                 local[w].add(i, 0, *run);
                 std::lock_guard<std::mutex> lock(kinds_mutex);
@@ -337,6 +344,8 @@ ExploreResult explore_indices(const SubjectFactory& make, const ExploreOptions& 
         executions, kinds);
   }
   for (const Hits& h : local) hits.merge(h);
+  for (const Coverage& c : local_coverage) coverage.merge(c);
+  out.interleavings = coverage.summary();
   out.executions = executions.load();
   out.steps = steps.load();
   out.stop = stop.raised() ? static_cast<StopReason>(stop.reason.load()) : StopReason::kBudget;
@@ -382,6 +391,7 @@ ExploreResult explore_dfs_split(const SubjectFactory& make, const ExploreOptions
   struct Sub {
     std::uint64_t index = 0;
     std::vector<std::uint32_t> step_counts;
+    std::vector<std::uint64_t> fingerprints;  // per execution, as step_counts
     bool complete = false;
     bool done = false;
     bool skipped = false;
@@ -426,6 +436,7 @@ ExploreResult explore_dfs_split(const SubjectFactory& make, const ExploreOptions
             }
             executions.fetch_add(1);
             result.step_counts.push_back(static_cast<std::uint32_t>(run->exec->steps().size()));
+            result.fingerprints.push_back(handoff_fingerprint(*run->exec));
             if (!run->findings().empty()) result.hits.add(sub.index, local, *run);
           }
           std::lock_guard<std::mutex> lock(m);
@@ -438,6 +449,7 @@ ExploreResult explore_dfs_split(const SubjectFactory& make, const ExploreOptions
       executions, kinds);
 
   Hits hits;
+  Coverage coverage;
   bool all_complete = true;
   for (const Sub& s : subs) all_complete = all_complete && s.complete;
   if (p.shards > 1) {
@@ -449,6 +461,7 @@ ExploreResult explore_dfs_split(const SubjectFactory& make, const ExploreOptions
       out.executions += s.step_counts.size();
       out.steps += st;
       hits.merge(s.hits);
+      for (auto fp : s.fingerprints) coverage.add(fp);
     }
     out.stop = stop.raised()  ? static_cast<StopReason>(stop.reason.load())
                : all_complete ? StopReason::kExhausted
@@ -462,7 +475,10 @@ ExploreResult explore_dfs_split(const SubjectFactory& make, const ExploreOptions
       offsets[s.index] = total;
       const std::uint64_t room = total < o.iterations ? o.iterations - total : 0;
       const std::uint64_t counted = std::min<std::uint64_t>(room, s.step_counts.size());
-      for (std::uint64_t e = 0; e < counted; ++e) out.steps += s.step_counts[e];
+      for (std::uint64_t e = 0; e < counted; ++e) {
+        out.steps += s.step_counts[e];
+        coverage.add(s.fingerprints[e]);
+      }
       out.executions += counted;
       for (const auto& [kind, h] : s.hits.by_kind) {
         if (std::get<1>(h.key) < room) hits.offer(h);
@@ -475,6 +491,7 @@ ExploreResult explore_dfs_split(const SubjectFactory& make, const ExploreOptions
                                                        : StopReason::kBudget;
     collect_found(*subject0, hits, o, out, false, offsets);
   }
+  out.interleavings = coverage.summary();
   if (o.shrink) shrink_all(*subject0, out, o);
   if (o.check_determinism) check_determinism(*subject0, out, o.run);
   out.seconds = workers.elapsed();

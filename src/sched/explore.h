@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/coverage.h"
 #include "sched/engine.h"
 #include "sched/strategies/strategies.h"
 
@@ -86,6 +87,10 @@ struct ExploreResult {
   std::vector<DfsSubtree> subtrees;
   // dpor: the interleaving classes explored and the executions abandoned as redundant.
   std::optional<Strategy::Classes> classes;
+  // Every exploration: the distinct per-resource hand-off orders its executions showed, with the
+  // Good-Turing and Chao1 estimates of what it has not seen (coverage.h). nullopt where it was
+  // not computed (a merge of shards, which keep no fingerprints).
+  std::optional<CoverageSummary> interleavings;
 
   bool exhausted() const { return stop == StopReason::kExhausted; }
   const FoundKind* find(std::string_view kind) const;

@@ -78,6 +78,10 @@ class Strategy {
   // is execution i of the original. nullptr when the strategy cannot be split that way (DFS splits
   // its tree instead, replay and guided strategies do not split).
   virtual std::unique_ptr<Strategy> clone() const { return nullptr; }
+  // How many first executions a split exploration runs in order, on one thread, before it deals out
+  // the rest: what the strategy learns from them (pct: the execution length; surw: each thread's
+  // events) is what clone() carries, so execution i is the same on every worker and shard.
+  virtual std::uint64_t calibration() const { return 0; }
   // A thread the strategy insists on at this decision although it is not enabled (replay). The
   // live engine, where threads outside its control may still enable it, waits for that first.
   virtual std::optional<ThreadId> awaited(const Decision& /*d*/) const { return std::nullopt; }

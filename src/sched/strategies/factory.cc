@@ -1,35 +1,75 @@
 // The one place where strategy names map to implementations and capabilities.
+#include <array>
+#include <string>
+
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 
 namespace racelab::sched {
 
+namespace {
+
+// Order: help texts and errors list the names in it.
+constexpr std::array<StrategyInfo, 6> kStrategies = {{
+    {StrategyKind::kRandom, "random", false, true},
+    {StrategyKind::kPct, "pct", false, true},
+    {StrategyKind::kDfs, "dfs", true, true},
+    {StrategyKind::kDpor, "dpor", true, false},
+    {StrategyKind::kPos, "pos", false, true},
+    {StrategyKind::kSurw, "surw", false, true},
+}};
+
+std::string joined(bool live_only) {
+  std::string s;
+  for (const StrategyInfo& info : kStrategies) {
+    if (live_only && !info.live) continue;
+    if (!s.empty()) s += " | ";
+    s += info.name;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::span<const StrategyInfo> strategy_table() { return kStrategies; }
+
 const char* strategy_name(StrategyKind kind) {
-  switch (kind) {
-    case StrategyKind::kRandom:
-      return "random";
-    case StrategyKind::kPct:
-      return "pct";
-    case StrategyKind::kDfs:
-      return "dfs";
-    case StrategyKind::kDpor:
-      return "dpor";
+  for (const StrategyInfo& info : kStrategies) {
+    if (info.kind == kind) return info.name;
   }
   return "?";
 }
 
 StrategyKind parse_strategy(const std::string& name) {
-  if (name == "random") return StrategyKind::kRandom;
-  if (name == "pct") return StrategyKind::kPct;
-  if (name == "dfs") return StrategyKind::kDfs;
-  if (name == "dpor") return StrategyKind::kDpor;
+  for (const StrategyInfo& info : kStrategies) {
+    if (name == info.name) return info.kind;
+  }
   throw InputError("unknown strategy '" + name + "': expected " + strategy_names());
 }
 
-const char* strategy_names() { return "random | pct | dfs | dpor"; }
+const char* strategy_names() {
+  static const std::string names = joined(false);
+  return names.c_str();
+}
+
+const char* live_strategy_names() {
+  static const std::string names = joined(true);
+  return names.c_str();
+}
+
+std::vector<std::string> strategy_name_list(bool live_only) {
+  std::vector<std::string> out;
+  for (const StrategyInfo& info : kStrategies) {
+    if (!live_only || info.live) out.emplace_back(info.name);
+  }
+  return out;
+}
 
 bool strategy_proves(StrategyKind kind) {
-  return kind == StrategyKind::kDfs || kind == StrategyKind::kDpor;
+  for (const StrategyInfo& info : kStrategies) {
+    if (info.kind == kind) return info.proves;
+  }
+  return false;
 }
 
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
@@ -42,6 +82,10 @@ std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
       return make_dfs(p.max_preemptions);
     case StrategyKind::kDpor:
       return make_dpor(p.dpor_max_preemptions);
+    case StrategyKind::kPos:
+      return make_pos(p.seed);
+    case StrategyKind::kSurw:
+      return make_surw(p.seed);
   }
   return make_random(p.seed);
 }

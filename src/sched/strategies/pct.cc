@@ -65,6 +65,8 @@ class PctStrategy : public Strategy {
     return fmt::format("pct(depth={}, seed={})", depth_, seed_);
   }
 
+  std::uint64_t calibration() const override { return kPctCalibration; }
+
  private:
   void assign_priorities(std::size_t n) {
     // Fisher-Yates over d, d+1, ..., d+n-1.

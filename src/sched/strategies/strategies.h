@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,15 +13,30 @@
 
 namespace racelab::sched {
 
-enum class StrategyKind { kRandom, kPct, kDfs, kDpor };
+enum class StrategyKind { kRandom, kPct, kDfs, kDpor, kPos, kSurw };
+
+// The one table of strategy names (factory.cc): parsing, listing and capabilities read it.
+struct StrategyInfo {
+  StrategyKind kind;
+  const char* name;
+  // Proves absence when it exhausts its space (dfs within its bound, dpor unbounded): a search of
+  // its cut short is inconclusive, a finished one a proof.
+  bool proves;
+  // Drives live subjects (which record no footprints: dpor needs them).
+  bool live;
+};
+std::span<const StrategyInfo> strategy_table();
 
 const char* strategy_name(StrategyKind kind);
 // Throws InputError listing the valid names.
 StrategyKind parse_strategy(const std::string& name);
-// The names, in the order help texts and errors list them: "random | pct | dfs | dpor".
+// The names, in the order help texts and errors list them: "random | pct | dfs | dpor | pos |
+// surw".
 const char* strategy_names();
-// True for the strategies that prove absence when they exhaust their space (dfs within its bound,
-// dpor unbounded): a search of theirs cut short is inconclusive, a finished one a proof.
+// The names as a list; `live_only`: those that drive live subjects.
+std::vector<std::string> strategy_name_list(bool live_only = false);
+// "random | pct | dfs | pos | surw": the strategies of live subjects.
+const char* live_strategy_names();
 bool strategy_proves(StrategyKind kind);
 
 struct StrategyParams {
@@ -46,6 +62,15 @@ std::unique_ptr<Strategy> make_dfs(int max_preemptions);
 // per interleaving class, exhaustive with no bound (nullopt); with a bound, a heuristic. Model
 // subjects only (they record each step's footprint); a live subject is refused.
 std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions);
+// POS, partial-order sampling (Yuan, Yang, Gu: "Partial Order Aware Concurrency Sampling", CAV
+// 2018): random priorities per pending event, re-drawn for the events that race with each
+// executed one (pos.cc).
+std::unique_ptr<Strategy> make_pos(std::uint64_t seed);
+// SURW, selectively uniform random walk (Zhao, Wolff, Mathur, Roychoudhury: "Selectively Uniform
+// Concurrency Testing", ASPLOS 2025): threads weighted by their remaining events on one resource
+// chosen per execution, learned from the first kSurwCalibration executions (surw.cc).
+std::unique_ptr<Strategy> make_surw(std::uint64_t seed);
+inline constexpr std::uint64_t kSurwCalibration = 8;
 
 // Splitting the DFS search tree (parallel and sharded exploration). A prefix is the first
 // decisions of an execution; the executions of the bounded DFS that share a prefix are contiguous

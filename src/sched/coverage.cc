@@ -1,0 +1,183 @@
+#include "sched/coverage.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "util/hash.h"
+
+namespace racelab::sched {
+
+namespace {
+
+// Object families: ids are per family, so the family goes into the key's top bits.
+enum Family : std::uint64_t { kMutex = 1, kEvent, kQueue, kJob, kVar };
+
+std::uint64_t key(Family f, std::int32_t object) {
+  return (f << 32) | static_cast<std::uint32_t>(object);
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  const char* p = reinterpret_cast<const char*>(&v);
+  return fnv1a64(std::string_view(p, sizeof v), h);
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> resource_key(const Op& op) {
+  if (op.object < 0) return std::nullopt;
+  switch (op.kind) {
+    case OpKind::kLock:
+    case OpKind::kUnlock:
+      return key(kMutex, op.object);
+    case OpKind::kEventSet:
+    case OpKind::kEventWait:
+      return key(kEvent, op.object);
+    case OpKind::kSubmit:
+    case OpKind::kTake:
+    case OpKind::kClose:
+      return key(kQueue, op.object);
+    case OpKind::kComplete:
+    case OpKind::kWaitJob:
+      return key(kJob, op.object);
+    case OpKind::kRead:
+    case OpKind::kWrite:
+      return key(kVar, op.object);
+    case OpKind::kStart:
+    case OpKind::kPoint:
+      break;
+  }
+  return std::nullopt;
+}
+
+std::uint64_t touch_key(const Touch& touch) { return key(kVar, touch.var); }
+
+bool writes(const Op& op) {
+  return op.kind != OpKind::kRead && op.kind != OpKind::kEventWait && op.kind != OpKind::kWaitJob;
+}
+
+std::uint64_t handoff_fingerprint(const Execution& exec) {
+  struct Access {
+    std::uint64_t resource;
+    ThreadId thread;
+    bool write;
+  };
+  std::vector<Access> accesses;
+  const auto& steps = exec.steps();
+  accesses.reserve(steps.size());
+  for (std::uint64_t i = 0; i < steps.size(); ++i) {
+    const Step& st = steps[i];
+    // A queue orders its submits; a take is ordered only with the submit of the job it takes
+    // (through the job), as dpor's dependence has it, and an empty take after the close.
+    if (st.op.kind == OpKind::kSubmit) {
+      accesses.push_back({key(kQueue, st.op.object), st.thread, true});
+      accesses.push_back({key(kJob, static_cast<std::int32_t>(st.result)), st.thread, true});
+    } else if (st.op.kind == OpKind::kTake) {
+      accesses.push_back(
+          st.result >= 0 ? Access{key(kJob, static_cast<std::int32_t>(st.result)), st.thread, true}
+                         : Access{key(kQueue, st.op.object), st.thread, false});
+    } else if (auto r = resource_key(st.op)) {
+      accesses.push_back({*r, st.thread, writes(st.op)});
+    }
+    for (const Touch& t : exec.step_touches(i))
+      accesses.push_back({touch_key(t), steps[i].thread, t.write});
+  }
+  // Per resource, in step order (stable): the writers in order, a run of one thread's writes
+  // counted once, and between two writes the set of threads that read (their order among
+  // themselves does not matter: reads commute).
+  std::stable_sort(accesses.begin(), accesses.end(),
+                   [](const Access& a, const Access& b) { return a.resource < b.resource; });
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  std::vector<ThreadId> readers;
+  ThreadId last_writer = kNoThread;
+  auto flush_readers = [&] {
+    if (readers.empty()) return;
+    std::sort(readers.begin(), readers.end());
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+    h = mix(h, 0x5245414453ULL);  // "READS"
+    for (ThreadId t : readers) h = mix(h, static_cast<std::uint64_t>(t) + 1);
+    readers.clear();
+    last_writer = kNoThread;
+  };
+  for (std::size_t i = 0; i < accesses.size(); ++i) {
+    const Access& a = accesses[i];
+    if (i == 0 || a.resource != accesses[i - 1].resource) {
+      flush_readers();
+      last_writer = kNoThread;
+      h = mix(h, a.resource);
+    }
+    if (!a.write) {
+      readers.push_back(a.thread);
+      continue;
+    }
+    flush_readers();
+    if (a.thread == last_writer) continue;
+    last_writer = a.thread;
+    h = mix(h, static_cast<std::uint64_t>(a.thread) + 1);
+  }
+  flush_readers();
+  return h;
+}
+
+double good_turing_unseen(std::uint64_t executions, std::uint64_t seen_once) {
+  return executions == 0 ? 0.0 : static_cast<double>(seen_once) / static_cast<double>(executions);
+}
+
+double chao1(std::uint64_t seen, std::uint64_t seen_once, std::uint64_t seen_twice) {
+  const double f1 = static_cast<double>(seen_once);
+  const double f2 = static_cast<double>(seen_twice);
+  if (seen_twice > 0) return static_cast<double>(seen) + f1 * f1 / (2 * f2);
+  return static_cast<double>(seen) + f1 * (f1 - 1) / 2;
+}
+
+void Coverage::add(std::uint64_t fingerprint) {
+  ++executions_;
+  auto it = counts_.find(fingerprint);
+  if (it != counts_.end()) {
+    ++it->second;
+  } else if (counts_.size() < kMaxClasses) {
+    counts_.emplace(fingerprint, 1);
+  } else {
+    saturated_ = true;
+  }
+}
+
+void Coverage::merge(const Coverage& other) {
+  executions_ += other.executions_;
+  saturated_ = saturated_ || other.saturated_;
+  for (const auto& [fp, n] : other.counts_) {
+    auto it = counts_.find(fp);
+    if (it != counts_.end()) {
+      it->second += n;
+    } else if (counts_.size() < kMaxClasses) {
+      counts_.emplace(fp, n);
+    } else {
+      saturated_ = true;
+    }
+  }
+}
+
+CoverageSummary Coverage::summary() const {
+  CoverageSummary s;
+  s.executions = executions_;
+  s.classes = classes();
+  s.seen_once = seen_once();
+  s.seen_twice = seen_twice();
+  s.saturated = saturated_;
+  s.unseen_probability = good_turing_unseen(s.executions, s.seen_once);
+  s.estimated_classes = chao1(s.classes, s.seen_once, s.seen_twice);
+  return s;
+}
+
+std::uint64_t Coverage::seen_once() const {
+  std::uint64_t n = 0;
+  for (const auto& [fp, c] : counts_) n += c == 1;
+  return n;
+}
+
+std::uint64_t Coverage::seen_twice() const {
+  std::uint64_t n = 0;
+  for (const auto& [fp, c] : counts_) n += c == 2;
+  return n;
+}
+
+}  // namespace racelab::sched
