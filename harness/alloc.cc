@@ -471,7 +471,7 @@ int whatif_command(const WhatifArgs& a) {
     if (!a.out.empty()) {
       const std::string page =
           devices.size() > 1 ? fmt::format("whatif.device{}.html", device) : "whatif.html";
-      write_file_atomic(fs::path(a.out) / page, whatif_html(a.trace, lines));
+      write_file_atomic(fs::path(a.out) / page, whatif_html(a.trace, lines, base.config));
       fmt::print("wrote {}\n", (fs::path(a.out) / page).string());
     }
   }

@@ -96,20 +96,42 @@ std::string report_html(const std::vector<StabilityReport>& reports) {
         r.recorded_rows ? fmt::format(" · matches the stats JSON at {}/{} iterations",
                                       r.recorded_matches, r.recorded_rows)
                         : "");
+    // Two plots, each scaled to its own data (reserved moves 376 -> 432 MiB while allocated
+    // stays near 96: on one 0-based axis both would look flat), the settle rows shaded.
+    const std::string unit = r.iterations ? "iteration" : "window";
     std::vector<std::string> labels;
-    html::Series reserved{"reserved", "s-a", {}}, allocated{"allocated", "s-b", {}};
-    std::vector<std::size_t> growth;
+    html::Series reserved{"reserved at the end of the " + unit, "s-a", {}};
+    html::Series reserved_peak{"peak reserved inside the " + unit, "s-a2", {}};
+    html::Series allocated{"allocated at the end of the " + unit, "s-b", {}};
+    html::Series allocated_peak{"peak allocated inside the " + unit, "s-b2", {}};
+    html::Markers settling{{}, "device allocation while settling (expected)", "marker-settle"};
+    html::Markers growth{{}, "device allocation after settling (growth)", "marker"};
     for (std::size_t k = 0; k < r.rows.size(); ++k) {
       const Row& row = r.rows[k];
       labels.push_back(row.label);
       reserved.values.push_back(to_mib(row.at_end.reserved));
+      reserved_peak.values.push_back(to_mib(row.at_end.window_peak_reserved));
       allocated.values.push_back(to_mib(row.at_end.allocated));
-      if (row.device_allocs_in > 0) growth.push_back(k);
+      allocated_peak.values.push_back(to_mib(row.at_end.window_peak_allocated));
+      if (row.device_allocs_in > 0) (k < r.settle ? settling : growth).at.push_back(k);
     }
-    body += html::line_chart(
-        "plot",
-        fmt::format("memory at the end of each {} (MiB)", r.iterations ? "iteration" : "window"),
-        labels, {reserved, allocated}, "MiB", growth, "device allocation during it");
+    const std::size_t settle = std::min(r.settle, r.rows.size());
+    html::ChartOptions chart;
+    chart.x_name = unit;
+    chart.y_name = "memory";
+    chart.unit = "MiB";
+    chart.zero_based = false;
+    chart.shade_to = settle;
+    chart.shade_name = settle == 0   ? std::string()
+                       : settle == 1 ? fmt::format("settle: {} {}", unit, r.rows.front().label)
+                                     : fmt::format("settle: {}s {}-{}", unit, r.rows.front().label,
+                                                   r.rows[settle - 1].label);
+    chart.title = fmt::format("reserved memory per {} (MiB)", unit);
+    chart.markers = {settling, growth};
+    body += html::line_chart(chart, labels, {reserved, reserved_peak});
+    chart.title = fmt::format("allocated memory per {} (MiB)", unit);
+    chart.markers.clear();
+    body += html::line_chart(chart, labels, {allocated, allocated_peak});
     if (r.replay.segments_at) {
       body += segment_map(*r.replay.segments_at,
                           fmt::format("segments at the end of {} {}",
@@ -119,17 +141,20 @@ std::string report_html(const std::vector<StabilityReport>& reports) {
             std::string(r.iterations ? "iteration" : "window") +
             "</th><th class=\"num\">reserved</th><th class=\"num\">allocated</th><th "
             "class=\"num\">segments</th>"
-            "<th class=\"num\">device allocs</th><th class=\"num\">inactive split</th><th "
+            "<th class=\"num\">peak reserved in it</th><th class=\"num\">peak allocated in "
+            "it</th><th class=\"num\">device allocs</th><th class=\"num\">inactive split</th><th "
             "class=\"num\">largest free</th>"
             "<th class=\"num\">fragmentation</th><th>stats JSON</th></tr>";
     for (const Row& row : r.rows) {
       body += fmt::format(
           "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-          "class=\"num\">{}</td><td class=\"num\">{}{}</td>"
+          "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+          "class=\"num\">{}{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}</td><td "
           "class=\"num\">{:.1f}%</td><td>{}</td></tr>",
           escape(row.label), mib_text(row.at_end.reserved), mib_text(row.at_end.allocated),
-          row.at_end.segments, row.at_end.device_allocs,
+          row.at_end.segments, mib_text(row.at_end.window_peak_reserved),
+          mib_text(row.at_end.window_peak_allocated), row.at_end.device_allocs,
           row.device_allocs_in > 0 ? fmt::format(" (+{})", row.device_allocs_in) : "",
           mib_text(row.at_end.inactive_split_bytes), mib_text(row.at_end.largest_free),
           row.fragmentation * 100,
@@ -141,10 +166,31 @@ std::string report_html(const std::vector<StabilityReport>& reports) {
   return html::page("racelab alloc report", "table svg.plot svg.segmap", body);
 }
 
-std::string whatif_html(const std::string& trace, const std::vector<WhatifLine>& lines) {
+std::string device_text(const Config& c) {
+  const bool h200 = c.device_total == kH200TotalBytes && c.device_other == kH200ContextBytes;
+  std::string text = fmt::format(
+      "{:.2f} GiB device memory{}", static_cast<double>(c.device_total) / (1024.0 * kMiB),
+      h200 ? " (the H200 the traces were recorded on; --device-memory to change it)"
+           : " (--device-memory)");
+  if (c.device_other > 0)
+    text += fmt::format(", less {:.0f} MiB for the CUDA context: {:.2f} GiB for the allocator",
+                        to_mib(c.device_other),
+                        static_cast<double>(c.device_total - c.device_other) / (1024.0 * kMiB));
+  text += c.memory_fraction > 0
+              ? fmt::format("; set_per_process_memory_fraction({:g})", c.memory_fraction)
+              : std::string("; no per-process memory fraction");
+  return text;
+}
+
+std::string whatif_html(const std::string& trace, const std::vector<WhatifLine>& lines,
+                        const Config& device) {
   std::string body =
       fmt::format("<h1>What if: allocator settings</h1><div class=\"sub\">racelab {} · {}</div>",
                   kVersion, escape(trace));
+  body += fmt::format(
+      "<p class=\"device\"><b>Device assumed:</b> {}. Out of memory means past "
+      "this.</p>",
+      escape(device_text(device)));
   body +=
       "<table><tr><th>settings</th><th class=\"num\">peak reserved</th><th class=\"num\">final "
       "reserved</th>"
@@ -172,7 +218,7 @@ std::string whatif_html(const std::string& trace, const std::vector<WhatifLine>&
     if (!l.first_oom.empty())
       body += fmt::format("<p><b>{}</b>: {}</p>", escape(l.name), escape(l.first_oom));
   }
-  return html::page("racelab alloc whatif", "table svg.plot", body);
+  return html::page("racelab alloc whatif", "table svg.plot p.device", body);
 }
 
 }  // namespace racelab::alloc

@@ -73,6 +73,7 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
   std::vector<SegmentEvent> model_segments;
   std::size_t model_events_seen = 0;
   std::size_t sample_pos = 0;
+  std::uint64_t window_peak_reserved = 0, window_peak_allocated = 0;  // since the last sample
 
   // Moves the model's new events into model_segments (and the model trace).
   auto drain = [&](std::int64_t time_us, std::int64_t stream) {
@@ -174,6 +175,14 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
         break;
     }
 
+    if (!opt.sample_after.empty()) {
+      const Stats& st = m.stats();
+      window_peak_reserved = std::max(
+          window_peak_reserved, static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].current));
+      window_peak_allocated =
+          std::max(window_peak_allocated,
+                   static_cast<std::uint64_t>(st.allocated_bytes[kAggregate].current));
+    }
     while (sample_pos < opt.sample_after.size() && opt.sample_after[sample_pos] <= i) {
       const Stats& st = m.stats();
       Sample s;
@@ -193,6 +202,10 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
       s.retries = st.num_alloc_retries;
       s.ooms = st.num_ooms;
       s.peak_reserved = static_cast<std::uint64_t>(st.reserved_bytes[kAggregate].peak);
+      s.window_peak_reserved = window_peak_reserved;
+      s.window_peak_allocated = window_peak_allocated;
+      window_peak_reserved = s.reserved;
+      window_peak_allocated = s.allocated;
       r.samples.push_back(s);
       ++sample_pos;
     }

@@ -31,6 +31,10 @@ struct Sample {
   std::int64_t retries = 0;
   std::int64_t ooms = 0;
   std::uint64_t peak_reserved = 0;
+  // The most reserved and allocated after any event since the previous sample (this one's
+  // iteration or window, when samples are taken at window ends): the peak inside the window.
+  std::uint64_t window_peak_reserved = 0;
+  std::uint64_t window_peak_allocated = 0;
 };
 
 struct ReplayOptions {

@@ -206,6 +206,7 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
     }
   }
   rep.stable_from = any_growth ? last_growth : 0;
+  rep.settle = settle;
   for (std::size_t k = settle; k < rep.rows.size(); ++k) {
     if (rep.rows[k].device_allocs_in > 0) rep.growth_at.push_back(rep.rows[k].label);
   }

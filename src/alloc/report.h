@@ -62,6 +62,7 @@ struct StabilityReport {
   std::vector<Row> rows;
   bool stable = false;
   std::size_t stable_from = 0;         // row of the last device allocation (0 when none)
+  std::size_t settle = 0;              // the first `settle` rows may allocate (warmup)
   std::vector<std::string> growth_at;  // labels of windows with device allocations (after settle)
   std::string verdict;                 // one line
   std::size_t recorded_rows = 0;       // rows with stats JSON numbers

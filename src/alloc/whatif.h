@@ -20,6 +20,11 @@ struct WhatifLine {
 
 WhatifLine whatif_line(const std::string& name, const ReplayResult& r, bool expandable);
 
-std::string whatif_html(const std::string& trace, const std::vector<WhatifLine>& lines);
+// The device memory `c` assumes, in one line (total, CUDA context, memory fraction).
+std::string device_text(const Config& c);
+
+// whatif.html: the lines, and the device memory they assumed (`device`'s device fields).
+std::string whatif_html(const std::string& trace, const std::vector<WhatifLine>& lines,
+                        const Config& device);
 
 }  // namespace racelab::alloc

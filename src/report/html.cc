@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
 #include "racelab/version.h"
 #include "report/report.h"
+#include "sched/kinds.h"
 #include "util/html.h"
 
 namespace racelab::report {
@@ -37,14 +39,6 @@ const char* op_class(sched::OpKind k) {
   }
 }
 
-// The operations worth a label on the lane: the lock, the hand-off to a worker, the waits and
-// the subject's own points (compile begin/end, cache reads and inserts).
-bool labelled(sched::OpKind k) {
-  using sched::OpKind;
-  return k == OpKind::kLock || k == OpKind::kUnlock || k == OpKind::kSubmit ||
-         k == OpKind::kWaitJob || k == OpKind::kPoint || k == OpKind::kEventWait;
-}
-
 std::string expectation_text(const model::Scenario& sc) {
   std::string s;
   if (!sc.must.empty()) s += "must find " + fmt::format("{}", fmt::join(sc.must, ", "));
@@ -57,18 +51,187 @@ std::string expectation_text(const model::Scenario& sc) {
 
 }  // namespace
 
-std::string lanes_svg(const sched::Execution& exec, const sched::Finding* finding) {
+namespace {
+
+// How a step reads in its thread's column: the operation, and what a take handed the worker.
+std::string step_text(const sched::Execution& exec, const sched::Step& s) {
+  std::string text = exec.describe(s.op);
+  if (s.op.kind == sched::OpKind::kTake) {
+    text += s.result >= 0 ? fmt::format(" → job {}", s.result) : std::string(" → closed");
+  }
+  return text;
+}
+
+// A thread's state when the execution ended: finished, blocked (and on what), or stopped by a
+// fatal finding while it could still run.
+struct EndState {
+  const char* css;
+  std::string text;
+};
+
+EndState end_state(const sched::Execution& exec, sched::ThreadId t) {
+  if (exec.finished(t)) return {"end-done", "finished"};
+  if (!exec.is_enabled(t) && exec.pending_op(t)->kind == sched::OpKind::kTake)
+    return {"end-idle", "idle: waits to " + exec.pending_text(t)};
+  if (!exec.is_enabled(t)) {
+    // A deadlock's details say what every blocked thread holds and waits for, and who holds it.
+    const std::string prefix = exec.thread_name(t) + " ";
+    for (const sched::Finding& f : exec.findings()) {
+      for (const std::string& d : f.details) {
+        if (d.rfind(prefix, 0) == 0) return {"end-blocked", "blocked: " + d.substr(prefix.size())};
+      }
+    }
+    return {"end-blocked", "blocked: waits to " + exec.pending_text(t)};
+  }
+  return {"end-stopped", "stopped before: " + exec.pending_text(t)};
+}
+
+// The step the interleaving is about: where the finding was detected, else the last one.
+std::size_t focus_step(const sched::Execution& exec, const sched::Finding* finding) {
+  const std::size_t n = exec.steps().size();
+  if (n == 0) return 0;
+  if (finding && finding->step >= 0 && static_cast<std::size_t>(finding->step) < n)
+    return static_cast<std::size_t>(finding->step);
+  return n - 1;
+}
+
+// Interleavings longer than this open at the steps leading to the finding; the rest fold.
+constexpr std::size_t kFoldAbove = 100;
+constexpr std::size_t kShownBefore = 50;  // steps up to the finding's
+constexpr std::size_t kShownAfter = 5;
+
+// The threads a table shows: those with a step in it, and (with the end row) those blocked at the
+// end on something other than an empty work queue. A pipeline of 8 GPUs has 17 threads; most are
+// idle at any moment, and a column each would push the ones that matter off the screen.
+using Columns = std::vector<sched::ThreadId>;
+
+Columns columns(const sched::Execution& exec, std::size_t from, std::size_t to, bool with_end) {
+  std::vector<bool> shown(exec.thread_count(), false);
+  for (std::size_t i = from; i < to; ++i)
+    shown[static_cast<std::size_t>(exec.steps()[i].thread)] = true;
+  if (with_end) {
+    for (std::size_t t = 0; t < shown.size(); ++t) {
+      const auto id = static_cast<sched::ThreadId>(t);
+      if (!exec.finished(id) && !exec.is_enabled(id) &&
+          exec.pending_op(id)->kind != sched::OpKind::kTake)
+        shown[t] = true;
+    }
+  }
+  Columns cols;
+  for (std::size_t t = 0; t < shown.size(); ++t) {
+    if (shown[t]) cols.push_back(static_cast<sched::ThreadId>(t));
+  }
+  return cols;
+}
+
+std::string table_open(const sched::Execution& exec, const Columns& cols,
+                       const std::vector<bool>& in_cycle, std::string_view klass,
+                       std::string_view attrs) {
+  std::string h = fmt::format("<table class=\"{}\" style=\"width:{}px\"{}>", klass,
+                              52 + 180 * cols.size(), attrs);
+  h += "<colgroup><col class=\"c-step\">";
+  for (std::size_t k = 0; k < cols.size(); ++k) h += "<col class=\"c-thread\">";
+  h += "</colgroup><thead><tr><th class=\"num\">step</th>";
+  for (sched::ThreadId id : cols) {
+    const EndState e = end_state(exec, id);
+    h += fmt::format("<th class=\"thread{}{}\">{}</th>",
+                     in_cycle[static_cast<std::size_t>(id)] ? " in-cycle" : "",
+                     std::string_view(e.css) == "end-blocked" ? " is-blocked" : "",
+                     escape(exec.thread_name(id)));
+  }
+  return h + "</tr></thead><tbody>";
+}
+
+// Rows for steps [from, to), with a marked row after every step at which a finding was detected.
+std::string step_rows(const sched::Execution& exec, const Columns& cols, std::size_t from,
+                      std::size_t to) {
   const auto& steps = exec.steps();
+  std::string rows;
+  for (std::size_t i = from; i < to; ++i) {
+    const sched::Step& s = steps[i];
+    const std::string what = step_text(exec, s);
+    rows += fmt::format("<tr class=\"step\" id=\"step-{}\"><td class=\"num\">{}</td>", i, i);
+    for (sched::ThreadId id : cols) {
+      if (id != s.thread) {
+        rows += "<td></td>";
+        continue;
+      }
+      rows += fmt::format(
+          "<td class=\"{}\" title=\"step {}: {}: {} (t = {:.3f} s)\"><span "
+          "class=\"label\">{}</span></td>",
+          op_class(s.op.kind), i, escape(exec.thread_name(s.thread)), escape(what), s.vtime,
+          escape(what));
+    }
+    rows += "</tr>";
+    for (const sched::Finding& f : exec.findings()) {
+      if (f.step != static_cast<std::int64_t>(i)) continue;
+      const bool fail = sched::kinds::is_failure(f.kind);
+      rows += fmt::format(
+          "<tr class=\"event ev-{0}\"><td class=\"num\">⚑</td><td colspan=\"{1}\" "
+          "class=\"event-text{2}\"><b>{0}</b> after step {3}: {4}</td></tr>",
+          escape(f.kind), cols.size(), fail ? " fail" : "", i, escape(message_text(f)));
+    }
+  }
+  return rows;
+}
+
+std::string end_row(const sched::Execution& exec, const Columns& cols) {
+  std::string row = "<tr class=\"end\"><td class=\"num\">end</td>";
+  for (sched::ThreadId id : cols) {
+    const EndState e = end_state(exec, id);
+    row +=
+        fmt::format("<td class=\"{}\"><span class=\"label\">{}</span></td>", e.css, escape(e.text));
+  }
+  return row + "</tr>";
+}
+
+// The threads a table leaves out, in one line.
+std::string not_shown(const sched::Execution& exec, const Columns& cols, bool with_end) {
+  std::string names;
+  std::size_t k = 0;
+  for (std::size_t t = 0; t < exec.thread_count(); ++t) {
+    const auto id = static_cast<sched::ThreadId>(t);
+    if (k < cols.size() && cols[k] == id) {
+      ++k;
+      continue;
+    }
+    names += (names.empty() ? "" : ", ") + exec.thread_name(id);
+    if (with_end && !exec.finished(id)) names += " (" + end_state(exec, id).text + ")";
+  }
+  return names.empty()
+             ? std::string()
+             : "<div class=\"sub not-shown\">no step in these rows, not shown: " + escape(names) +
+                   "</div>";
+}
+
+std::string folded(const sched::Execution& exec, const std::vector<bool>& in_cycle,
+                   std::size_t from, std::size_t to, const char* where) {
+  const Columns cols = columns(exec, from, to, false);
+  return fmt::format(
+      "<details class=\"fold\"><summary>steps {}–{} ({} steps {}), folded</summary>{}<div "
+      "class=\"scroll\">{}{}</tbody></table></div></details>",
+      from, to - 1, to - from, where, not_shown(exec, cols, false),
+      table_open(exec, cols, in_cycle, "lanes folded", ""), step_rows(exec, cols, from, to));
+}
+
+}  // namespace
+
+std::string legend_html() {
+  return "<div class=\"legend\"><span><i class=\"op-lock\"></i>lock</span>"
+         "<span><i class=\"op-unlock\"></i>unlock</span>"
+         "<span><i class=\"op-submit\"></i>submit job</span>"
+         "<span><i class=\"op-wait\"></i>wait for job</span>"
+         "<span><i class=\"op-point\"></i>point (compile, cache)</span>"
+         "<span><i class=\"op-event\"></i>event</span>"
+         "<span><i class=\"op\"></i>other (start, take, complete)</span>"
+         "<span><i class=\"end-blocked\"></i>blocked at the end (and on what)</span>"
+         "<span><i class=\"ev\"></i>finding detected (oom, recompile_limit, crash, …)</span>"
+         "<span><b class=\"fail\">bold red</b> thread: in the wait-for cycle</span></div>";
+}
+
+std::string interleaving_html(const sched::Execution& exec, const sched::Finding* finding) {
+  const std::size_t n = exec.steps().size();
   const std::size_t threads = exec.thread_count();
-  const double label_w = 150, step_w = 16, lane_h = 70, top = 8;
-  const double tail = finding && !finding->cycle.empty() ? 200 : 130;
-  const double W = label_w + step_w * static_cast<double>(steps.size()) + tail;
-  const double H = top + lane_h * static_cast<double>(threads) + 22;
-  std::string svg = fmt::format(
-      "<svg class=\"lanes\" viewBox=\"0 0 {:.0f} {:.0f}\" width=\"{:.0f}\" height=\"{:.0f}\" "
-      "role=\"img\" "
-      "aria-label=\"interleaving: one lane per thread, one column per step\">",
-      W, H, W, H);
   std::vector<bool> in_cycle(threads, false);
   if (finding) {
     for (std::size_t t = 0; t < threads; ++t) {
@@ -77,55 +240,55 @@ std::string lanes_svg(const sched::Execution& exec, const sched::Finding* findin
       }
     }
   }
-  for (std::size_t t = 0; t < threads; ++t) {
-    const double y = top + lane_h * static_cast<double>(t);
-    svg += fmt::format(
-        "<rect class=\"lane-bg\" x=\"0\" y=\"{:.0f}\" width=\"{:.0f}\" height=\"{:.0f}\"/>", y + 2,
-        W, lane_h - 4);
-    svg += fmt::format("<text x=\"6\" y=\"{:.0f}\"{}>{}</text>", y + lane_h - 12,
-                       in_cycle[t] ? " class=\"fail\" font-weight=\"600\"" : "",
-                       escape(exec.thread_name(static_cast<sched::ThreadId>(t))));
+  std::size_t from = 0, to = n;
+  if (n > kFoldAbove) {
+    const std::size_t focus = focus_step(exec, finding);
+    from = focus + 1 > kShownBefore ? focus + 1 - kShownBefore : 0;
+    to = std::min(n, focus + 1 + kShownAfter);
   }
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const auto& s = steps[i];
-    const double x = label_w + step_w * static_cast<double>(i);
-    const double y = top + lane_h * static_cast<double>(s.thread);
-    const std::string what = exec.describe(s.op);
-    svg += fmt::format(
-        "<rect class=\"{}\" x=\"{:.0f}\" y=\"{:.0f}\" width=\"{:.0f}\" height=\"14\"><title>step "
-        "{}: {}: {}</title></rect>",
-        op_class(s.op.kind), x + 1, y + lane_h - 24, step_w - 2, i,
-        escape(exec.thread_name(s.thread)), escape(what));
-    if (labelled(s.op.kind)) {
-      std::string text = what.size() > 26 ? what.substr(0, 24) + "…" : what;
-      svg += fmt::format(
-          "<text class=\"muted\" font-size=\"9\" transform=\"translate({:.0f},{:.0f}) "
-          "rotate(-40)\">{}</text>",
-          x + step_w / 2, y + lane_h - 27, escape(text));
-    }
-  }
-  if (finding && !finding->cycle.empty()) {
-    const double x = label_w + step_w * static_cast<double>(steps.size()) + 6;
+  // Short interleavings show every thread; a window shows the threads it is about.
+  Columns cols = columns(exec, 0, n, true);
+  if (from > 0 || to < n) {
+    cols = columns(exec, from, to, true);
     for (std::size_t t = 0; t < threads; ++t) {
-      if (!in_cycle[t]) continue;
-      const double y = top + lane_h * static_cast<double>(t);
-      svg += fmt::format(
-          "<rect class=\"blocked\" x=\"{:.0f}\" y=\"{:.0f}\" width=\"12\" "
-          "height=\"14\"><title>blocked</title></rect>",
-          x, y + lane_h - 24);
-      svg += fmt::format("<text class=\"fail\" x=\"{:.0f}\" y=\"{:.0f}\">blocked</text>", x + 16,
-                         y + lane_h - 13);
+      const auto id = static_cast<sched::ThreadId>(t);
+      if (in_cycle[t] && std::find(cols.begin(), cols.end(), id) == cols.end()) cols.push_back(id);
     }
+    std::sort(cols.begin(), cols.end());
   }
-  svg += fmt::format("<text class=\"muted\" x=\"{:.0f}\" y=\"{:.0f}\">steps 0-{} →</text>", label_w,
-                     H - 6, steps.empty() ? 0 : steps.size() - 1);
-  return svg + "</svg>";
+  std::string out;
+  if (from > 0) out += folded(exec, in_cycle, 0, from, "before these");
+  out += not_shown(exec, cols, true);
+  out += "<div class=\"scroll\">" +
+         table_open(exec, cols, in_cycle, "lanes",
+                    fmt::format(" data-steps=\"{}\" data-shown=\"{}\" aria-label=\"interleaving: "
+                                "one column per thread, one row per step\"",
+                                n, to - from)) +
+         step_rows(exec, cols, from, to);
+  if (to < n) {
+    out += fmt::format(
+        "<tr class=\"gap\"><td class=\"num\">…</td><td colspan=\"{}\">steps {}–{} folded "
+        "below</td></tr>",
+        cols.size(), to, n - 1);
+  }
+  // Findings detected after the last step (or at no step): marked before the end row.
+  for (const sched::Finding& f : exec.findings()) {
+    if (f.step >= 0 && static_cast<std::size_t>(f.step) < n) continue;
+    out += fmt::format(
+        "<tr class=\"event ev-{0}\"><td class=\"num\">⚑</td><td colspan=\"{1}\" "
+        "class=\"event-text{2}\"><b>{0}</b> at the end: {3}</td></tr>",
+        escape(f.kind), cols.size(), sched::kinds::is_failure(f.kind) ? " fail" : "",
+        escape(message_text(f)));
+  }
+  out += end_row(exec, cols) + "</tbody></table></div>";
+  if (to < n) out += folded(exec, in_cycle, to, n, "after the finding");
+  return out;
 }
 
-std::string cycle_svg(const sched::Finding& f) {
+std::string cycle_svg(const sched::Finding& f, const sched::Execution* exec) {
   const std::size_t n = f.cycle.size();
   if (n == 0) return {};
-  const double W = 620, H = n <= 2 ? 200 : 280, cx = W / 2, cy = H / 2, r = n <= 2 ? 60 : 95;
+  const double W = 900, H = n <= 2 ? 220 : 300, cx = W / 2, cy = H / 2, r = n <= 2 ? 62 : 100;
   std::string svg = fmt::format(
       "<svg class=\"cycle\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
       "aria-label=\"wait-for cycle\">"
@@ -140,17 +303,47 @@ std::string cycle_svg(const sched::Finding& f) {
     return std::pair{cx + (n == 1 ? 0 : r * 1.9 * std::cos(a)),
                      cy + (n == 1 ? 0 : r * std::sin(a))};
   };
+  // What a thread of the cycle waits on: the lock, or the job.
+  auto waits_on = [&](const std::string& name) -> std::string {
+    if (!exec) return "waits for";
+    for (std::size_t t = 0; t < exec->thread_count(); ++t) {
+      const auto id = static_cast<sched::ThreadId>(t);
+      if (exec->thread_name(id) != name) continue;
+      const sched::Op* op = exec->pending_op(id);
+      std::string what = exec->describe(*op);
+      if (op->kind == sched::OpKind::kLock && what.rfind("lock ", 0) == 0) what = what.substr(5);
+      if (op->kind == sched::OpKind::kWaitJob && what.rfind("wait ", 0) == 0) what = what.substr(5);
+      return "waits for " + what;
+    }
+    return "waits for";
+  };
   for (std::size_t i = 0; i < n; ++i) {
     auto [x1, y1] = pos(i);
     auto [x2, y2] = pos((i + 1) % n);
     const double dx = x2 - x1, dy = y2 - y1, len = std::max(1.0, std::hypot(dx, dy));
     // Curved so that two-thread cycles show both directions.
     const double mx = (x1 + x2) / 2 - dy / len * 30, my = (y1 + y2) / 2 + dx / len * 30;
+    const double sx = x1 + dx / len * 62, sy = y1 + dy / len * 22;
+    const double ex = x2 - dx / len * 62, ey = y2 - dy / len * 22;
+    const std::string label = waits_on(f.cycle[i]);
     svg += fmt::format(
         "<path class=\"edge\" d=\"M{:.1f},{:.1f} Q{:.1f},{:.1f} {:.1f},{:.1f}\" "
-        "marker-end=\"url(#arrow)\"><title>{} waits for {}</title></path>",
-        x1 + dx / len * 62, y1 + dy / len * 22, mx, my, x2 - dx / len * 62, y2 - dy / len * 22,
-        escape(f.cycle[i]), escape(f.cycle[(i + 1) % n]));
+        "marker-end=\"url(#arrow)\"><title>{} {} ({})</title></path>",
+        sx, sy, mx, my, ex, ey, escape(f.cycle[i]), escape(label), escape(f.cycle[(i + 1) % n]));
+    // The label at the curve's middle, on its outer side.
+    const double lx = 0.25 * sx + 0.5 * mx + 0.25 * ex, ly = 0.25 * sy + 0.5 * my + 0.25 * ey;
+    const double ox = mx - (x1 + x2) / 2, oy = my - (y1 + y2) / 2;
+    const char* anchor = ox < -1 ? "end" : ox > 1 ? "start" : "middle";
+    svg += fmt::format(
+        "<text class=\"edge-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>",
+        lx + (ox < -1  ? -8
+              : ox > 1 ? 8
+                       : 0),
+        ly + 4 +
+            (oy > 1    ? 12
+             : oy < -1 ? -8
+                       : 0),
+        anchor, escape(label));
   }
   for (std::size_t i = 0; i < n; ++i) {
     auto [x, y] = pos(i);
@@ -160,7 +353,10 @@ std::string cycle_svg(const sched::Finding& f) {
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>", x, y + 4,
                        escape(f.cycle[i]));
   }
-  svg += fmt::format("<text class=\"muted\" x=\"8\" y=\"{:.0f}\">arrows: waits for</text>", H - 8);
+  svg += fmt::format(
+      "<text class=\"muted\" x=\"8\" y=\"{:.0f}\">arrow: the thread waits for the one it points "
+      "to, on what its label says</text>",
+      H - 8);
   return svg + "</svg>";
 }
 
@@ -178,8 +374,9 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
   const sched::Finding* main = nullptr;
   for (const sched::Finding* fp : ordered(result.findings())) {
     const sched::Finding& f = *fp;
-    body += fmt::format("<h3>{}: {}</h3>", escape(f.kind), escape(message_text(f)));
-    if (!f.cycle.empty()) body += cycle_svg(f);
+    body += fmt::format("<h3 class=\"finding\" data-kind=\"{0}\">{0}: {1}</h3>", escape(f.kind),
+                        escape(message_text(f)));
+    if (!f.cycle.empty()) body += cycle_svg(f, result.exec.get());
     if (!f.details.empty()) {
       body += "<ul>";
       for (const auto& d : f.details) body += "<li>" + escape(d) + "</li>";
@@ -187,8 +384,8 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
     }
     if (f.kind == expected_kind || main == nullptr) main = &f;
   }
-  body += "<h3>Interleaving</h3><div class=\"scroll\">" + lanes_svg(*result.exec, main) + "</div>";
-  return html::page("racelab replay", "svg.lanes", body);
+  body += "<h3>Interleaving</h3>" + legend_html() + interleaving_html(*result.exec, main);
+  return html::page("racelab replay", "table.lanes div.legend", body);
 }
 
 std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::string& title,
@@ -218,15 +415,7 @@ std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::
         run.result.seconds);
   }
   body += "</table>";
-  body +=
-      "<div class=\"legend\"><span><i style=\"background:var(--blue)\"></i>lock</span>"
-      "<span><i style=\"background:#8fb0ee\"></i>unlock</span><span><i "
-      "style=\"background:var(--orange)\"></i>submit "
-      "job</span><span><i style=\"background:var(--purple)\"></i>wait for job</span><span><i "
-      "style=\"background:var(--teal)\"></i>point (compile, cache)</span><span><i "
-      "style=\"background:var(--grey)\"></i>other</span><span><i "
-      "style=\"background:var(--fail)\"></i>blocked at the "
-      "end</span></div>";
+  body += legend_html();
   for (const HtmlScenario& h : scenarios) {
     const model::ScenarioRun& run = *h.run;
     body += fmt::format("<h2 id=\"{0}\">{0} <span class=\"{1}\">{2}</span></h2>",
@@ -251,35 +440,45 @@ std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::
                       run.result.exhausted() ? ": the bounded space was covered exhaustively" : "");
       continue;
     }
-    for (std::size_t k = 0; k < run.result.found.size(); ++k) {
-      const sched::FoundKind& f = run.result.found[k];
-      body += fmt::format("<h3 id=\"{}-{}\">{}: {}</h3>", escape(run.scenario.name),
-                          escape(f.finding.kind), escape(f.finding.kind),
+    // By severity (the registry's rank): the deadlock first, evidence last.
+    std::vector<const sched::FoundKind*> found;
+    for (const sched::FoundKind& f : run.result.found) found.push_back(&f);
+    std::stable_sort(found.begin(), found.end(), [](const auto* a, const auto* b) {
+      const int ra = sched::kinds::rank(a->finding.kind), rb = sched::kinds::rank(b->finding.kind);
+      return ra != rb ? ra < rb : a->finding.kind < b->finding.kind;
+    });
+    const auto& findings =
+        h.report.contains("findings") ? h.report["findings"] : nlohmann::json::array();
+    for (const sched::FoundKind* fp : found) {
+      const sched::FoundKind& f = *fp;
+      body += fmt::format("<h3 class=\"finding\" data-kind=\"{1}\" id=\"{0}-{1}\">{1}: {2}</h3>",
+                          escape(run.scenario.name), escape(f.finding.kind),
                           escape(message_text(f.finding)));
       body += fmt::format(
           "<div class=\"sub\">first at execution {} · {} preemption(s) after shrinking (from {}) · "
           "{} steps</div>",
           f.execution, f.preemptions, f.original_preemptions, f.result.exec->steps().size());
-      const auto& findings =
-          h.report.contains("findings") ? h.report["findings"] : nlohmann::json::array();
-      if (k < findings.size() && findings[k].contains("replay") &&
-          findings[k]["replay"].is_string()) {
-        body += "<div>Replay this interleaving:</div>" +
-                html::copyable(findings[k]["replay"].get<std::string>());
+      for (const auto& item : findings) {
+        if (item.value("kind", std::string()) == f.finding.kind && item.contains("replay") &&
+            item["replay"].is_string()) {
+          body += "<div>Replay this interleaving:</div>" +
+                  html::copyable(item["replay"].get<std::string>());
+          break;
+        }
       }
-      if (!f.finding.cycle.empty()) body += "<h3>Wait-for cycle</h3>" + cycle_svg(f.finding);
+      if (!f.finding.cycle.empty())
+        body += "<h3>Wait-for cycle</h3>" + cycle_svg(f.finding, f.result.exec.get());
       if (!f.finding.details.empty()) {
         body += "<ul>";
         for (const auto& d : f.finding.details) body += "<li>" + escape(d) + "</li>";
         body += "</ul>";
       }
-      body += "<h3>Interleaving</h3><div class=\"scroll\">" +
-              lanes_svg(*f.result.exec, &f.finding) + "</div>";
+      body += "<h3>Interleaving</h3>" + interleaving_html(*f.result.exec, &f.finding);
     }
   }
   bool any_finding = false;
   for (const HtmlScenario& h : scenarios) any_finding = any_finding || !h.run->result.found.empty();
-  return html::page(title, any_finding ? "table svg.lanes" : "table", body);
+  return html::page(title, any_finding ? "table table.lanes" : "table", body);
 }
 
 }  // namespace racelab::report

@@ -21,10 +21,17 @@ std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::
 std::string replay_html(const std::string& schedule_path, const sched::ExecutionResult& result,
                         const std::string& expected_kind, bool reproduced);
 
-// The lanes of one execution (an <svg class="lanes">).
-std::string lanes_svg(const sched::Execution& exec, const sched::Finding* finding);
+// One execution as a table (a <table class="lanes">): one column per thread, one row per step, the
+// operation written in its thread's column; a marked row where a finding was detected; a last row
+// with every thread's state at the end (finished, blocked and on what, stopped). Past 100 steps it
+// shows the 50 leading to the finding and folds the rest (<details>).
+std::string interleaving_html(const sched::Execution& exec, const sched::Finding* finding);
 
-// The wait-for cycle of a deadlock (an <svg class="cycle">); empty when there is no cycle.
-std::string cycle_svg(const sched::Finding& finding);
+// What the colours of interleaving_html mean (a <div class="legend">).
+std::string legend_html();
+
+// The wait-for cycle of a deadlock (an <svg class="cycle">), each arrow labelled with what its
+// thread waits for when `exec` is given; empty when there is no cycle.
+std::string cycle_svg(const sched::Finding& finding, const sched::Execution* exec = nullptr);
 
 }  // namespace racelab::report

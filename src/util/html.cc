@@ -63,6 +63,31 @@ svg .blk-alloc { fill: var(--blue); } svg .blk-inactive { fill: #e4e7ec; stroke:
 svg .blk-pending { fill: var(--orange); } svg .seg-outline { fill: none; stroke: #667085; }
 .legend span { display: inline-block; margin-right: 14px; } .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
 details { margin: 6px 0; } summary { cursor: pointer; color: var(--blue); }
+svg .s-a2 { stroke: var(--purple); fill: none; stroke-width: 1.5; stroke-dasharray: 6 4; }
+svg .s-b2 { stroke: var(--teal); fill: none; stroke-width: 1.2; stroke-dasharray: 6 4; }
+svg .settle-end { stroke: var(--muted); stroke-dasharray: 3 3; } svg .y-axis { stroke: var(--muted); }
+svg .settle { fill: #eef1f6; } svg .marker-settle { fill: #fff; stroke: var(--muted); stroke-width: 2; }
+svg .axis-title { fill: var(--muted); font-size: 12px; } svg .axis-note { fill: var(--orange); font-size: 11px; }
+svg .axis-break { stroke: var(--orange); stroke-width: 1.5; fill: none; }
+svg .edge-label { fill: var(--fail); font-size: 12px; }
+table.lanes { table-layout: fixed; margin: 0; font-size: 12.5px; line-height: 1.3; }
+table.lanes th, table.lanes td { padding: 3px 6px; border-bottom: 1px solid #eef0f3; overflow-wrap: anywhere; }
+table.lanes col.c-step { width: 52px; } table.lanes col.c-thread { width: 180px; }
+table.lanes th.thread { text-align: left; } table.lanes th.in-cycle { color: var(--fail); }
+table.lanes th.is-blocked::after { content: " (blocked)"; color: var(--fail); font-weight: 400; }
+table.lanes td.num { color: var(--muted); }
+td.op { border-left: 4px solid var(--grey); background: #f8f9fb; }
+td.op-lock { border-left-color: var(--blue); background: #eef3fc; } td.op-unlock { border-left-color: #8fb0ee; }
+td.op-submit { border-left-color: var(--orange); background: #fdf3e6; } td.op-wait { border-left-color: var(--purple); background: #f4eefb; }
+td.op-point { border-left-color: var(--teal); background: #e9f4f6; } td.op-event { border-left-color: #a3a3a3; }
+td.end-blocked { border-left: 4px solid var(--fail); background: #fdecea; color: var(--fail); font-weight: 600; }
+td.end-done, td.end-idle { color: var(--muted); } td.end-stopped { color: var(--orange); }
+tr.event td { background: #fff4e5; border-top: 2px solid var(--orange); } tr.event td.fail { color: var(--fail); }
+tr.gap td, tr.end td.num { color: var(--muted); font-style: italic; } tr.end td { border-top: 2px solid var(--line); }
+.legend i.op { background: var(--grey); } .legend i.op-lock { background: var(--blue); } .legend i.op-unlock { background: #8fb0ee; }
+.legend i.op-submit { background: var(--orange); } .legend i.op-wait { background: var(--purple); } .legend i.op-point { background: var(--teal); }
+.legend i.op-event { background: #a3a3a3; } .legend i.end-blocked { background: var(--fail); } .legend i.ev { background: #fff4e5; border-top: 2px solid var(--orange); }
+.legend { margin: 6px 0; }
 )css";
 
 // Runs before anything else on the page: collects script errors, then checks the expected
@@ -74,6 +99,19 @@ document.addEventListener('DOMContentLoaded', function () {
   var want = (document.body.getAttribute('data-expect') || '').split(' ').filter(Boolean);
   var missing = want.filter(function (s) { return !document.querySelector(s); });
   var problems = window.__racelab_errors.concat(missing.map(function (s) { return 'missing ' + s; }));
+  // Every step of an interleaving shown open has one label, drawn and not cut off.
+  document.querySelectorAll('table.lanes').forEach(function (t) {
+    if (t.closest('details:not([open])')) return;
+    var rows = t.querySelectorAll('tr.step'), ok = 0;
+    rows.forEach(function (r) {
+      var l = r.querySelectorAll('span.label');
+      if (l.length !== 1 || !l[0].textContent.trim()) return;
+      var b = l[0].getBoundingClientRect(), c = l[0].parentElement;
+      if (b.width > 0 && b.height > 0 && c.scrollWidth <= c.clientWidth + 1) ok++;
+    });
+    t.setAttribute('data-labels-visible', ok + '/' + rows.length);
+    if (ok !== rows.length) problems.push('step labels hidden or cut off: ' + ok + '/' + rows.length);
+  });
   document.body.setAttribute('data-selfcheck', problems.length ? 'fail: ' + problems.join('; ') : 'ok');
 });
 function racelabCopy(button) {
@@ -114,70 +152,154 @@ std::string line_chart(std::string_view klass, std::string_view title,
                        const std::vector<std::string>& x_labels, const std::vector<Series>& series,
                        std::string_view unit, const std::vector<std::size_t>& markers,
                        std::string_view marker_name) {
-  const double W = 900, H = 260, left = 64, right = 16, top = 28, bottom = 34;
+  ChartOptions o;
+  o.klass = std::string(klass);
+  o.title = std::string(title);
+  o.unit = std::string(unit);
+  if (!markers.empty()) o.markers.push_back({markers, std::string(marker_name), "marker"});
+  return line_chart(o, x_labels, series);
+}
+
+std::string line_chart(const ChartOptions& o, const std::vector<std::string>& x_labels,
+                       const std::vector<Series>& series) {
+  const double W = 900, H = o.x_name.empty() ? 260 : 280, left = o.y_name.empty() ? 64 : 84,
+               right = 16, top = 28, bottom = o.x_name.empty() ? 34 : 50;
   const std::size_t n = x_labels.size();
-  double ymax = 0;
+  double lo = 0, hi = 0;
+  bool any = false;
   for (const Series& s : series) {
-    for (double v : s.values) ymax = std::max(ymax, v);
+    for (std::size_t i = 0; i < s.values.size() && i < n; ++i) {
+      lo = any ? std::min(lo, s.values[i]) : s.values[i];
+      hi = any ? std::max(hi, s.values[i]) : s.values[i];
+      any = true;
+    }
   }
-  ymax = nice_max(ymax);
-  auto X = [&](std::size_t i) {
-    return left + (n <= 1
-                       ? 0.0
-                       : (W - left - right) * static_cast<double>(i) / static_cast<double>(n - 1));
+  double ymin = 0, ymax = nice_max(hi), step = ymax / 4;
+  if (!o.zero_based && any) {
+    // Ticks at a nice step that puts about four intervals over the data.
+    const double span = hi - lo > 0 ? hi - lo : std::max(1.0, std::abs(hi) * 0.1);
+    const double raw = span / 4, p = std::pow(10.0, std::floor(std::log10(raw)));
+    step = 10 * p;
+    for (double m : {1.0, 2.0, 2.5, 5.0}) {
+      if (raw <= m * p) {
+        step = m * p;
+        break;
+      }
+    }
+    ymin = std::floor(lo / step) * step;
+    ymax = std::ceil(hi / step) * step;
+    if (ymax - ymin < step) ymax = ymin + step;
+    if (ymin < 0 && lo >= 0) ymin = 0;
+  }
+  auto X = [&](double i) {
+    return left + (n <= 1 ? 0.0 : (W - left - right) * i / static_cast<double>(n - 1));
   };
-  auto Y = [&](double v) { return top + (H - top - bottom) * (1.0 - v / ymax); };
+  auto Y = [&](double v) { return top + (H - top - bottom) * (1.0 - (v - ymin) / (ymax - ymin)); };
   std::string svg = fmt::format(
       "<svg class=\"{}\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
-      "aria-label=\"{}\">",
-      escape(klass), W, H, W, H, escape(title));
-  svg += fmt::format("<text x=\"{}\" y=\"16\">{}</text>", left, escape(title));
+      "aria-label=\"{}\" data-y-min=\"{:g}\" data-y-max=\"{:g}\">",
+      escape(o.klass), W, H, W, H, escape(o.title), ymin, ymax);
+  svg += fmt::format("<text x=\"{}\" y=\"16\">{}</text>", left, escape(o.title));
+  if (o.shade_to > 0 && n > 0) {
+    const double half = n <= 1 ? 0 : (W - left - right) / static_cast<double>(n - 1) / 2;
+    const double x0 = std::max(left, X(0) - half);
+    const double x1 =
+        std::min(W - right, X(static_cast<double>(std::min(o.shade_to, n) - 1)) + half);
+    svg += fmt::format(
+        "<rect class=\"settle\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" "
+        "height=\"{}\"><title>{}</title>"
+        "</rect><text class=\"muted\" x=\"{:.1f}\" y=\"{}\">{}</text>",
+        x0, top, std::max(2.0, x1 - x0), H - top - bottom, escape(o.shade_name), x1 + 4, top + 12,
+        escape(o.shade_name));
+    svg += fmt::format(
+        "<line class=\"settle-end\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\"/>", x1, top,
+        H - bottom);
+  }
   for (int k = 0; k <= 4; ++k) {
-    const double v = ymax * k / 4;
+    const double v = ymin + (ymax - ymin) * k / 4;
     svg += fmt::format("<line class=\"axis\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>",
                        left, W - right, Y(v), Y(v));
     svg += fmt::format(
         "<text class=\"muted\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{:g} {}</text>", left - 6,
-        Y(v) + 4, v, escape(unit));
+        Y(v) + 4, v, escape(o.unit));
+  }
+  if (ymin != 0) {
+    // The axis does not start at 0: a break mark on it, and the words.
+    const double yb = H - bottom;
+    svg += fmt::format(
+        "<path class=\"axis-break\" d=\"M{0},{1:.1f} l-5,3 l10,4 l-5,3\"/>"
+        "<text class=\"axis-note\" x=\"{2}\" y=\"16\" text-anchor=\"end\">y axis starts at {3:g} "
+        "{4}, not 0</text>",
+        left, yb - 14, W - right, ymin, escape(o.unit));
+  }
+  svg += fmt::format("<line class=\"y-axis\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\"/>", left,
+                     top, H - bottom);
+  if (!o.y_name.empty()) {
+    svg += fmt::format(
+        "<text class=\"axis-title\" transform=\"translate(14,{:.1f}) rotate(-90)\" "
+        "text-anchor=\"middle\">{}{}</text>",
+        top + (H - top - bottom) / 2, escape(o.y_name),
+        o.unit.empty() ? std::string() : " (" + escape(o.unit) + ")");
+  }
+  if (!o.x_name.empty()) {
+    svg += fmt::format(
+        "<text class=\"axis-title\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+        left + (W - left - right) / 2, H - 8, escape(o.x_name));
   }
   const std::size_t ticks = std::min<std::size_t>(n, 10);
+  const double tick_y = H - bottom + 16;
   for (std::size_t t = 0; t < ticks; ++t) {
     const std::size_t i = ticks <= 1 ? 0 : t * (n - 1) / (ticks - 1);
     svg +=
         fmt::format("<text class=\"muted\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                    X(i), H - 12, escape(x_labels[i]));
+                    X(static_cast<double>(i)), tick_y, escape(x_labels[i]));
   }
   for (const Series& s : series) {
     std::string pts;
     for (std::size_t i = 0; i < s.values.size() && i < n; ++i)
-      pts += fmt::format("{:.1f},{:.1f} ", X(i), Y(s.values[i]));
+      pts += fmt::format("{:.1f},{:.1f} ", X(static_cast<double>(i)), Y(s.values[i]));
     svg += fmt::format("<polyline class=\"{}\" points=\"{}\"><title>{}</title></polyline>",
                        escape(s.css), pts, escape(s.name));
   }
   if (!series.empty()) {
-    for (std::size_t i : markers) {
-      if (i >= series[0].values.size()) continue;
-      svg += fmt::format(
-          "<circle class=\"marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>{} at "
-          "{}</title></circle>",
-          X(i), Y(series[0].values[i]), escape(marker_name), escape(x_labels[i]));
+    for (const Markers& m : o.markers) {
+      for (std::size_t i : m.at) {
+        if (i >= series[0].values.size() || i >= n) continue;
+        svg += fmt::format(
+            "<circle class=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>{} at "
+            "{}</title></circle>",
+            escape(m.css), X(static_cast<double>(i)), Y(series[0].values[i]), escape(m.name),
+            escape(x_labels[i]));
+      }
     }
   }
   svg += "</svg>";
   std::string legend = "<div class=\"legend\">";
-  static const std::pair<const char*, const char*> kColours[] = {
-      {"s-a", "var(--blue)"}, {"s-b", "var(--orange)"}, {"s-c", "var(--purple)"}};
+  static const std::pair<const char*, const char*> kColours[] = {{"s-a", "var(--blue)"},
+                                                                 {"s-b", "var(--orange)"},
+                                                                 {"s-c", "var(--purple)"},
+                                                                 {"s-a2", "var(--purple)"},
+                                                                 {"s-b2", "var(--teal)"}};
   for (const Series& s : series) {
     const char* colour = "var(--grey)";
     for (const auto& [c, v] : kColours) {
       if (s.css == c) colour = v;
     }
-    legend += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", colour, escape(s.name));
+    const bool dashed = s.css.size() > 1 && s.css.back() == '2';
+    legend += fmt::format("<span><i style=\"background:{}{}\"></i>{}</span>", colour,
+                          dashed ? ";height:3px;border-top:1px dashed #fff" : "", escape(s.name));
   }
-  if (!markers.empty())
+  for (const Markers& m : o.markers) {
+    if (m.at.empty()) continue;
+    legend += fmt::format("<span><i style=\"{};border-radius:5px\"></i>{}</span>",
+                          m.css == "marker" ? "background:var(--fail)"
+                                            : "background:#fff;border:2px solid var(--muted)",
+                          escape(m.name));
+  }
+  if (o.shade_to > 0)
     legend +=
-        fmt::format("<span><i style=\"background:var(--fail);border-radius:5px\"></i>{}</span>",
-                    escape(marker_name));
+        fmt::format("<span><i style=\"background:#eef1f6;border:1px solid #c4c9d2\"></i>{}</span>",
+                    escape(o.shade_name));
   legend += "</div>";
   return svg + legend;
 }

@@ -20,7 +20,7 @@ std::string copyable(std::string_view text);
 
 struct Series {
   std::string name;
-  std::string css;  // class of the polyline (colour in the page's CSS)
+  std::string css;  // class of the polyline (colour in the page's CSS): s-a, s-b, s-c, s-a2, s-b2
   std::vector<double> values;
 };
 
@@ -30,6 +30,32 @@ std::string line_chart(std::string_view klass, std::string_view title,
                        const std::vector<std::string>& x_labels, const std::vector<Series>& series,
                        std::string_view unit, const std::vector<std::size_t>& markers,
                        std::string_view marker_name);
+
+// Dots on a line chart at some x indices, drawn on the first series.
+struct Markers {
+  std::vector<std::size_t> at;
+  std::string name;
+  std::string css = "marker";  // class of the circles (colour in the page's CSS)
+};
+
+// A line chart with named axes. `zero_based` false scales the y axis to the data (a nice range
+// around its minimum and maximum, not 0..max) and says on the plot where the axis starts; the
+// <svg> carries data-y-min and data-y-max. `shade_to` > 0 shades x indices [0, shade_to) as a
+// band named `shade_name` (the settle iterations).
+struct ChartOptions {
+  std::string klass = "plot";  // the <svg> class
+  std::string title;
+  std::string x_name;  // the x axis title, e.g. "iteration"
+  std::string unit;    // y values' unit, e.g. "MiB"; the y axis title is "<y_name> (<unit>)"
+  std::string y_name;
+  bool zero_based = true;
+  std::size_t shade_to = 0;
+  std::string shade_name;
+  std::vector<Markers> markers;
+};
+
+std::string line_chart(const ChartOptions& options, const std::vector<std::string>& x_labels,
+                       const std::vector<Series>& series);
 
 // Horizontal bars, one per label.
 std::string bar_chart(std::string_view klass, std::string_view title,
