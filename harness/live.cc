@@ -25,6 +25,7 @@
 #include "command.h"
 #include "live/python/bridge.h"
 #include "live/python/follow.h"
+#include "live/search.h"
 #include "live/torch/workload.h"
 #include "racelab/version.h"
 #include "sched/schedule.h"
@@ -38,45 +39,13 @@ namespace racelab::cli {
 namespace {
 
 namespace tw = live::torch_workload;
-
-// Kinds that fail a live run; the others (duplicate_compile, compile_after_warmup) are evidence.
-bool is_failure(const std::string& kind) { return sched::kinds::is_failure(kind); }
-
-// The failure (or lost control) of an execution that ranks first in the registry's order.
-std::vector<sched::Finding>::const_iterator worst_failure(const live::Result& r) {
-  auto best = r.findings.end();
-  for (auto it = r.findings.begin(); it != r.findings.end(); ++it) {
-    if (!is_failure(it->kind) && !sched::kinds::is_inconclusive(it->kind)) continue;
-    if (best == r.findings.end() || sched::kinds::rank(it->kind) < sched::kinds::rank(best->kind))
-      best = it;
-  }
-  return best;
-}
-
-// The Python stack of thread `name` in a stacks.txt ("Thread 1234 (NAME):" sections), innermost
-// frames last; empty when the file or the thread is not there.
-std::string thread_stack(const std::filesystem::path& stacks, const std::string& name) {
-  std::string text;
-  try {
-    text = read_file(stacks.string());
-  } catch (const InputError&) {
-    return {};
-  }
-  const std::string head = "(" + name + "):\n";
-  const auto at = text.find(head);
-  if (at == std::string::npos) return {};
-  const auto begin = at + head.size();
-  const auto end = text.find("\nThread ", begin);
-  return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-}
-
-// "racelab lost control of NAME: ..." -> NAME.
-std::string lost_thread(const sched::Finding& f) {
-  const std::string prefix = "racelab lost control of ";
-  if (f.message.rfind(prefix, 0) != 0) return {};
-  const auto colon = f.message.find(": ", prefix.size());
-  return f.message.substr(prefix.size(), colon - prefix.size());
-}
+using live::finding_json;
+using live::is_failure;
+using live::JobInfo;
+using live::lost_thread;
+using live::Outcome;
+using live::thread_stack;
+using live::worst_failure;
 
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
@@ -169,159 +138,14 @@ std::vector<int> parse_lengths(const std::string& text, const std::string& flag)
   return out;
 }
 
-nlohmann::ordered_json finding_json(const sched::Finding& f) {
-  nlohmann::ordered_json j;
-  j["kind"] = f.kind;
-  j["message"] = f.message;
-  j["decision"] = f.step;
-  j["details"] = f.details;
-  j["cycle"] = f.cycle;
-  return j;
-}
-
-std::string trace_text(const live::Result& r) {
-  std::string out;
-  std::size_t decision = 0;
-  for (const live::Event& e : r.events) {
-    out += fmt::format("{:9.6f} {:>5} {}{}: {}\n", e.seconds,
-                       e.decision ? std::to_string(decision++) : std::string("-"), e.thread,
-                       e.foreign ? " (foreign)" : "", e.text);
-  }
-  return out;
-}
-
-struct Outcome {
-  std::uint64_t executions = 0;
-  std::map<std::string, std::uint64_t> kinds;  // executions in which each kind was seen
-  std::optional<live::Result> failure;
-  std::uint64_t failure_execution = 0;
-  std::optional<live::Result> last;  // the last execution, when none failed
-  // --expect deadlock searches on past other failures (an exception, a data race): the first one.
-  std::optional<live::Result> other;
-  std::uint64_t other_execution = 0;
-  double seconds = 0;
-  bool exhausted = false;
-  bool interrupted = false;
-  bool time_limit = false;
-};
-
-// What a live search reports about its subject.
-struct JobInfo {
-  std::string subject;  // "live-torch", "live-python"
-  std::string command;  // "live torch", "live python"
-  nlohmann::ordered_json parameters;
-  std::string build;
-  std::string hash;
-  std::string stuck_in;  // where hung threads are stuck, for the message
-  std::function<void(const std::filesystem::path&)> on_hang;  // extra outputs before the exit
-  // After each execution, before the next: its number and how it ended (a failure's kind or
-  // "complete").
-  std::function<void(std::uint64_t, const std::string&)> after_execution;
-};
-
-// Writes the schedule of execution `execution` (result `r`) as schedule-<kind>.json; its path.
-std::string write_schedule(const LiveArgs& a, const JobInfo& info, const live::Result& r,
-                           std::uint64_t execution, const std::string& strategy_desc) {
-  sched::Schedule s;
-  s.racelab_version = kVersion;
-  s.subject_name = info.subject;
-  s.subject_hash = info.hash;
-  s.strategy_name = a.strategy;
-  s.strategy_description = strategy_desc;
-  s.seed = a.seed;
-  s.execution = execution;
-  s.parameters = nlohmann::json::parse(info.parameters.dump());
-  // Named after its worst failure (the registry's order: a deadlock before the FX errors that
-  // came first), so that another execution's schedule of a lesser kind never takes its name.
-  const auto first = worst_failure(r);
-  if (first != r.findings.end()) {
-    s.finding_kind = first->kind;
-    s.finding_message = first->message;
-  }
-  s.preemptions = r.preemptions;
-  for (auto& [t, op] : r.decisions()) s.steps.push_back({t, op});
-  const std::string path =
-      (std::filesystem::path(a.out) /
-       fmt::format("schedule-{}.json", s.finding_kind.empty() ? "run" : s.finding_kind))
-          .string();
-  write_file_atomic(path, sched::schedule_to_json(s));
-  return path;
-}
-
-// Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
-std::string write_outputs(const LiveArgs& a, const JobInfo& info, const Outcome& o,
-                          const std::string& strategy_desc) {
-  const std::filesystem::path dir(a.out);
-  ensure_directory(dir);
-  std::string schedule_path;
-  nlohmann::ordered_json report;
-  report["format"] = "racelab-live-report";
-  report["version"] = 1;
-  report["racelab_version"] = kVersion;
-  report["subject"] = info.subject;
-  report["build"] = info.build;
-  report["parameters"] = info.parameters;
-  report["strategy"] = strategy_desc;
-  report["executions"] = o.executions;
-  report["seconds"] = o.seconds;
-  report["exhausted"] = o.exhausted;
-  report["kinds_seen"] = o.kinds;
-  report["findings"] = nlohmann::ordered_json::array();
-  if (o.failure) {
-    const live::Result& r = *o.failure;
-    for (const auto& f : r.findings) {
-      auto j = finding_json(f);
-      j["execution"] = o.failure_execution;
-      report["findings"].push_back(j);
-    }
-    report["hung"] = r.hung;
-    report["threads"] = r.threads;
-    report["foreign_threads"] = r.foreign;
-
-    schedule_path = write_schedule(a, info, r, o.failure_execution, strategy_desc);
-    report["schedule"] = schedule_path;
-  }
-  if (o.other) {
-    const std::string path = write_schedule(a, info, *o.other, o.other_execution, strategy_desc);
-    const auto f = worst_failure(*o.other);
-    auto j = finding_json(*f);
-    j["execution"] = o.other_execution;
-    j["schedule"] = path;
-    report["other_failure"] = j;
-  }
-  // The failing execution's events, or the last execution's when none failed.
-  if (o.failure) {
-    write_file_atomic(dir / "trace.txt", trace_text(*o.failure));
-  } else if (o.last) {
-    write_file_atomic(dir / "trace.txt", trace_text(*o.last));
-  }
-  if (o.failure && o.failure->hung && info.on_hang) {
-    info.on_hang(dir);
-    report["stacks"] = (dir / "stacks.txt").string();
-    // Where racelab lost a thread: its Python stack, beside the finding.
-    for (auto& j : report["findings"]) {
-      if (j["kind"] != sched::kinds::kLostControl) continue;
-      sched::Finding f;
-      f.message = j["message"].get<std::string>();
-      const std::string stack = thread_stack(dir / "stacks.txt", lost_thread(f));
-      if (!stack.empty()) j["python_stack"] = stack;
-    }
-  }
-  write_file_atomic(dir / "report.json", report.dump(2) + "\n");
-  return schedule_path;
-}
+live::SearchOptions search_options(const LiveArgs& a);
 
 int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
            const std::string& strategy_desc) {
-  const std::string schedule = write_outputs(a, info, o, strategy_desc);
-  const bool failed = o.failure.has_value() &&
-                      std::any_of(o.failure->findings.begin(), o.failure->findings.end(),
-                                  [](const sched::Finding& f) { return is_failure(f.kind); });
-  // racelab lost control of a thread: no verdict either way (exit 3), whatever was expected.
-  const bool inconclusive =
-      o.failure.has_value() &&
-      std::any_of(o.failure->findings.begin(), o.failure->findings.end(),
-                  [](const sched::Finding& f) { return sched::kinds::is_inconclusive(f.kind); });
+  const std::string schedule = live::write_outputs(search_options(a), info, o, strategy_desc);
+  const live::Judgement verdict = live::judge(search_options(a), o);
+  const bool failed = verdict.failed;
+  const bool inconclusive = verdict.inconclusive;
   if (o.failure) {
     for (const auto& f : o.failure->findings) {
       if (!is_failure(f.kind) && !sched::kinds::is_inconclusive(f.kind)) continue;
@@ -365,23 +189,18 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
              o.exhausted ? " (exhaustive within the bound)" : "", o.seconds, info.build);
   fmt::print("report: {}/report.json, {}/trace.txt\n", a.out, a.out);
   const bool want_deadlock = a.expect == "deadlock";
-  const bool found_deadlock = o.failure && o.failure->found(sched::kinds::kDeadlock);
-  int code = kExitOk;
   if (inconclusive) {
     fmt::print(
         "{}: racelab lost control of a thread, so this run says nothing about the "
         "program{}; exit 3\n",
         paint("inconclusive", Colour::kRed),
         want_deadlock ? " (the expected deadlock was not seen)" : "");
-    code = kExitInternal;
   } else if (want_deadlock) {
-    fmt::print("expectation (deadlock) {}\n", found_deadlock
+    fmt::print("expectation (deadlock) {}\n", verdict.found_deadlock
                                                   ? paint("holds", Colour::kGreen)
                                                   : paint("does not hold", Colour::kRed));
-    code = found_deadlock ? kExitOk : kExitFound;
-  } else {
-    code = failed ? kExitFound : kExitOk;
   }
+  const int code = verdict.exit_code;
   std::fflush(stdout);
   std::fflush(stderr);
   if (o.failure && o.failure->hung) std::_Exit(code);
@@ -448,80 +267,33 @@ int run_overhead(LiveArgs a) {
   return kExitOk;
 }
 
-// Runs executions of `subject` until a failure or the budget, then reports (finish).
+live::SearchOptions search_options(const LiveArgs& a) {
+  live::SearchOptions o;
+  o.strategy = a.strategy;
+  o.seed = a.seed;
+  o.executions = a.executions;
+  o.time_limit = a.time_limit;
+  o.hang_timeout = a.hang_timeout;
+  o.settle_ms = a.settle_ms;
+  o.cycle_confirm_ms = a.cycle_confirm_ms;
+  o.expect = a.expect;
+  o.replay = a.replay;
+  o.out = a.out;
+  return o;
+}
+
+// Runs executions of `subject` until a failure or the budget (live::search), then reports.
 int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
                sched::Strategy& strategy, bool replaying) {
-  live::Options lo;
-  lo.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
-  lo.settle = std::chrono::milliseconds(a.settle_ms);
-  lo.cycle_confirm = std::chrono::milliseconds(a.cycle_confirm_ms);
   const std::string desc = strategy.describe();
   std::fflush(stdout);
-
-  Outcome o;
-  const auto start = std::chrono::steady_clock::now();
   auto progress = count_progress(info.command, "executions");
-  for (std::uint64_t i = 0; i < a.executions; ++i) {
-    if (interrupted().load()) {
-      o.interrupted = true;
-      break;
-    }
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (a.time_limit > 0 && elapsed > a.time_limit) {
-      o.time_limit = true;
-      break;
-    }
-    std::optional<live::Result> r;
-    try {
-      r = live::run(subject, strategy, i, lo);
-    } catch (const sched::ReplayDivergence& e) {
-      throw InputError(
-          fmt::format("{}: {} (a live run also depends on foreign threads' timing; "
-                      "try a larger --settle-ms)",
-                      a.replay, e.what()));
-    }
-    if (!r) {
-      o.exhausted = true;
-      break;
-    }
-    ++o.executions;
-    if (info.after_execution) {
-      const auto worst = worst_failure(*r);
-      info.after_execution(i, worst != r->findings.end() ? worst->kind : "complete");
-    }
-    std::set<std::string> seen;
-    for (const auto& f : r->findings) seen.insert(f.kind);
-    for (const auto& k : seen) ++o.kinds[k];
-    if (progress) progress(o.executions, a.executions);
-    const bool lost = std::any_of(seen.begin(), seen.end(), sched::kinds::is_inconclusive);
-    const bool failed = lost || std::any_of(seen.begin(), seen.end(), is_failure);
-    // Searching for a deadlock: another failure is kept (the first) and the search goes on, unless
-    // threads were left stuck in real calls (a hang, racelab losing control): then the process
-    // must end, and that execution is the result. A hang is never the deadlock asked for.
-    if (failed && !replaying && a.expect == "deadlock" && !seen.count(sched::kinds::kDeadlock) &&
-        !r->hung) {
-      if (!o.other) {
-        o.other = std::move(r);
-        o.other_execution = i;
-      }
-      continue;
-    }
-    if (failed || replaying) {
-      o.failure = std::move(r);
-      o.failure_execution = i;
-      if (failed) break;
-    } else {
-      o.last = std::move(r);
-    }
-  }
+  const live::Outcome o = live::search(
+      search_options(a), info, subject, strategy, replaying, [] { return interrupted().load(); },
+      [&](std::uint64_t done, std::uint64_t budget) {
+        if (progress) progress(done, budget);
+      });
   clear_progress();
-  if (!o.failure && o.other) {  // no deadlock: the other failure is the result
-    o.failure = std::move(o.other);
-    o.failure_execution = o.other_execution;
-    o.other.reset();
-  }
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return finish(a, info, o, desc);
 }
 

@@ -1,0 +1,97 @@
+#pragma once
+// The live search (racelab live torch | live python): executions of a live subject under one
+// strategy until a failure or the budget, the policy that judges them, and the files it writes
+// (report.json, trace.txt, schedule-<kind>.json). The command line (harness/live*.cc) prints.
+//
+// Policy: a failure kind (the registry's, sched/kinds.h) or racelab losing control ends the
+// search; evidence kinds never do. Searching for a deadlock (`expect` "deadlock"), another failure
+// is kept (the first) and the search goes on, unless threads were left stuck in real calls (a
+// hang, lost control): the process must end then, and that execution is the result.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "live/live.h"
+#include "sched/strategy.h"
+
+namespace racelab::live {
+
+struct SearchOptions {
+  std::string strategy = "pct";  // its name and seed, for the schedule's header
+  std::uint64_t seed = 1;
+  std::uint64_t executions = 10;
+  double time_limit = 0;  // seconds; 0: none
+  double hang_timeout = 10;
+  int settle_ms = 10;
+  int cycle_confirm_ms = 2000;
+  std::string expect = "clean";  // clean | deadlock
+  std::string replay;            // the schedule replayed, for messages ("" for a search)
+  std::string out;               // where the files go
+};
+
+struct Outcome {
+  std::uint64_t executions = 0;
+  std::map<std::string, std::uint64_t> kinds;  // executions in which each kind was seen
+  std::optional<Result> failure;
+  std::uint64_t failure_execution = 0;
+  std::optional<Result> last;  // the last execution, when none failed
+  // --expect deadlock searches on past other failures (an exception, a data race): the first one.
+  std::optional<Result> other;
+  std::uint64_t other_execution = 0;
+  double seconds = 0;
+  bool exhausted = false;
+  bool interrupted = false;
+  bool time_limit = false;
+};
+
+// What a live search reports about its subject.
+struct JobInfo {
+  std::string subject;  // "live-torch", "live-python"
+  std::string command;  // "live torch", "live python"
+  nlohmann::ordered_json parameters;
+  std::string build;
+  std::string hash;
+  std::string stuck_in;  // where hung threads are stuck, for the message
+  std::function<void(const std::filesystem::path&)> on_hang;  // extra outputs before the exit
+  // After each execution, before the next: its number and how it ended (a failure's kind or
+  // "complete").
+  std::function<void(std::uint64_t, const std::string&)> after_execution;
+};
+
+bool is_failure(const std::string& kind);  // a kind that fails a live run (not evidence)
+// The failure (or lost control) of an execution that ranks first in the registry's order.
+std::vector<sched::Finding>::const_iterator worst_failure(const Result& r);
+// The Python stack of thread `name` in a stacks.txt, innermost frames last ('' if absent).
+std::string thread_stack(const std::filesystem::path& stacks, const std::string& name);
+std::string lost_thread(const sched::Finding& f);  // "racelab lost control of NAME: ..." -> NAME
+nlohmann::ordered_json finding_json(const sched::Finding& f);
+std::string trace_text(const Result& r);  // trace.txt: time, decision, thread, operation
+
+// Runs executions until a failure, the budget, the time limit or `stop()` (an interrupt);
+// `progress(done, budget)` after each. InputError where a replay diverges.
+Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
+               sched::Strategy& strategy, bool replaying, const std::function<bool()>& stop,
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress);
+
+// Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
+std::string write_schedule(const SearchOptions& a, const JobInfo& info, const Result& r,
+                           std::uint64_t execution, const std::string& strategy_desc);
+std::string write_outputs(const SearchOptions& a, const JobInfo& info, const Outcome& o,
+                          const std::string& strategy_desc);
+
+// The verdict: a failure found, racelab lost control (inconclusive: exit 3 whatever was
+// expected), the deadlock asked for found; and the exit code.
+struct Judgement {
+  bool failed = false;
+  bool inconclusive = false;
+  bool found_deadlock = false;
+  int exit_code = 0;
+};
+Judgement judge(const SearchOptions& a, const Outcome& o);
+
+}  // namespace racelab::live
