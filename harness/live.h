@@ -1,0 +1,74 @@
+#pragma once
+// What harness/live*.cc share (private to the command line): the options of racelab live torch |
+// python | alloc, and the steps each subcommand's file calls. live.cc registers the options,
+// live_search.cc runs a search and prints its verdict (the search itself is src/live/search.h),
+// live_torch.cc and live_python.cc run the two kinds of live subject.
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "live/live.h"
+#include "live/search.h"
+#include "live/torch/workload.h"
+#include "sched/strategy.h"
+
+namespace racelab::cli::livecmd {
+
+namespace tw = live::torch_workload;
+using live::JobInfo;
+using live::Outcome;
+
+struct LiveArgs {
+  tw::Config cfg;
+  std::string seq_lens = "128";
+  std::string strategy = "pct";
+  std::uint64_t seed = 1;
+  int depth = 3;
+  int preemptions = 2;
+  std::uint64_t executions = 10;
+  double time_limit = 0;
+  double hang_timeout = 10;
+  int settle_ms = 10;
+  int cycle_confirm_ms = 2000;
+  std::string expect = "clean";
+  std::string replay;
+  std::string out = "racelab-out/live-torch";
+  bool no_warmup_backward = false;
+  bool rr = false;
+  int overhead_steps = 0;
+  // live python
+  std::string script;
+  std::vector<std::string> script_args;
+  std::string interpose = "torch-2.11";
+  std::vector<std::string> dicts, locks, points, blockings;  // live python: table entries
+  std::string follow;  // a model schedule to force on the live run
+  std::string alloc;   // live python --alloc DIR: record the CUDA allocator (the first execution)
+  bool uncontrolled = false;  // live python --uncontrolled: one plain run, real threads
+};
+
+struct AllocArgs {
+  tw::AllocConfig cfg;
+  std::string seq_lens;
+  std::string out = "racelab-out/live-alloc";
+};
+
+// live_search.cc
+live::SearchOptions search_options(const LiveArgs& a);
+// Runs executions of `subject` until a failure or the budget, prints the verdict; the exit code
+// (a hang ends the process: threads are stuck in real calls).
+int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
+               sched::Strategy& strategy, bool replaying);
+void check_common(const LiveArgs& a);  // InputError for options out of range
+std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a);
+
+// live_torch.cc
+std::vector<int> parse_lengths(const std::string& text, const std::string& flag);
+int run_torch(LiveArgs a);
+int run_alloc(AllocArgs a);
+
+// live_python.cc
+int run_python(LiveArgs a);
+
+}  // namespace racelab::cli::livecmd

@@ -1,0 +1,158 @@
+// racelab live python: a Python script in the embedded interpreter (src/live/python), its threads
+// under the scheduler or, with --uncontrolled, run as plain Python would; --alloc records its CUDA
+// allocator history (src/live/python/racelab.py).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "command.h"
+#include "live.h"
+#include "live/python/bridge.h"
+#include "live/python/follow.h"
+#include "racelab/version.h"
+#include "sched/schedule.h"
+#include "sched/strategies/strategies.h"
+#include "util/errors.h"
+#include "util/files.h"
+
+namespace racelab::cli::livecmd {
+
+namespace {
+
+// The files' stem of an allocator capture: the script's name.
+std::string capture_name(const std::string& script) {
+  return std::filesystem::path(script).stem().string();
+}
+
+void print_capture(const std::vector<std::string>& lines) {
+  for (const auto& l : lines) fmt::print("allocator capture: {}\n", l);
+}
+
+// racelab live python --uncontrolled SCRIPT: one plain run (real threads, nothing interposed),
+// with --alloc its allocator capture; --time-limit bounds it (a run still going then is a hang).
+int run_plain_python(const LiveArgs& a) {
+  namespace lp = live::python;
+  if (a.script.empty()) throw InputError("live python --uncontrolled: a script is required");
+  if (!a.replay.empty() || !a.follow.empty())
+    throw InputError("live python --uncontrolled runs the script as it is: no --replay, --follow");
+  lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
+  if (!a.alloc.empty()) lp::start_alloc_capture(job, a.alloc, capture_name(a.script));
+  fmt::print("live python --uncontrolled: {} (real threads{}); {}\n", a.script,
+             a.time_limit > 0 ? fmt::format(", time limit {} s", a.time_limit) : "",
+             lp::build_description());
+  std::fflush(stdout);
+  const lp::PlainRun r = lp::run_plain(job, a.time_limit);
+  std::string ended = "complete";
+  if (!r.finished)
+    ended = "hang";
+  else if (!r.failures.empty())
+    ended = r.failures.front().first;
+  if (!a.alloc.empty()) print_capture(lp::finish_alloc_capture(ended));
+  nlohmann::ordered_json report;
+  report["format"] = "racelab-live-report";
+  report["version"] = 1;
+  report["racelab_version"] = kVersion;
+  report["subject"] = "live-python";
+  report["uncontrolled"] = true;
+  report["parameters"] = nlohmann::ordered_json::parse(lp::job_json(job));
+  report["seconds"] = r.seconds;
+  report["finished"] = r.finished;
+  report["findings"] = nlohmann::ordered_json::array();
+  for (const auto& [kind, message] : r.failures)
+    report["findings"].push_back({{"kind", kind}, {"message", message}});
+  if (!r.finished) {
+    const std::string msg = fmt::format(
+        "the script was still running after --time-limit {} s (every thread's Python stack: "
+        "{}/stacks.txt)",
+        a.time_limit, a.out);
+    report["findings"].push_back({{"kind", live::kinds::kHang}, {"message", msg}});
+  }
+  if (!a.alloc.empty()) report["alloc"] = a.alloc;
+  ensure_directory(a.out);
+  if (!r.finished) lp::dump_stacks((std::filesystem::path(a.out) / "stacks.txt").string());
+  write_file_atomic(std::filesystem::path(a.out) / "report.json", report.dump(2) + "\n");
+  for (const auto& f : report["findings"])
+    fmt::print("{}: {}\n", paint(f["kind"].get<std::string>(), Colour::kRed),
+               f["message"].get<std::string>());
+  if (report["findings"].empty())
+    fmt::print("{} in {:.2f} s\n", paint("the script finished", Colour::kGreen), r.seconds);
+  fmt::print("report: {}/report.json\n", a.out);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // Not finalized: a hung run's threads are still in the interpreter.
+  std::_Exit(report["findings"].empty() ? kExitOk : kExitFound);
+}
+
+}  // namespace
+
+// racelab live python SCRIPT: the user's script in the embedded interpreter.
+int run_python(LiveArgs a) {
+  namespace lp = live::python;
+  if (a.uncontrolled) return run_plain_python(a);
+  check_common(a);
+  std::unique_ptr<sched::Strategy> strategy;
+  std::optional<sched::Schedule> replay;
+  lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
+  if (!a.replay.empty()) {
+    replay = sched::read_schedule(a.replay);
+    if (replay->subject_name != "live-python")
+      throw InputError(
+          fmt::format("{}: records subject '{}', not live-python", a.replay, replay->subject_name));
+    job = lp::job_from_json(replay->parameters.dump());
+    a.executions = 1;
+    strategy =
+        std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail, nullptr);
+  } else if (!a.follow.empty()) {
+    if (a.script.empty()) throw InputError("live python: --follow needs the script to run");
+    const sched::Schedule model = sched::read_schedule(a.follow);
+    if (model.subject_name.rfind("live-", 0) == 0)
+      throw InputError(fmt::format("{}: a live schedule; replay it with --replay", a.follow));
+    const auto table = nlohmann::json::parse(lp::interposition_table(a.interpose));
+    if (!table.contains("follow"))
+      throw InputError(
+          fmt::format("--interpose {}: the table has no \"follow\" section mapping "
+                      "model names onto live ones",
+                      a.interpose));
+    auto steps = lp::follow_steps(model.steps, table["follow"], a.interpose);
+    if (steps.empty())
+      throw InputError(fmt::format("{}: none of its {} steps maps onto a live operation of {}",
+                                   a.follow, model.steps.size(), a.interpose));
+    fmt::print("following {} ({} of its {} steps map onto live operations)\n", a.follow,
+               steps.size(), model.steps.size());
+    strategy = std::make_unique<sched::FollowStrategy>(std::move(steps));
+  } else {
+    if (a.script.empty()) throw InputError("live python: a script is required (or --replay FILE)");
+    strategy = search_strategy(a);
+  }
+  auto subject = lp::make_subject(job);
+  JobInfo info;
+  info.subject = "live-python";
+  info.command = "live python";
+  info.parameters = nlohmann::ordered_json::parse(lp::job_json(job));
+  info.build = lp::build_description();
+  info.hash = subject->content_hash();
+  info.stuck_in = "Python";
+  info.on_hang = [](const std::filesystem::path& dir) {
+    lp::dump_stacks((dir / "stacks.txt").string());
+  };
+  fmt::print("live python: {} (interposition {}), {}; {}\n", job.script, job.interpose,
+             strategy->describe(), info.build);
+  if (!a.alloc.empty()) {
+    lp::start_alloc_capture(job, a.alloc, capture_name(job.script));
+    info.after_execution = [](std::uint64_t, const std::string& ended) {
+      print_capture(lp::finish_alloc_capture(ended));  // the first execution only: once
+    };
+  }
+  lp::arm_crash_report(a.out);
+  const int code = run_search(a, info, *subject, *strategy, replay.has_value());
+  // The interpreter is not finalized: the script's foreign threads may still be blocked in it.
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
+}  // namespace racelab::cli::livecmd

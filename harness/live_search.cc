@@ -1,0 +1,141 @@
+// racelab live torch | python: running a search and printing its verdict (the search, its policy
+// and its files are src/live/search.h).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "command.h"
+#include "live.h"
+#include "sched/kinds.h"
+#include "sched/strategies/strategies.h"
+#include "util/errors.h"
+
+namespace racelab::cli::livecmd {
+
+using live::is_failure;
+using live::lost_thread;
+using live::thread_stack;
+using live::worst_failure;
+
+namespace {
+
+int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
+           const std::string& strategy_desc) {
+  const std::string schedule = live::write_outputs(search_options(a), info, o, strategy_desc);
+  const live::Judgement verdict = live::judge(search_options(a), o);
+  const bool failed = verdict.failed;
+  const bool inconclusive = verdict.inconclusive;
+  if (o.failure) {
+    for (const auto& f : o.failure->findings) {
+      if (!is_failure(f.kind) && !sched::kinds::is_inconclusive(f.kind)) continue;
+      fmt::print("{} (execution {}, {} decisions): {}\n", paint(f.kind, Colour::kRed),
+                 o.failure_execution, o.failure->choices.size(), f.message);
+      for (const auto& d : f.details) fmt::print("  {}\n", d);
+      if (f.kind == sched::kinds::kLostControl) {
+        const std::string stack =
+            thread_stack(std::filesystem::path(a.out) / "stacks.txt", lost_thread(f));
+        if (!stack.empty())
+          fmt::print(
+              "  its Python stack (innermost last; the C function it waits in is below "
+              "the last frame):\n{}",
+              stack);
+      }
+    }
+    if (!schedule.empty())
+      fmt::print("  replay: racelab {} --replay {}{}\n", info.command, schedule,
+                 o.failure->hung ? fmt::format(" (the process exits now: threads are stuck in {})",
+                                               info.stuck_in)
+                                 : "");
+  }
+  for (const auto& [kind, n] : o.kinds) {
+    if (!is_failure(kind)) fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
+  }
+  if (o.other) {
+    const auto f = worst_failure(*o.other);
+    fmt::print(
+        "{} (execution {}, searched past it): {}\n  replay: racelab {} --replay "
+        "{}/schedule-{}.json\n",
+        paint(f->kind, Colour::kRed), o.other_execution, f->message, info.command, a.out, f->kind);
+    for (const auto& [kind, n] : o.kinds)
+      if (is_failure(kind) && kind != sched::kinds::kDeadlock && kind != live::kinds::kHang)
+        fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
+  }
+  if (!failed && !inconclusive)
+    fmt::print("{}\n", paint("no deadlock, hang or exception", Colour::kGreen));
+  if (o.interrupted) fmt::print("interrupted: results so far written\n");
+  if (o.time_limit) fmt::print("time limit reached: results so far written\n");
+  fmt::print("{} execution(s){} in {:.2f} s on {}\n", o.executions,
+             o.exhausted ? " (exhaustive within the bound)" : "", o.seconds, info.build);
+  fmt::print("report: {}/report.json, {}/trace.txt\n", a.out, a.out);
+  const bool want_deadlock = a.expect == "deadlock";
+  if (inconclusive) {
+    fmt::print(
+        "{}: racelab lost control of a thread, so this run says nothing about the "
+        "program{}; exit 3\n",
+        paint("inconclusive", Colour::kRed),
+        want_deadlock ? " (the expected deadlock was not seen)" : "");
+  } else if (want_deadlock) {
+    fmt::print("expectation (deadlock) {}\n", verdict.found_deadlock
+                                                  ? paint("holds", Colour::kGreen)
+                                                  : paint("does not hold", Colour::kRed));
+  }
+  const int code = verdict.exit_code;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (o.failure && o.failure->hung) std::_Exit(code);
+  return code;
+}
+
+}  // namespace
+
+live::SearchOptions search_options(const LiveArgs& a) {
+  live::SearchOptions o;
+  o.strategy = a.strategy;
+  o.seed = a.seed;
+  o.executions = a.executions;
+  o.time_limit = a.time_limit;
+  o.hang_timeout = a.hang_timeout;
+  o.settle_ms = a.settle_ms;
+  o.cycle_confirm_ms = a.cycle_confirm_ms;
+  o.expect = a.expect;
+  o.replay = a.replay;
+  o.out = a.out;
+  return o;
+}
+
+// Runs executions of `subject` until a failure or the budget (live::search), then reports.
+int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
+               sched::Strategy& strategy, bool replaying) {
+  const std::string desc = strategy.describe();
+  std::fflush(stdout);
+  auto progress = count_progress(info.command, "executions");
+  const live::Outcome o = live::search(
+      search_options(a), info, subject, strategy, replaying, [] { return interrupted().load(); },
+      [&](std::uint64_t done, std::uint64_t budget) {
+        if (progress) progress(done, budget);
+      });
+  clear_progress();
+  return finish(a, info, o, desc);
+}
+
+void check_common(const LiveArgs& a) {
+  if (a.expect != "clean" && a.expect != "deadlock")
+    throw InputError(fmt::format("--expect must be clean or deadlock, got '{}'", a.expect));
+  if (a.hang_timeout <= 0) throw InputError("--hang-timeout must be positive");
+  if (a.settle_ms < 0) throw InputError("--settle-ms must not be negative");
+  if (a.cycle_confirm_ms <= 0) throw InputError("--cycle-confirm-ms must be positive");
+}
+
+std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a) {
+  sched::StrategyParams sp;
+  sp.kind = sched::parse_strategy(a.strategy);
+  sp.seed = a.seed;
+  sp.depth = a.depth;
+  sp.max_preemptions = a.preemptions;
+  return sched::make_strategy(sp);
+}
+
+}  // namespace racelab::cli::livecmd

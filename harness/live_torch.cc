@@ -1,0 +1,224 @@
+// racelab live torch | alloc: the LibTorch drafter workload under the scheduler (src/live/torch),
+// its --rr recording and --overhead measurement, and the CUDA allocator capture of its step.
+//
+//   racelab live torch --drafters N --warmup MODE [--device cpu|cuda] ...  runs the workload under
+//     the scheduler, execution after execution, until a failure (deadlock, hang, exception) or the
+//     budget; writes report.json, trace.txt and the failing schedule.
+//   racelab live torch --replay SCHEDULE  runs the recorded schedule again.
+//   racelab live alloc --attention fused|chunked|dense ...  records the CUDA caching allocator's
+//     history of the drafter step and hands it to the allocator report.
+//
+// A hang cannot be unwound (threads are stuck inside LibTorch), so after writing its results the
+// command ends the process at once.
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "command.h"
+#include "live.h"
+#include "sched/schedule.h"
+#include "sched/strategies/strategies.h"
+#include "util/doctor.h"
+#include "util/errors.h"
+#include "util/files.h"
+
+namespace racelab::cli::livecmd {
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// --rr: runs this same command (without --rr) under `rr record --chaos` and prints the rr replay
+// command. rr's capability check is racelab doctor's (check_rr): where rr cannot record, exit 2
+// with its reason and the schedule-replay alternative.
+int run_under_rr(const LiveArgs& a) {
+  const std::string device =
+      a.replay.empty() ? a.cfg.device
+                       : sched::read_schedule(a.replay).parameters.value("device", std::string());
+  if (device == "cuda")
+    throw InputError(
+        "--rr: rr cannot record a CUDA run (the NVIDIA driver's ioctls and device memory mappings "
+        "are outside what rr records); replay the schedule instead: racelab live torch --replay "
+        "SCHEDULE");
+  const DoctorItem rr = check_rr();
+  if (!rr.ok)
+    throw InputError(
+        fmt::format("--rr: {} (racelab live torch --replay SCHEDULE replays a run "
+                    "without rr)",
+                    rr.value));
+  std::vector<std::string> args = {"rr", "record", "--chaos", "/proc/self/exe"};
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) args.back() = self.string();
+  const auto& argv = program_args();
+  for (std::size_t i = 1; i < argv.size(); ++i)
+    if (argv[i] != "--rr") args.push_back(argv[i]);
+  ensure_directory(a.out);
+  const std::string trace_dir = (std::filesystem::path(a.out) / "rr").string();
+  ensure_directory(trace_dir);
+  std::string command = "_RR_TRACE_DIR=" + shell_quote(trace_dir);
+  for (const auto& s : args) command += " " + shell_quote(s);
+  fmt::print("recording under rr: {}\n", command);
+  std::fflush(stdout);
+  const int status = std::system(command.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitInternal;
+  fmt::print("rr trace: {}/latest-trace\n  rr replay {}/latest-trace\n", trace_dir, trace_dir);
+  return code;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// --overhead N: the same drafter steps as plain code and under the scheduler (settle 0, and the
+// configured settle), in alternating rounds; medians per step and the overheads.
+int run_overhead(LiveArgs a) {
+  a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
+  if (a.overhead_steps < 5) throw InputError("--overhead needs at least 5 steps");
+  live::Options plain;
+  plain.control = false;
+  plain.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
+  live::Options bare = plain;
+  bare.control = true;
+  bare.settle = std::chrono::milliseconds(0);
+  live::Options settled = bare;
+  settled.settle = std::chrono::milliseconds(a.settle_ms);
+  struct Mode {
+    std::string name;
+    live::Options opts;
+    std::vector<double> times;
+  };
+  std::vector<Mode> modes = {{"plain code", plain, {}},
+                             {"racelab, settle 0 ms", bare, {}},
+                             {fmt::format("racelab, settle {} ms", a.settle_ms), settled, {}}};
+  const int rounds = 3;
+  for (int round = 0; round < rounds; ++round) {
+    for (Mode& m : modes) {
+      auto t = tw::time_steps(a.cfg, a.overhead_steps, m.opts);
+      // The first steps of a run warm caches (allocator, cuBLAS heuristics): not counted.
+      if (t.size() > 3) m.times.insert(m.times.end(), t.begin() + 3, t.end());
+    }
+  }
+  const double base = median(modes[0].times);
+  nlohmann::ordered_json out;
+  out["build"] = tw::build_description();
+  out["parameters"] = nlohmann::ordered_json::parse(tw::config_json(a.cfg));
+  out["steps_per_run"] = a.overhead_steps;
+  out["rounds"] = rounds;
+  fmt::print("overhead on {}: 1 drafter, {} steps x {} rounds at L={}, hidden {}, {} attention\n",
+             tw::build_description(), a.overhead_steps, rounds, a.cfg.seq_lens.front(),
+             a.cfg.hidden, a.cfg.attention);
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    const double m = median(modes[i].times);
+    const double pct = base > 0 ? (m / base - 1) * 100 : 0;
+    fmt::print("  {:<24} median {:9.3f} ms/step{}\n", modes[i].name, m * 1000,
+               i == 0 ? std::string() : fmt::format("  ({:+.1f}%)", pct));
+    out["modes"][modes[i].name] = {{"median_ms", m * 1000},
+                                   {"steps", modes[i].times.size()},
+                                   {"overhead_percent", i == 0 ? 0.0 : pct}};
+  }
+  ensure_directory(a.out);
+  write_file_atomic(std::filesystem::path(a.out) / "overhead.json", out.dump(2) + "\n");
+  fmt::print("report: {}/overhead.json\n", a.out);
+  return kExitOk;
+}
+
+}  // namespace
+
+std::vector<int> parse_lengths(const std::string& text, const std::string& flag) {
+  std::vector<int> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    try {
+      std::size_t used = 0;
+      const int v = std::stoi(item, &used);
+      if (used != item.size()) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw InputError(fmt::format("{}: '{}' is not a length (expected e.g. 128,256)", flag, item));
+    }
+    pos = comma + 1;
+  }
+  return out;
+}
+
+int run_torch(LiveArgs a) {
+  if (a.rr) return run_under_rr(a);
+  if (a.overhead_steps > 0) return run_overhead(a);
+  check_common(a);
+  std::unique_ptr<sched::Strategy> strategy;
+  std::optional<sched::Schedule> replay;
+  if (!a.replay.empty()) {
+    replay = sched::read_schedule(a.replay);
+    if (replay->subject_name != "live-torch")
+      throw InputError(
+          fmt::format("{}: records subject '{}', not live-torch (replay it with "
+                      "racelab replay)",
+                      a.replay, replay->subject_name));
+    a.cfg = tw::config_from_json(replay->parameters.dump());
+    a.executions = 1;
+    strategy =
+        std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail, nullptr);
+  } else {
+    a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
+    a.cfg.warmup_backward = !a.no_warmup_backward;
+    strategy = search_strategy(a);
+  }
+  std::unique_ptr<live::Subject> subject;
+  try {
+    subject = tw::make_drafters(a.cfg);  // validates: InputError for bad parameters
+  } catch (const InputError& e) {
+    if (!replay) throw;
+    throw InputError(fmt::format("{}: recorded with {} drafter(s) on {}: {}", a.replay,
+                                 a.cfg.drafters, a.cfg.device, e.what()));
+  }
+  if (replay && !replay->subject_hash.empty() && replay->subject_hash != subject->content_hash())
+    fmt::print(stderr,
+               "racelab: warning: {} was recorded with another build or workload ({}); replaying "
+               "anyway\n",
+               a.replay, replay->subject_hash);
+
+  JobInfo info;
+  info.subject = "live-torch";
+  info.command = "live torch";
+  info.parameters = nlohmann::ordered_json::parse(tw::config_json(a.cfg));
+  info.build = tw::build_description();
+  info.hash = subject->content_hash();
+  info.stuck_in = "LibTorch";
+  fmt::print("live torch: {} drafter(s) on {}, warmup {}, attention {}, {}; {}\n", a.cfg.drafters,
+             a.cfg.device, a.cfg.warmup, a.cfg.attention, strategy->describe(), info.build);
+  return run_search(a, info, *subject, *strategy, replay.has_value());
+}
+
+int run_alloc(AllocArgs a) {
+  if (!a.seq_lens.empty()) a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
+  if (a.cfg.iterations < 1) throw InputError("--iterations must be at least 1");
+  if (a.cfg.attention != "fused" && a.cfg.attention != "chunked" && a.cfg.attention != "dense")
+    throw InputError(
+        fmt::format("--attention must be fused, chunked or dense, got '{}'", a.cfg.attention));
+  a.cfg.out = a.out;
+  ensure_directory(a.out);
+  const tw::AllocOutcome got = tw::capture_alloc(a.cfg);
+  fmt::print("{}\n", got.summary);
+  fmt::print("trace: {}\nstats: {}\n", got.pickle_path, got.stats_path);
+  std::fflush(stdout);
+  return alloc_report(got.pickle_path, a.out);
+}
+
+}  // namespace racelab::cli::livecmd
