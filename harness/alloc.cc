@@ -432,6 +432,7 @@ int whatif_command(const WhatifArgs& a) {
     base.config = trace_config(snap, a.trace, {}, a.dev);
     base.device = static_cast<std::int64_t>(device);
     base.progress = count_progress("replaying " + a.trace, "events");
+    base.sample_after = whatif_sample_points(trace.size());
     const ReplayResult recorded = replay_trace(trace, base);
     std::vector<WhatifLine> lines;
     lines.push_back(whatif_line(
@@ -444,6 +445,7 @@ int whatif_command(const WhatifArgs& a) {
       o.device = static_cast<std::int64_t>(device);
       o.real_addresses = false;
       o.empty_cache_at = recorded.empty_cache_at;
+      o.sample_after = base.sample_after;
       o.progress = count_progress("replaying " + a.trace + " under " + text, "events");
       lines.push_back(whatif_line(text.empty() ? std::string("(defaults)") : text,
                                   replay_trace(trace, o), o.config.expandable_segments));

@@ -6,13 +6,25 @@ cd "$(dirname "$0")/.."
 work=${1:-build/ci/tests/browser/work}
 [ -f "$work/explore/report.html" ] || { echo "no reports under $work: run ctest -L browser first" >&2; exit 2; }
 shot() { chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --allow-file-access-from-files \
-           --window-size="$1" --screenshot="$2" "file://$PWD/$3" 2>/dev/null; }
-# The deadlock finding sits below the other findings: frame it.
-cat >"$work/explore/docshot.html" <<'HTML'
-<html><body style="margin:0"><div style="overflow:hidden;height:980px;width:1100px"><iframe src="report.html"
-style="width:1100px;height:4000px;border:0;margin-top:-1330px"></iframe></div></body></html>
+           --virtual-time-budget=3000 --window-size="$1" --screenshot="$2" "file://$PWD/$3" 2>/dev/null; }
+# frame DIR PAGE SELECTOR WIDTH,HEIGHT PNG: the page in a frame scrolled to the first SELECTOR.
+frame() {
+  local w=${4%,*} h=${4#*,} sel
+  sel=$(printf '%s' "$3" | sed 's/"/\&quot;/g')
+  cat >"$work/$1/docshot.html" <<HTML
+<html><body style="margin:0"><iframe id="f" src="$2" style="width:${w}px;height:${h}px;border:0"
+onload="var e=this.contentDocument.querySelector('$sel'); if (e) e.scrollIntoView(true);"></iframe></body></html>
 HTML
-shot 1100,980 docs/img/report-deadlock.png "$work/explore/docshot.html"
+  shot "$4" "$5" "$work/$1/docshot.html"
+}
+# The deadlock first (findings by severity): its message, cycle, blocked threads and interleaving.
+frame explore report.html 'h3.finding' 1100,1500 docs/img/report-deadlock.png
+# The replay page: its legend and the table's end row (every thread blocked, and on what).
+frame replay report.html 'h3' 1100,1300 docs/img/report-replay.png
+# Four drafters and their worker deadlocked: the end of the interleaving, every one blocked.
+frame lazy4 report.html 'tr.step[data-step="20"]' 1100,900 docs/img/report-blocked.png
+# 163 steps on 8 GPUs: opened at the steps before the finding, the rest folded, oom marked.
+frame long report.html 'tr.step[data-step="146"]' 1100,900 docs/img/report-long.png
 shot 1100,1250 docs/img/report-alloc.png "$work/alloc/report.html"
-shot 1100,520 docs/img/report-whatif.png "$work/whatif/whatif.html"
+shot 1100,900 docs/img/report-whatif.png "$work/whatif/whatif.html"
 ls -la docs/img/report-*.png

@@ -211,6 +211,26 @@ std::string whatif_html(const std::string& trace, const std::vector<WhatifLine>&
     allocs.push_back(static_cast<double>(l.device_allocs));
   }
   body += "</table>";
+  // Reserved memory over the trace, one line per setting: the most reserved between two samples,
+  // so that no peak falls between the points; the y axis scaled to the data.
+  if (!lines.empty() && !lines.front().samples.empty()) {
+    std::vector<std::string> labels;
+    for (const Sample& s : lines.front().samples) labels.push_back(fmt::format("{}", s.event + 1));
+    static const char* kCss[] = {"s-a", "s-b", "s-c", "s-a2", "s-b2"};
+    std::vector<html::Series> series;
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+      html::Series s{lines[k].name, kCss[k % 5], {}};
+      for (const Sample& x : lines[k].samples) s.values.push_back(to_mib(x.window_peak_reserved));
+      series.push_back(std::move(s));
+    }
+    html::ChartOptions chart;
+    chart.title = "reserved memory over the trace, per setting (MiB)";
+    chart.x_name = "trace event";
+    chart.y_name = "reserved";
+    chart.unit = "MiB";
+    chart.zero_based = false;
+    body += html::line_chart(chart, labels, series);
+  }
   body += html::bar_chart("plot", "peak reserved (MiB)", names, peaks, "MiB");
   body +=
       html::bar_chart("plot", "device allocations (cudaMalloc or page maps)", names, allocs, "");

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace racelab::alloc {
 
 WhatifLine whatif_line(const std::string& name, const ReplayResult& r, bool expandable) {
@@ -18,7 +20,16 @@ WhatifLine whatif_line(const std::string& name, const ReplayResult& r, bool expa
     l.first_oom = fmt::format("first out of memory at trace event {}: {}", r.first_oom_event,
                               r.oom_messages.front());
   }
+  l.samples = r.samples;
   return l;
+}
+
+std::vector<std::size_t> whatif_sample_points(std::size_t events, std::size_t points) {
+  std::vector<std::size_t> at;
+  if (events == 0 || points == 0) return at;
+  const std::size_t n = std::min(events, points);
+  for (std::size_t k = 1; k <= n; ++k) at.push_back(k * events / n - 1);
+  return at;
 }
 
 }  // namespace racelab::alloc

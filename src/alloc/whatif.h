@@ -15,10 +15,15 @@ struct WhatifLine {
   std::int64_t device_allocs = 0;
   std::int64_t retries = 0;
   std::size_t ooms = 0;
-  std::string first_oom;  // "first out of memory at trace event N: <PyTorch's message>"
+  std::string first_oom;        // "first out of memory at trace event N: <PyTorch's message>"
+  std::vector<Sample> samples;  // at whatif_sample_points (the memory plot over the trace)
 };
 
 WhatifLine whatif_line(const std::string& name, const ReplayResult& r, bool expandable);
+
+// The trace events after which every setting is sampled for the plot: `points` evenly spaced
+// (every event of a shorter trace), the last event included.
+std::vector<std::size_t> whatif_sample_points(std::size_t events, std::size_t points = 240);
 
 // The device memory `c` assumes, in one line (total, CUDA context, memory fraction).
 std::string device_text(const Config& c);

@@ -128,7 +128,7 @@ std::string table_open(const sched::Execution& exec, const Columns& cols,
                        const std::vector<bool>& in_cycle, std::string_view klass,
                        std::string_view attrs) {
   std::string h = fmt::format("<table class=\"{}\" style=\"width:{}px\"{}>", klass,
-                              52 + 180 * cols.size(), attrs);
+                              52 + 160 * cols.size(), attrs);
   h += "<colgroup><col class=\"c-step\">";
   for (std::size_t k = 0; k < cols.size(); ++k) h += "<col class=\"c-thread\">";
   h += "</colgroup><thead><tr><th class=\"num\">step</th>";
@@ -150,7 +150,7 @@ std::string step_rows(const sched::Execution& exec, const Columns& cols, std::si
   for (std::size_t i = from; i < to; ++i) {
     const sched::Step& s = steps[i];
     const std::string what = step_text(exec, s);
-    rows += fmt::format("<tr class=\"step\" id=\"step-{}\"><td class=\"num\">{}</td>", i, i);
+    rows += fmt::format("<tr class=\"step\" data-step=\"{}\"><td class=\"num\">{}</td>", i, i);
     for (sched::ThreadId id : cols) {
       if (id != s.thread) {
         rows += "<td></td>";
@@ -168,7 +168,8 @@ std::string step_rows(const sched::Execution& exec, const Columns& cols, std::si
       const bool fail = sched::kinds::is_failure(f.kind);
       rows += fmt::format(
           "<tr class=\"event ev-{0}\"><td class=\"num\">⚑</td><td colspan=\"{1}\" "
-          "class=\"event-text{2}\"><b>{0}</b> after step {3}: {4}</td></tr>",
+          "class=\"event-text{2}\"><span class=\"ev-text\"><b>{0}</b> after step {3}: "
+          "{4}</span></td></tr>",
           escape(f.kind), cols.size(), fail ? " fail" : "", i, escape(message_text(f)));
     }
   }
@@ -276,7 +277,8 @@ std::string interleaving_html(const sched::Execution& exec, const sched::Finding
     if (f.step >= 0 && static_cast<std::size_t>(f.step) < n) continue;
     out += fmt::format(
         "<tr class=\"event ev-{0}\"><td class=\"num\">⚑</td><td colspan=\"{1}\" "
-        "class=\"event-text{2}\"><b>{0}</b> at the end: {3}</td></tr>",
+        "class=\"event-text{2}\"><span class=\"ev-text\"><b>{0}</b> at the end: "
+        "{3}</span></td></tr>",
         escape(f.kind), cols.size(), sched::kinds::is_failure(f.kind) ? " fail" : "",
         escape(message_text(f)));
   }

@@ -72,7 +72,7 @@ svg .axis-break { stroke: var(--orange); stroke-width: 1.5; fill: none; }
 svg .edge-label { fill: var(--fail); font-size: 12px; }
 table.lanes { table-layout: fixed; margin: 0; font-size: 12.5px; line-height: 1.3; }
 table.lanes th, table.lanes td { padding: 3px 6px; border-bottom: 1px solid #eef0f3; overflow-wrap: anywhere; }
-table.lanes col.c-step { width: 52px; } table.lanes col.c-thread { width: 180px; }
+table.lanes col.c-step { width: 52px; } table.lanes col.c-thread { width: 160px; }
 table.lanes th.thread { text-align: left; } table.lanes th.in-cycle { color: var(--fail); }
 table.lanes th.is-blocked::after { content: " (blocked)"; color: var(--fail); font-weight: 400; }
 table.lanes td.num { color: var(--muted); }
@@ -82,7 +82,7 @@ td.op-submit { border-left-color: var(--orange); background: #fdf3e6; } td.op-wa
 td.op-point { border-left-color: var(--teal); background: #e9f4f6; } td.op-event { border-left-color: #a3a3a3; }
 td.end-blocked { border-left: 4px solid var(--fail); background: #fdecea; color: var(--fail); font-weight: 600; }
 td.end-done, td.end-idle { color: var(--muted); } td.end-stopped { color: var(--orange); }
-tr.event td { background: #fff4e5; border-top: 2px solid var(--orange); } tr.event td.fail { color: var(--fail); }
+tr.event td { background: #fff4e5; border-top: 2px solid var(--orange); } tr.event span.ev-text { display: block; max-width: 1040px; } tr.event td.fail { color: var(--fail); }
 tr.gap td, tr.end td.num { color: var(--muted); font-style: italic; } tr.end td { border-top: 2px solid var(--line); }
 .legend i.op { background: var(--grey); } .legend i.op-lock { background: var(--blue); } .legend i.op-unlock { background: #8fb0ee; }
 .legend i.op-submit { background: var(--orange); } .legend i.op-wait { background: var(--purple); } .legend i.op-point { background: var(--teal); }

@@ -82,6 +82,8 @@ if name == "alloc":
     need(re.search(r'<text class="axis-title"[^>]*>memory \(MiB\)</text>', html), "no y axis title with its unit")
 if name == "whatif":
     need(re.search(r'<p class="device"><b>Device assumed:</b> [0-9.]+ GiB', html), "no device memory assumed")
+    over = re.search(r'<svg class="plot"[^>]*data-y-min="([-\d.e+]+)" data-y-max="([-\d.e+]+)"', html)
+    need(over and float(over.group(1)) > 0, "no memory plot over the trace with its y axis scaled to the data")
 if bad:
     print("FAIL %s: %s" % (name, "; ".join(bad)))
     sys.exit(1)
