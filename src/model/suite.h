@@ -46,7 +46,7 @@ struct ScenarioRun {
   std::string coverage_brief() const;
   // "interleaving classes: 350 seen (per-resource hand-off order); ..." with, for a sampling
   // strategy, the Good-Turing chance that the next execution shows a new one and Chao1's estimate
-  // of how many there are; empty when the result has no interleaving coverage (a merge).
+  // of how many there are; empty when the result has no interleaving coverage (explore.h).
   std::string interleavings() const;
   // One line, empty for a pass: why the verdict is fail or inconclusive.
   std::string verdict_reason() const;

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "model/pipeline.h"
+#include "sched/coverage.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -173,6 +174,21 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
       if (it == best.end() || key < it->second.key) best[kind] = Pick{key, k, f};
     }
   }
+  // Interleaving classes: the union of the shards' counts, when every shard has them and (DFS) no
+  // subtree runs past the budget's cut (a shard cannot say which of its executions lie beyond it).
+  bool counts_complete = !dfs || total <= run.options.iterations;
+  sched::Coverage coverage;
+  for (std::size_t k = 0; k < reports.size() && counts_complete; ++k) {
+    const json& cov = reports[k].value("interleavings", json::object());
+    if (!cov.contains("fingerprints")) {
+      counts_complete = false;
+      break;
+    }
+    if (cov.value("saturated", false)) coverage.mark_saturated();
+    for (const auto& [hex, n] : cov["fingerprints"].items())
+      coverage.add(std::stoull(hex, nullptr, 16), n.get<std::uint64_t>());
+  }
+  if (counts_complete) run.result.interleavings = coverage.summary();
   if (dfs) {
     run.result.executions = std::min(total, run.options.iterations);
     if (stop == "budget" && all_complete && total <= run.options.iterations) stop = "exhausted";

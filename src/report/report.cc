@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "racelab/version.h"
 #include "util/files.h"
+#include "util/hash.h"
 #include "util/html.h"
 
 namespace racelab::report {
@@ -124,9 +126,19 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                 {"seen_twice", c->seen_twice},
                 {"saturated", c->saturated}};
     // Estimates of what a sampling run has not seen; a proving strategy counts, it does not sample.
+    // Rounded: reports carry no 17-digit noise (6 decimals, and classes to the hundredth).
     if (!run.proves() && !c->saturated) {
-      cov["unseen_probability"] = c->unseen_probability;
-      cov["estimated_classes"] = c->estimated_classes;
+      cov["unseen_probability"] = std::round(c->unseen_probability * 1e6) / 1e6;
+      cov["estimated_classes"] = std::round(c->estimated_classes * 100) / 100;
+    }
+    // A shard: every class with its count (sorted), so that racelab merge counts exactly.
+    if (run.options.partition.shards > 1 && run.result.interleaving_counts) {
+      std::map<std::uint64_t, std::uint64_t> sorted(
+          run.result.interleaving_counts->counts().begin(),
+          run.result.interleaving_counts->counts().end());
+      json counts = json::object();
+      for (const auto& [fp, n] : sorted) counts[hex64(fp)] = n;
+      cov["fingerprints"] = std::move(counts);
     }
     report["interleavings"] = std::move(cov);
   }

@@ -129,31 +129,29 @@ double chao1(std::uint64_t seen, std::uint64_t seen_once, std::uint64_t seen_twi
   return static_cast<double>(seen) + f1 * (f1 - 1) / 2;
 }
 
-void Coverage::add(std::uint64_t fingerprint) {
-  ++executions_;
+void Coverage::add(std::uint64_t fingerprint) { add(fingerprint, 1); }
+
+void Coverage::add(std::uint64_t fingerprint, std::uint64_t count) {
+  executions_ += count;
   auto it = counts_.find(fingerprint);
   if (it != counts_.end()) {
-    ++it->second;
+    it->second += count;
   } else if (counts_.size() < kMaxClasses) {
-    counts_.emplace(fingerprint, 1);
+    counts_.emplace(fingerprint, count);
   } else {
     saturated_ = true;
   }
 }
 
 void Coverage::merge(const Coverage& other) {
-  executions_ += other.executions_;
   saturated_ = saturated_ || other.saturated_;
+  // Executions of classes beyond the cap were counted, not stored.
+  std::uint64_t stored = 0;
   for (const auto& [fp, n] : other.counts_) {
-    auto it = counts_.find(fp);
-    if (it != counts_.end()) {
-      it->second += n;
-    } else if (counts_.size() < kMaxClasses) {
-      counts_.emplace(fp, n);
-    } else {
-      saturated_ = true;
-    }
+    add(fp, n);
+    stored += n;
   }
+  executions_ += other.executions_ - stored;
 }
 
 CoverageSummary Coverage::summary() const {

@@ -59,6 +59,8 @@ class Coverage {
   static constexpr std::size_t kMaxClasses = std::size_t{1} << 20;
 
   void add(std::uint64_t fingerprint);
+  // `count` more executions of one class (a shard's counts, read back by racelab merge).
+  void add(std::uint64_t fingerprint, std::uint64_t count);
   void merge(const Coverage& other);
 
   std::uint64_t executions() const { return executions_; }
@@ -69,6 +71,10 @@ class Coverage {
   double unseen_probability() const { return good_turing_unseen(executions_, seen_once()); }
   double estimated_classes() const { return chao1(classes(), seen_once(), seen_twice()); }
   CoverageSummary summary() const;
+  // Every class seen and how many executions showed it; a shard's report carries them so that
+  // merged shards count exactly what one run counts.
+  const std::unordered_map<std::uint64_t, std::uint64_t>& counts() const { return counts_; }
+  void mark_saturated() { saturated_ = true; }
 
  private:
   std::unordered_map<std::uint64_t, std::uint64_t> counts_;

@@ -346,6 +346,7 @@ ExploreResult explore_indices(const SubjectFactory& make, const ExploreOptions& 
   for (const Hits& h : local) hits.merge(h);
   for (const Coverage& c : local_coverage) coverage.merge(c);
   out.interleavings = coverage.summary();
+  if (p.shards > 1) out.interleaving_counts = std::make_shared<Coverage>(std::move(coverage));
   out.executions = executions.load();
   out.steps = steps.load();
   out.stop = stop.raised() ? static_cast<StopReason>(stop.reason.load()) : StopReason::kBudget;
@@ -467,6 +468,7 @@ ExploreResult explore_dfs_split(const SubjectFactory& make, const ExploreOptions
                : all_complete ? StopReason::kExhausted
                               : StopReason::kBudget;
     collect_found(*subject0, hits, o, out, true, {});
+    out.interleaving_counts = std::make_shared<Coverage>(coverage);
   } else {
     // Single-worker order: subtree after subtree; the budget cuts it at o.iterations.
     std::vector<std::uint64_t> offsets(prefixes.size(), 0);

@@ -88,9 +88,11 @@ struct ExploreResult {
   // dpor: the interleaving classes explored and the executions abandoned as redundant.
   std::optional<Strategy::Classes> classes;
   // Every exploration: the distinct per-resource hand-off orders its executions showed, with the
-  // Good-Turing and Chao1 estimates of what it has not seen (coverage.h). nullopt where it was
-  // not computed (a merge of shards, which keep no fingerprints).
+  // Good-Turing and Chao1 estimates of what it has not seen (coverage.h). nullopt where it could
+  // not be counted (a merge of shards that lack the counts, or a dfs merge cut by the budget).
   std::optional<CoverageSummary> interleavings;
+  // A shard of a split run (Partition::shards > 1): the classes and their counts, for merge.
+  std::shared_ptr<const Coverage> interleaving_counts;
 
   bool exhausted() const { return stop == StopReason::kExhausted; }
   const FoundKind* find(std::string_view kind) const;
