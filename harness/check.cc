@@ -3,11 +3,13 @@
 #include "model/check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 
 #include "command.h"
 #include "report/check_html.h"
+#include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
@@ -88,9 +90,14 @@ void add_check(CLI::App& app, Runner& run) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(false);
-  cmd->add_option("--strategy", o->strategy, "the race search's strategy: random | pct")
+  std::vector<std::string> sampling;  // a budget of executions: the sampling strategies
+  for (const std::string& name : sched::strategy_name_list(true))
+    if (name != "dfs") sampling.push_back(name);
+  cmd->add_option("--strategy", o->strategy,
+                  "the race search's strategy: " + fmt::format("{}", fmt::join(sampling, " | ")) +
+                      " (random found the lazy deadlocks soonest: docs/performance.md)")
       ->capture_default_str()
-      ->check(one_of({"random", "pct"}));
+      ->check(one_of(sampling));
   cmd->add_option("--seed", o->seed, "its seed")->capture_default_str()->check(integer_check(0));
   cmd->add_option("--executions", o->executions, "its budget of executions per variant")
       ->capture_default_str()
