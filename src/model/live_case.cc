@@ -54,6 +54,13 @@ std::string relative_to(const fs::path& dir, const std::string& p) {
   return fs::path(p).is_absolute() ? p : (dir / p).lexically_normal().string();
 }
 
+// The case's python_path, relative to the scenario's directory, as a PYTHONPATH.
+std::string python_path_of(const LiveCase& c, const fs::path& dir) {
+  std::string out;
+  for (const auto& p : c.python_path) out += (out.empty() ? "" : ":") + relative_to(dir, p);
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -99,9 +106,7 @@ Attempt run_once(const Scenario& s, const std::string& racelab, const std::strin
     at.argv.push_back("--");
     at.argv.insert(at.argv.end(), c.args.begin(), c.args.end());
   }
-  std::string python_path;
-  for (const auto& p : c.python_path)
-    python_path += (python_path.empty() ? "" : ":") + relative_to(dir, p);
+  const std::string python_path = python_path_of(c, dir);
   ensure_directory(out);
   at.log = (fs::path(out) / "live.log").string();
   std::error_code ec;
@@ -164,12 +169,9 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
   }
   std::string memory_problem;  // why the allocator expectation does not hold
   if (!c.alloc.empty() && run.exit_code != 2 && run.exit_code != 3) {
-    std::string python_path;
-    for (const auto& p : c.python_path)
-      python_path += (python_path.empty() ? "" : ":") + relative_to(dir, p);
-    const MemoryVerdict m =
-        capture_memory(racelab, relative_to(dir, c.script), c.args, c.interpose, python_path,
-                       c.alloc_time_limit, c.alloc_settle, (fs::path(out_dir) / "memory").string());
+    const MemoryVerdict m = capture_memory(racelab, relative_to(dir, c.script), c.args, c.interpose,
+                                           python_path_of(c, dir), c.alloc_time_limit,
+                                           c.alloc_settle, (fs::path(out_dir) / "memory").string());
     run.memory = memory_state_name(m.state);
     run.memory_summary = memory_summary(m);
     run.seconds += m.seconds;

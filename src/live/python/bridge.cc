@@ -252,6 +252,32 @@ void start_interpreter() {
 }
 
 py::module_& bridge_module() { return *g_bridge; }
+
+std::optional<std::string> with_gil_within(double seconds, std::function<std::string()> fn) {
+  struct Box {
+    std::mutex m;
+    std::optional<std::string> result;
+  };
+  auto box = std::make_shared<Box>();  // outlives this call where the helper is still waiting
+  std::thread([box, fn = std::move(fn)] {
+    std::string text;
+    {
+      py::gil_scoped_acquire gil;
+      text = fn();
+    }
+    std::lock_guard g(box->m);
+    box->result = std::move(text);
+  }).detach();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    {
+      std::lock_guard g(box->m);
+      if (box->result) return box->result;
+    }
+    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
 py::module_& racelab_module() { return *g_racelab; }
 
 namespace {
@@ -261,27 +287,14 @@ namespace {
 // code may hold it for ever: a helper thread takes them and the caller waits a few seconds at
 // most, so that a hang report is never lost to it.
 std::string stacks_now() {
-  auto box = std::make_shared<std::pair<std::mutex, std::string>>();
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  std::thread([box, done] {
-    std::string text;
-    {
-      py::gil_scoped_acquire gil;
-      try {
-        text = g_bridge->attr("format_stacks")().cast<std::string>();
-      } catch (py::error_already_set& e) {
-        text = fmt::format("stacks unavailable: {}\n", first_line(e.what()));
-      }
+  const auto text = with_gil_within(5, [] {
+    try {
+      return g_bridge->attr("format_stacks")().cast<std::string>();
+    } catch (py::error_already_set& e) {
+      return fmt::format("stacks unavailable: {}\n", first_line(e.what()));
     }
-    std::lock_guard g(box->first);
-    box->second = std::move(text);
-    done->store(true);
-  }).detach();
-  for (int i = 0; i < 500 && !done->load(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (!done->load()) return "stacks unavailable: a thread held the GIL for 5 s\n";
-  std::lock_guard g(box->first);
-  return box->second;
+  });
+  return text ? *text : "stacks unavailable: a thread held the GIL for 5 s\n";
 }
 
 std::mutex g_stacks_mutex;

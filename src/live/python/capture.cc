@@ -26,38 +26,6 @@ std::vector<std::string> search_path(const Job& job) {
   return {std::filesystem::absolute(job.script).parent_path().string()};
 }
 
-// Runs `fn` with the GIL on a helper thread and waits `seconds` at most: a thread stuck in C code
-// may hold the GIL for ever, and what racelab writes must not be lost to it. False on timeout.
-bool with_gil_within(double seconds, std::function<void()> fn) {
-  struct Box {
-    std::mutex m;
-    std::function<void()> fn;
-    std::exception_ptr error;
-  };
-  auto box = std::make_shared<Box>();
-  box->fn = std::move(fn);
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  std::thread([box, done] {
-    {
-      py::gil_scoped_acquire gil;
-      try {
-        box->fn();
-      } catch (...) {
-        std::lock_guard g(box->m);
-        box->error = std::current_exception();
-      }
-    }
-    done->store(true);
-  }).detach();
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done->load() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (!done->load()) return false;
-  std::lock_guard g(box->m);
-  if (box->error) std::rethrow_exception(box->error);
-  return true;
-}
-
 }  // namespace
 
 void start_alloc_capture(const Job& job, const std::string& dir, const std::string& name) {
@@ -76,20 +44,22 @@ void start_alloc_capture(const Job& job, const std::string& dir, const std::stri
 }
 
 std::vector<std::string> finish_alloc_capture(const std::string& ended) {
+  const auto text = with_gil_within(30, [ended] {
+    try {
+      std::string out;
+      for (const auto& l :
+           racelab_module().attr("finish_capture")(ended).cast<std::vector<std::string>>())
+        out += l + "\n";
+      return out;
+    } catch (py::error_already_set& e) {
+      return fmt::format("allocator capture not written: {}\n", python_error_text(e));
+    }
+  });
+  if (!text) return {"allocator capture not written: a thread held the GIL for 30 s"};
   std::vector<std::string> lines;
-  bool ok = false;
-  try {
-    ok = with_gil_within(30, [&lines, ended] {
-      try {
-        lines = racelab_module().attr("finish_capture")(ended).cast<std::vector<std::string>>();
-      } catch (py::error_already_set& e) {
-        lines = {fmt::format("allocator capture not written: {}", python_error_text(e))};
-      }
-    });
-  } catch (const std::exception& e) {
-    return {fmt::format("allocator capture not written: {}", e.what())};
-  }
-  if (!ok) return {"allocator capture not written: a thread held the GIL for 30 s"};
+  std::size_t pos = 0;
+  for (std::size_t nl; (nl = text->find('\n', pos)) != std::string::npos; pos = nl + 1)
+    lines.push_back(text->substr(pos, nl - pos));
   return lines;
 }
 

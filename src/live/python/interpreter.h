@@ -4,6 +4,8 @@
 // use outside src/live/python.
 #include <pybind11/embed.h>
 
+#include <functional>
+#include <optional>
 #include <string>
 
 namespace racelab::live::python {
@@ -12,6 +14,11 @@ namespace racelab::live::python {
 void start_interpreter();
 pybind11::module_& bridge_module();   // racelab_bridge.py
 pybind11::module_& racelab_module();  // racelab.py, the module scripts import as `racelab`
+
+// Runs `fn` with the GIL on a helper thread and waits `seconds` at most for its result: a thread
+// stuck in C code may hold the GIL for ever, and what racelab writes must not be lost to it.
+// nullopt on timeout (the helper finishes later, into state it owns). `fn` must not throw.
+std::optional<std::string> with_gil_within(double seconds, std::function<std::string()> fn);
 
 // The first line of a Python error, without pybind11's "<EMPTY MESSAGE>" for a bare
 // `raise KeyboardInterrupt`.
