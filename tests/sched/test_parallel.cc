@@ -33,6 +33,12 @@ void check_same(const ExploreResult& a, const ExploreResult& b) {
   CHECK(a.executions == b.executions);
   CHECK(a.steps == b.steps);
   CHECK(a.stop == b.stop);
+  REQUIRE(a.interleavings.has_value() == b.interleavings.has_value());
+  if (a.interleavings) {
+    CHECK(a.interleavings->classes == b.interleavings->classes);
+    CHECK(a.interleavings->seen_once == b.interleavings->seen_once);
+    CHECK(a.interleavings->seen_twice == b.interleavings->seen_twice);
+  }
   REQUIRE(a.found.size() == b.found.size());
   for (std::size_t k = 0; k < a.found.size(); ++k) {
     INFO(a.found[k].finding.kind);
@@ -120,6 +126,72 @@ TEST_CASE("parallel: DFS subtrees of all shards are exactly the single-worker se
   const ExploreResult cut = explore(make, options(StrategyKind::kDfs, one.executions / 2));
   check_same(cut, explore(make, options(StrategyKind::kDfs, one.executions / 2, 3)));
   CHECK(cut.stop == StopReason::kBudget);
+}
+
+namespace {
+
+// Every execution of `strategy` on `subject`, as its choices.
+std::vector<std::vector<ThreadId>> all_runs(Subject& subject, Strategy& strategy) {
+  std::vector<std::vector<ThreadId>> runs;
+  for (std::uint64_t i = 0;; ++i) {
+    auto run = run_execution(subject, strategy, i, RunOptions{});
+    if (!run) return runs;
+    runs.push_back(run->choices());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("parallel: a DFS worker that gives pieces away keeps the single-worker order",
+          "[parallel]") {
+  corpus::OrderingDepth3 subject(false, 8);
+  auto whole = make_dfs(2);
+  const auto expected = all_runs(subject, *whole);
+  INFO("executions " << expected.size());
+  REQUIRE(expected.size() > 200);
+  // Split after `at` executions, with a room that picks shallow, middle and deep decisions; the
+  // owner's executions then each piece's, in the order given, are the whole search.
+  for (std::uint64_t at :
+       {std::size_t{1}, std::size_t{2}, expected.size() / 10, expected.size() / 2}) {
+    for (std::uint64_t room :
+         {UINT64_MAX, std::uint64_t{2000}, std::uint64_t{40}, std::uint64_t{0}}) {
+      INFO("split after " << at << " executions, room " << room);
+      auto owner = make_dfs_worker(2, {});
+      std::vector<std::vector<ThreadId>> got;
+      std::vector<DfsPrefix> pieces;
+      for (std::uint64_t i = 0;; ++i) {
+        if (i == at) pieces = owner->split(room);
+        auto run = run_execution(subject, *owner, i, RunOptions{});
+        if (!run) break;
+        got.push_back(run->choices());
+      }
+      if (room > 0) CHECK(!pieces.empty());
+      const std::size_t kept = got.size();
+      for (DfsPrefix& p : pieces) {
+        auto piece = make_dfs_worker(2, std::move(p));
+        for (auto& r : all_runs(subject, *piece)) got.push_back(std::move(r));
+      }
+      CHECK((pieces.empty() || kept < expected.size()));
+      CHECK(got == expected);
+    }
+  }
+}
+
+TEST_CASE("parallel: capped DFS with jobs stops where the single worker stops", "[parallel]") {
+  // The bounded space of two lazy drafters is a few hundred executions, very uneven across
+  // subtrees: caps inside the first subtree, across several, and beyond the whole space.
+  const SubjectFactory make = [] { return std::make_unique<corpus::OrderingDepth3>(false, 8); };
+  const ExploreResult full = explore(make, options(StrategyKind::kDfs, 100000000));
+  REQUIRE(full.exhausted());
+  for (std::uint64_t cap :
+       {std::uint64_t{1}, std::uint64_t{9}, std::uint64_t{150}, full.executions / 3,
+        full.executions - 1, full.executions, full.executions * 2}) {
+    const ExploreResult one = explore(make, options(StrategyKind::kDfs, cap));
+    for (unsigned jobs : {2u, 4u}) {
+      INFO("cap " << cap << ", jobs " << jobs);
+      check_same(one, explore(make, options(StrategyKind::kDfs, cap, jobs)));
+    }
+  }
 }
 
 namespace {

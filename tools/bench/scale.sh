@@ -10,17 +10,32 @@ trap 'rm -rf "$work"' EXIT
 secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null || [ $? -eq 1 ]; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "date: $(date -u +%F)"
-printf '%-58s %9s %9s %7s\n' "exploration" "jobs=1 s" "jobs=2 s" "speed-up"
+# Lazy compile with one drafter on each of three GPUs, and two on each: bounded spaces of tens of
+# millions of executions whose first subtree alone holds more than the cap.
+sed -e 's/devices = 2/devices = 3/' scenarios/deadlock/lazy-one-drafter-per-gpu.toml >"$work/3x1.toml"
+sed -e 's/devices = 2/devices = 3/' -e 's/drafters_per_device = 1/drafters_per_device = 2/' \
+  scenarios/deadlock/lazy-one-drafter-per-gpu.toml >"$work/3x2.toml"
+# The report without what may differ between two runs (seconds, the output directory).
+same() { diff -q <(jq -S 'del(.seconds)' "$1/report.json" | sed "s|$1||g") \
+  <(jq -S 'del(.seconds)' "$2/report.json" | sed "s|$2||g") >/dev/null && echo same || echo DIFFERENT; }
+printf '%-58s %9s %9s %8s %7s\n' "exploration" "jobs=1 s" "jobs=2 s" "speed-up" "reports"
 run() {  # name, then the explore arguments
   local name=$1; shift
   local a b
-  a=$(secs "$racelab" explore "$@" --jobs 1 --out "$work/j1")
-  b=$(secs "$racelab" explore "$@" --jobs 2 --out "$work/j2")
-  printf '%-58s %9.2f %9.2f %6.2fx\n' "$name" "$a" "$b" "$(echo "$a / $b" | bc -l)"
+  a=$(secs "$racelab" explore "$@" --no-shrink --jobs 1 --out "$work/j1")
+  b=$(secs "$racelab" explore "$@" --no-shrink --jobs 2 --out "$work/j2")
+  printf '%-58s %9.2f %9.2f %7.2fx %7s\n' "$name" "$a" "$b" "$(echo "$a / $b" | bc -l)" \
+    "$(same "$work/j1" "$work/j2")"
 }
 run "sequential-forward-backward (DFS, exhaustive)" scenarios/warmup/sequential-forward-backward.toml
+run "lock-first-forward (DFS, exhaustive)" scenarios/warmup/lock-first-forward.toml
+run "lock-first-forward (DFS, cap 300000)" scenarios/warmup/lock-first-forward.toml --iterations 300000
+run "3 GPUs x 2 drafters, lazy (DFS, cap 300000)" "$work/3x2.toml" --iterations 300000
+run "3 GPUs x 1 drafter, lazy (DFS, cap 500000)" "$work/3x1.toml" --iterations 500000
 run "lazy-2-drafters (PCT, 200000 executions)" scenarios/deadlock/lazy-2-drafters.toml --iterations 200000
 run "lazy-2-drafters (random, 200000 executions)" scenarios/deadlock/lazy-2-drafters.toml --strategy random --iterations 200000
+run "lazy-2-drafters (pos, 200000 executions)" scenarios/deadlock/lazy-2-drafters.toml --strategy pos --iterations 200000
+run "lazy-2-drafters (surw, 200000 executions)" scenarios/deadlock/lazy-2-drafters.toml --strategy surw --iterations 200000
 echo
 printf '%-58s %9s %12s %9s %9s\n' "sharding (4 shards, run one after another)" "one run s" "sum shards s" "merge s" "overhead"
 shard() {

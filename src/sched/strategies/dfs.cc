@@ -19,7 +19,7 @@ namespace {
 
 using Frame = DfsFrame;
 
-class DfsStrategy : public Strategy {
+class DfsStrategy : public DfsWorker {
  public:
   // `prefix`: decisions that never change (a subtree of the full search); `max_depth`: decisions
   // beyond it are not branched on (prefix enumeration); `prefixes_out`: receives the stack at the
@@ -34,8 +34,10 @@ class DfsStrategy : public Strategy {
 
   bool begin_execution(std::uint64_t) override {
     depth_ = 0;
+    ++executions_;
     if (!started_) {
       started_ = true;
+      chosen_at_.assign(stack_.size(), executions_);
       return true;
     }
     while (stack_.size() > fixed_) {
@@ -43,10 +45,12 @@ class DfsStrategy : public Strategy {
       for (std::size_t i = f.chosen + 1; i < f.options.size(); ++i) {
         if (allowed(f, i)) {
           f.chosen = i;
+          chosen_at_.back() = executions_;
           return true;
         }
       }
       stack_.pop_back();
+      chosen_at_.pop_back();
     }
     exhausted_ = true;
     return false;
@@ -86,11 +90,39 @@ class DfsStrategy : public Strategy {
     }
     f.chosen = 0;  // the first option is never a preemption
     stack_.push_back(std::move(f));
+    chosen_at_.push_back(executions_);
     ++depth_;
     return stack_.back().options[0];
   }
 
   bool exhausted() const override { return exhausted_; }
+
+  // The pieces given away come, in the single-worker order, after what the owner keeps under the
+  // chosen frame's current choice; the executions already run under that choice estimate how much
+  // that is. The shallowest open frame whose estimate is at most half of `room` gives the largest
+  // pieces that are still likely to start within the budget (an uncapped search: the shallowest).
+  // The owner then keeps only what is below that frame's choice, so the alternatives of the frames
+  // above it go too, after it, deepest first, as the single worker would back up to them.
+  std::vector<DfsPrefix> split(std::uint64_t room) override {
+    std::vector<DfsPrefix> given;
+    if (!started_ || exhausted_) return given;
+    std::size_t at = stack_.size();
+    for (std::size_t d = fixed_; d < stack_.size() && at == stack_.size(); ++d) {
+      if (executions_ - chosen_at_[d] <= room / 2 && has_alternative(stack_[d])) at = d;
+    }
+    if (at == stack_.size()) return given;
+    for (std::size_t d = at + 1; d-- > fixed_;) {
+      const Frame& f = stack_[d];
+      for (std::size_t i = f.chosen + 1; i < f.options.size(); ++i) {
+        if (!allowed(f, i)) continue;
+        DfsPrefix p(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(d) + 1);
+        p.back().chosen = i;
+        given.push_back(std::move(p));
+      }
+    }
+    fixed_ = at + 1;
+    return given;
+  }
 
   std::string describe() const override { return fmt::format("dfs(max_preemptions={})", bound_); }
 
@@ -101,6 +133,12 @@ class DfsStrategy : public Strategy {
   bool allowed(const Frame& f, std::size_t i) const {
     return f.preemptions_before + (is_preemption(f, i) ? 1 : 0) <= bound_;
   }
+  bool has_alternative(const Frame& f) const {
+    for (std::size_t i = f.chosen + 1; i < f.options.size(); ++i) {
+      if (allowed(f, i)) return true;
+    }
+    return false;
+  }
 
   int bound_;
   std::vector<Frame> stack_;
@@ -108,6 +146,8 @@ class DfsStrategy : public Strategy {
   std::size_t max_depth_ = SIZE_MAX;
   std::vector<DfsPrefix>* prefixes_out_ = nullptr;
   std::size_t depth_ = 0;
+  std::uint64_t executions_ = 0;          // begun so far
+  std::vector<std::uint64_t> chosen_at_;  // per frame: the execution its current choice began
   bool started_ = false;
   bool exhausted_ = false;
 };
@@ -124,6 +164,10 @@ std::unique_ptr<Strategy> make_dfs_prefixes(int max_preemptions, std::size_t dep
 }
 
 std::unique_ptr<Strategy> make_dfs_subtree(int max_preemptions, DfsPrefix prefix) {
+  return std::make_unique<DfsStrategy>(max_preemptions, std::move(prefix));
+}
+
+std::unique_ptr<DfsWorker> make_dfs_worker(int max_preemptions, DfsPrefix prefix) {
   return std::make_unique<DfsStrategy>(max_preemptions, std::move(prefix));
 }
 

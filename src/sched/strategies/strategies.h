@@ -89,6 +89,18 @@ std::unique_ptr<Strategy> make_dfs_prefixes(int max_preemptions, std::size_t dep
                                             std::vector<DfsPrefix>* out);
 // The bounded DFS restricted to the executions that start with `prefix`.
 std::unique_ptr<Strategy> make_dfs_subtree(int max_preemptions, DfsPrefix prefix);
+// A DFS subtree that can give part of what it has not explored yet to another worker (the jobs
+// of one process share a search this way). split(room), called between executions, returns the
+// prefixes of the untried alternatives at one decision below the fixed prefix, in DFS order, and
+// leaves them out of its own search: its executions followed by those of the returned prefixes'
+// subtrees, in order, are exactly its search without the split. `room`: how many more executions
+// the budget counts from here; the decision is chosen so that the pieces likely start within it.
+// Empty when nothing is left to give (or before the first execution).
+class DfsWorker : public Strategy {
+ public:
+  virtual std::vector<DfsPrefix> split(std::uint64_t room) = 0;
+};
+std::unique_ptr<DfsWorker> make_dfs_worker(int max_preemptions, DfsPrefix prefix);
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& params);
 
 // A recorded step to replay: the thread's name and the operation's text, as schedule files hold.
