@@ -64,14 +64,24 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
         fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
   }
   if (!failed && !inconclusive)
-    fmt::print("{}\n", paint("no deadlock, hang or exception", Colour::kGreen));
+    fmt::print("{}\n", paint(verdict.cut_short ? "no deadlock, hang or exception so far"
+                                               : "no deadlock, hang or exception",
+                             verdict.cut_short ? Colour::kYellow : Colour::kGreen));
   if (o.interrupted) fmt::print("interrupted: results so far written\n");
   if (o.time_limit) fmt::print("time limit reached: results so far written\n");
-  fmt::print("{} execution(s){} in {:.2f} s on {}\n", o.executions,
-             o.exhausted ? " (exhaustive within the bound)" : "", o.seconds, info.build);
+  const live::SearchOptions so = search_options(a);
+  fmt::print("{}; {:.2f} s on {}\n", live::coverage_brief(so, o, strategy_desc), o.seconds,
+             info.build);
+  if (a.replay.empty())
+    fmt::print("{}\n", sched::coverage_line(o.coverage.summary(), live::samples(so)));
   fmt::print("report: {}/report.json, {}/trace.txt\n", a.out, a.out);
   const bool want_deadlock = a.expect == "deadlock";
-  if (inconclusive) {
+  if (verdict.cut_short) {
+    fmt::print(
+        "{}: the {} search stopped before covering its bounded space, so it proves nothing "
+        "about the program (raise --executions, or lower --max-preemptions); exit 1\n",
+        paint("inconclusive", Colour::kYellow), a.strategy);
+  } else if (inconclusive) {
     fmt::print(
         "{}: racelab lost control of a thread, so this run says nothing about the "
         "program{}; exit 3\n",

@@ -199,6 +199,11 @@ struct Event {
   bool foreign = false;   // done by a foreign thread: recorded, not chosen
   bool decision = false;  // a step the strategy chose (what schedule files replay)
   double seconds = 0;     // wall time since the execution started
+  // The shared resource it acts on, by a key stable across executions (a hash of its family and
+  // name; 0: none, as for points), and whether it writes it (lock, unlock, write) or only reads
+  // it (read, join, a busy try lock): what the interleaving-class fingerprint reads.
+  std::uint64_t resource = 0;
+  bool write = false;
 };
 
 struct Result {
@@ -216,6 +221,10 @@ struct Result {
   // The decisions as schedule files record them: (thread, operation).
   std::vector<std::pair<std::string, std::string>> decisions() const;
 };
+
+// The interleaving class of a live execution: the per-resource hand-off order of its events
+// (sched::handoff_fingerprint), threads named by their names.
+std::uint64_t handoff_fingerprint(const Result& r);
 
 // Runs execution number `index` of `subject` under `strategy`; nullopt when the strategy has
 // nothing left to explore. One live execution runs at a time in a process.

@@ -12,6 +12,7 @@
 #include <exception>
 
 #include "live/runtime_impl.h"
+#include "sched/coverage.h"
 #include "sched/kinds.h"
 #include "util/check.h"
 
@@ -47,6 +48,15 @@ std::vector<std::pair<std::string, std::string>> Result::decisions() const {
   for (const Event& e : events)
     if (e.decision) out.emplace_back(e.thread, e.text);
   return out;
+}
+
+std::uint64_t handoff_fingerprint(const Result& r) {
+  std::vector<sched::Access> accesses;
+  accesses.reserve(r.events.size());
+  for (const Event& e : r.events) {
+    if (e.resource != 0) accesses.push_back({e.resource, fnv1a64(e.thread), e.write});
+  }
+  return sched::handoff_fingerprint(std::move(accesses));
 }
 
 bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& view,

@@ -31,6 +31,7 @@
 
 #include "live/live.h"
 #include "sched/race.h"
+#include "util/hash.h"
 
 namespace racelab::live {
 
@@ -182,10 +183,37 @@ struct Runtime::Impl {
   double age(const Agent& a) const {
     return std::chrono::duration<double>(SteadyClock::now() - a.since).count();
   }
-  void record(int agent, std::string text, bool decision) {
+  // `resource`: resource_key(...) of what the event acts on (0: none).
+  void record(int agent, std::string text, bool decision, std::uint64_t resource = 0,
+              bool write = false) {
     Agent& a = agents[agent];
     a.last = text;
-    result.events.push_back(Event{a.name, std::move(text), a.foreign, decision, seconds()});
+    result.events.push_back(
+        Event{a.name, std::move(text), a.foreign, decision, seconds(), resource, write});
+  }
+  // A resource's key for Event::resource: its family and name, hashed (ids are per execution and
+  // in creation order; names are what stays the same from one execution to the next).
+  static std::uint64_t resource_key(std::string_view family, std::string_view name) {
+    return fnv1a64(name, fnv1a64(family)) | 1;  // never 0
+  }
+  // What a controlled thread's pending operation acts on, for record().
+  std::pair<std::uint64_t, bool> access_of(const Pending& p) const {
+    switch (p.kind) {
+      case PKind::kLock:
+      case PKind::kTryLock:
+      case PKind::kUnlock:
+        return {resource_key("mutex", mutexes[p.object].obj->name()), true};
+      case PKind::kRead:
+      case PKind::kWrite:
+        return {resource_key("var", vars[p.object].obj->name()), p.kind == PKind::kWrite};
+      case PKind::kJoin:
+        return {resource_key("thread", agents[controlled[p.object]].name), false};
+      case PKind::kStart:
+      case PKind::kPoint:
+      case PKind::kReturn:
+        break;
+    }
+    return {0, false};
   }
   void set_state(Agent& a, State s) {
     a.state = s;

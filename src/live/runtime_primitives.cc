@@ -53,7 +53,7 @@ void Mutex::lock_waiting_for(std::string waits_for) {
   mx.owner = f;
   ++mx.depth;
   clock_join(impl.agents[f].clock, mx.clock);
-  impl.record(f, "lock " + name_, false);
+  impl.record(f, "lock " + name_, false, Runtime::Impl::resource_key("mutex", name_), true);
   impl.bump();
 }
 
@@ -68,14 +68,15 @@ bool Mutex::try_lock() {
   const int f = impl.foreign_self();
   auto& mx = impl.mutexes[id_];
   if (!impl.can_take(mx, f)) {
-    impl.record(f, "try lock " + name_ + " (busy)", false);
+    impl.record(f, "try lock " + name_ + " (busy)", false,
+                Runtime::Impl::resource_key("mutex", name_), false);
     impl.bump();
     return false;
   }
   mx.owner = f;
   ++mx.depth;
   clock_join(impl.agents[f].clock, mx.clock);
-  impl.record(f, "lock " + name_, false);
+  impl.record(f, "lock " + name_, false, Runtime::Impl::resource_key("mutex", name_), true);
   impl.bump();
   return true;
 }
@@ -125,7 +126,7 @@ void Mutex::unlock() {
   }
   if (python_lock_) impl.foreign_released_python_lock = true;
   impl.release_mutex(f, id_);
-  impl.record(f, "unlock " + name_, false);
+  impl.record(f, "unlock " + name_, false, Runtime::Impl::resource_key("mutex", name_), true);
   impl.bump();
 }
 
@@ -139,7 +140,8 @@ void SharedVar::access(bool write, const std::function<void()>& touch) {
   } else {
     const int f = impl.foreign_self();
     impl.check_access(f, impl.vars[id_], write);
-    impl.record(f, fmt::format("{} {}", write ? "write" : "read", name_), false);
+    impl.record(f, fmt::format("{} {}", write ? "write" : "read", name_), false,
+                Runtime::Impl::resource_key("var", name_), write);
     impl.bump();
   }
   touch();

@@ -139,7 +139,8 @@ void Runtime::Impl::apply(int agent) {
     case PKind::kPoint:
       break;
   }
-  record(agent, op_text(p), true);
+  const auto [resource, write] = access_of(p);
+  record(agent, op_text(p), true, resource, write);
   set_state(a, State::kRunning);
   a.go = true;
   woke();

@@ -7,8 +7,10 @@
 #include <set>
 
 #include "racelab/version.h"
+#include "sched/coverage_json.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
+#include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -119,6 +121,8 @@ std::string write_outputs(const SearchOptions& a, const JobInfo& info, const Out
   report["executions"] = o.executions;
   report["seconds"] = o.seconds;
   report["exhausted"] = o.exhausted;
+  report["proves"] = !samples(a);
+  report["interleavings"] = sched::coverage_json(o.coverage.summary(), samples(a));
   report["kinds_seen"] = o.kinds;
   report["findings"] = nlohmann::ordered_json::array();
   if (o.failure) {
@@ -199,6 +203,7 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
       break;
     }
     ++o.executions;
+    o.coverage.add(handoff_fingerprint(*r));
     if (info.after_execution) {
       const auto worst = worst_failure(*r);
       info.after_execution(i, worst != r->findings.end() ? worst->kind : "complete");
@@ -246,13 +251,42 @@ Judgement judge(const SearchOptions& a, const Outcome& o) {
     }
     j.found_deadlock = o.failure->found(sched::kinds::kDeadlock);
   }
+  // A dfs search asked to show the program clean proves nothing until it covers its space.
+  j.cut_short = !j.failed && !j.inconclusive && !samples(a) && !o.exhausted && a.replay.empty() &&
+                a.expect == "clean";
   if (j.inconclusive)
     j.exit_code = kExitInternal;
+  else if (j.cut_short)
+    j.exit_code = kExitFound;
   else if (a.expect == "deadlock")
     j.exit_code = j.found_deadlock ? kExitOk : kExitFound;
   else
     j.exit_code = j.failed ? kExitFound : kExitOk;
   return j;
+}
+
+bool samples(const SearchOptions& a) {
+  return !sched::strategy_proves(sched::parse_strategy(a.strategy));
+}
+
+std::string coverage_brief(const SearchOptions& a, const Outcome& o, const std::string& desc) {
+  const std::string stopped = o.interrupted  ? "an interrupt"
+                              : o.time_limit ? "the time limit"
+                                             : "the execution cap";
+  if (!a.replay.empty()) return fmt::format("replayed {} ({} execution)", a.replay, o.executions);
+  if (o.failure && !o.exhausted && !o.interrupted && !o.time_limit)
+    return fmt::format("{} executions ({}), stopped at the first failure", o.executions, desc);
+  if (samples(a)) {
+    return o.interrupted || o.time_limit
+               ? fmt::format("sampled {} of {} executions ({}; stopped by {}), not a proof",
+                             o.executions, a.executions, desc, stopped)
+               : fmt::format("sampled {} executions ({}), not a proof", o.executions, desc);
+  }
+  if (o.exhausted)
+    return fmt::format("exhaustive within the bound ({}): {} executions", desc, o.executions);
+  return fmt::format(
+      "cut short by {} after {} executions ({}) before covering the bounded space: not a proof",
+      stopped, o.executions, desc);
 }
 
 }  // namespace racelab::live

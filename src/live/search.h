@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "live/live.h"
+#include "sched/coverage.h"
 #include "sched/strategy.h"
 
 namespace racelab::live {
@@ -47,6 +48,8 @@ struct Outcome {
   bool exhausted = false;
   bool interrupted = false;
   bool time_limit = false;
+  // The interleaving classes the executions showed (live::handoff_fingerprint).
+  sched::Coverage coverage;
 };
 
 // What a live search reports about its subject.
@@ -85,13 +88,23 @@ std::string write_outputs(const SearchOptions& a, const JobInfo& info, const Out
                           const std::string& strategy_desc);
 
 // The verdict: a failure found, racelab lost control (inconclusive: exit 3 whatever was
-// expected), the deadlock asked for found; and the exit code.
+// expected), a proving search (dfs) expected clean that stopped before covering its bounded space
+// (cut_short: not a proof, exit 1, as a model search cut short), the deadlock asked for found;
+// and the exit code.
 struct Judgement {
   bool failed = false;
   bool inconclusive = false;
+  bool cut_short = false;
   bool found_deadlock = false;
   int exit_code = 0;
 };
 Judgement judge(const SearchOptions& a, const Outcome& o);
+// True when the strategy samples (random, pct, pos, surw) rather than proves (dfs).
+bool samples(const SearchOptions& a);
+// What the search covered, for the terminal: "sampled 10 executions (pct(depth=3, seed=1)), not
+// a proof", "exhaustive within the bound (dfs(max_preemptions=2)): 41 executions" or "cut short
+// by the execution cap after 50 executions (dfs(...)) before covering the bounded space: not a
+// proof"; the time limit or an interrupt named where they stopped it.
+std::string coverage_brief(const SearchOptions& a, const Outcome& o, const std::string& desc);
 
 }  // namespace racelab::live

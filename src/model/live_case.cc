@@ -87,6 +87,8 @@ Attempt run_once(const Scenario& s, const std::string& racelab, const std::strin
              c.interpose,
              "--strategy",
              c.strategy,
+             "--max-preemptions",
+             std::to_string(c.max_preemptions),
              "--seed",
              std::to_string(seed),
              "--executions",
@@ -140,6 +142,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
   // `must` kind is still missing and a search stopped early, search again with the next seed
   // (into OUT/seed-N), pooling the kinds, up to kAttempts searches.
   constexpr int kAttempts = 5;
+  bool cut_short = false;
   for (int k = 0; k < kAttempts; ++k) {
     const std::uint64_t seed = c.seed + static_cast<std::uint64_t>(k);
     const std::string out =
@@ -156,6 +159,9 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     }
     const std::uint64_t executions = at.report.value("executions", std::uint64_t{0});
     run.executions += executions;
+    // A dfs search that stopped before covering its space, with nothing found: not a proof.
+    cut_short = at.report.value("proves", false) && !at.report.value("exhausted", false) &&
+                at.report.value("findings", nlohmann::json::array()).empty();
     if (at.report.contains("kinds_seen") && at.report["kinds_seen"].is_object()) {
       for (const auto& [kind, n] : at.report["kinds_seen"].items())
         run.kinds[kind] += n.get<std::uint64_t>();
@@ -208,6 +214,12 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     }
     if (!memory_problem.empty()) why += std::string(why.empty() ? "" : "; ") + memory_problem;
     run.reason = why;
+  } else if (cut_short && !s.must_not.empty()) {
+    run.verdict = LiveVerdict::kInconclusive;
+    run.reason = fmt::format(
+        "inconclusive: the {} search stopped after {} executions before covering its bounded "
+        "space, so must_not is not proven (raise [live] executions or lower max_preemptions)",
+        c.strategy, run.executions);
   }
   return run;
 }

@@ -325,10 +325,10 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
     r.strings("points", live.points);
     r.strings("blocking", live.blocking);
     std::vector<std::pair<std::string, std::string>> live_names;
-    for (const std::string& name : sched::strategy_name_list(true)) {
-      if (name != "dfs") live_names.emplace_back(name, name);  // a sampling job: no bound to set
-    }
+    for (const std::string& name : sched::strategy_name_list(true))
+      live_names.emplace_back(name, name);
     r.choice("strategy", live.strategy, live_names);
+    r.integer("max_preemptions", live.max_preemptions, 0, 64);
     r.integer("seed", live.seed, 0, std::numeric_limits<std::int64_t>::max());
     r.integer("executions", live.executions, 1, 100000);
     r.number("hang_timeout", live.hang_timeout, 0, 86400);

@@ -39,6 +39,7 @@ struct LiveCase {
   std::vector<std::string> python_path;  // prepended to the script's sys.path (PYTHONPATH)
   std::vector<std::string> dicts, locks, points, blocking;  // table entries (docs/live.md)
   std::string strategy = "random";
+  int max_preemptions = 2;  // dfs: its bound (a dfs case that does not exhaust is inconclusive)
   std::uint64_t seed = 1;
   std::uint64_t executions = 40;
   double hang_timeout = 10;

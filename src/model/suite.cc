@@ -101,17 +101,7 @@ std::string ScenarioRun::coverage() const {
 
 std::string ScenarioRun::interleavings() const {
   if (!result.interleavings) return "";
-  const sched::CoverageSummary& c = *result.interleavings;
-  std::string line = fmt::format(
-      "interleaving classes: {}{} seen in {} executions (per-resource "
-      "hand-off order)",
-      c.saturated ? "at least " : "", c.classes, c.executions);
-  if (proves() || c.saturated || c.executions == 0) return line;
-  return line + fmt::format(
-                    "; {} seen once: next execution new with p ~ {:.3g} (Good-Turing), "
-                    "~{:.0f} classes in all (Chao1), ~{:.0f} unseen",
-                    c.seen_once, c.unseen_probability, c.estimated_classes,
-                    c.estimated_classes - static_cast<double>(c.classes));
+  return sched::coverage_line(*result.interleavings, !proves());
 }
 
 std::string ScenarioRun::coverage_brief() const {

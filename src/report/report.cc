@@ -8,6 +8,7 @@
 #include <map>
 
 #include "racelab/version.h"
+#include "sched/coverage_json.h"
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/html.h"
@@ -119,18 +120,7 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                   {{"warmup_s", round_seconds(run.warmup_seconds)},
                    {"makespan_s", round_seconds(run.makespan_seconds)}}}};
   if (const auto& c = run.result.interleavings) {
-    json cov = {{"fingerprint", "per-resource hand-off order"},
-                {"classes_seen", c->classes},
-                {"executions", c->executions},
-                {"seen_once", c->seen_once},
-                {"seen_twice", c->seen_twice},
-                {"saturated", c->saturated}};
-    // Estimates of what a sampling run has not seen; a proving strategy counts, it does not sample.
-    // Rounded: reports carry no 17-digit noise (6 decimals, and classes to the hundredth).
-    if (!run.proves() && !c->saturated) {
-      cov["unseen_probability"] = std::round(c->unseen_probability * 1e6) / 1e6;
-      cov["estimated_classes"] = std::round(c->estimated_classes * 100) / 100;
-    }
+    json cov = sched::coverage_json(*c, !run.proves());
     // A shard: every class with its count (sorted), so that racelab merge counts exactly.
     if (run.options.partition.shards > 1 && run.result.interleaving_counts) {
       std::map<std::uint64_t, std::uint64_t> sorted(

@@ -1,5 +1,7 @@
 #include "sched/coverage.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -56,53 +58,56 @@ bool writes(const Op& op) {
 }
 
 std::uint64_t handoff_fingerprint(const Execution& exec) {
-  struct Access {
-    std::uint64_t resource;
-    ThreadId thread;
-    bool write;
-  };
   std::vector<Access> accesses;
   const auto& steps = exec.steps();
   accesses.reserve(steps.size());
+  const auto thread = [](ThreadId t) { return static_cast<std::uint64_t>(t); };
   for (std::uint64_t i = 0; i < steps.size(); ++i) {
     const Step& st = steps[i];
     // A queue orders its submits; a take is ordered only with the submit of the job it takes
     // (through the job), as dpor's dependence has it, and an empty take after the close.
     if (st.op.kind == OpKind::kSubmit) {
-      accesses.push_back({key(kQueue, st.op.object), st.thread, true});
-      accesses.push_back({key(kJob, static_cast<std::int32_t>(st.result)), st.thread, true});
+      accesses.push_back({key(kQueue, st.op.object), thread(st.thread), true});
+      accesses.push_back(
+          {key(kJob, static_cast<std::int32_t>(st.result)), thread(st.thread), true});
     } else if (st.op.kind == OpKind::kTake) {
       accesses.push_back(
-          st.result >= 0 ? Access{key(kJob, static_cast<std::int32_t>(st.result)), st.thread, true}
-                         : Access{key(kQueue, st.op.object), st.thread, false});
+          st.result >= 0
+              ? Access{key(kJob, static_cast<std::int32_t>(st.result)), thread(st.thread), true}
+              : Access{key(kQueue, st.op.object), thread(st.thread), false});
     } else if (auto r = resource_key(st.op)) {
-      accesses.push_back({*r, st.thread, writes(st.op)});
+      accesses.push_back({*r, thread(st.thread), writes(st.op)});
     }
     for (const Touch& t : exec.step_touches(i))
-      accesses.push_back({touch_key(t), steps[i].thread, t.write});
+      accesses.push_back({touch_key(t), thread(steps[i].thread), t.write});
   }
+  return handoff_fingerprint(std::move(accesses));
+}
+
+std::uint64_t handoff_fingerprint(std::vector<Access> accesses) {
   // Per resource, in step order (stable): the writers in order, a run of one thread's writes
   // counted once, and between two writes the set of threads that read (their order among
   // themselves does not matter: reads commute).
   std::stable_sort(accesses.begin(), accesses.end(),
                    [](const Access& a, const Access& b) { return a.resource < b.resource; });
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  std::vector<ThreadId> readers;
-  ThreadId last_writer = kNoThread;
+  constexpr std::uint64_t kNobody = ~std::uint64_t{0};
+  std::vector<std::uint64_t> readers;
+  std::uint64_t last_writer = kNobody;
   auto flush_readers = [&] {
     if (readers.empty()) return;
     std::sort(readers.begin(), readers.end());
     readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
     h = mix(h, 0x5245414453ULL);  // "READS"
-    for (ThreadId t : readers) h = mix(h, static_cast<std::uint64_t>(t) + 1);
+    for (std::uint64_t t : readers) h = mix(h, t + 1);
     readers.clear();
-    last_writer = kNoThread;
+    last_writer = kNobody;
   };
   for (std::size_t i = 0; i < accesses.size(); ++i) {
     const Access& a = accesses[i];
     if (i == 0 || a.resource != accesses[i - 1].resource) {
       flush_readers();
-      last_writer = kNoThread;
+      last_writer = kNobody;
       h = mix(h, a.resource);
     }
     if (!a.write) {
@@ -112,10 +117,22 @@ std::uint64_t handoff_fingerprint(const Execution& exec) {
     flush_readers();
     if (a.thread == last_writer) continue;
     last_writer = a.thread;
-    h = mix(h, static_cast<std::uint64_t>(a.thread) + 1);
+    h = mix(h, a.thread + 1);
   }
   flush_readers();
   return h;
+}
+
+std::string coverage_line(const CoverageSummary& c, bool sampling) {
+  std::string line =
+      fmt::format("interleaving classes: {}{} seen in {} executions (per-resource hand-off order)",
+                  c.saturated ? "at least " : "", c.classes, c.executions);
+  if (!sampling || c.saturated || c.executions == 0) return line;
+  return line + fmt::format(
+                    "; {} seen once: next execution new with p ~ {:.3g} (Good-Turing), "
+                    "~{:.0f} classes in all (Chao1), ~{:.0f} unseen",
+                    c.seen_once, c.unseen_probability, c.estimated_classes,
+                    c.estimated_classes - static_cast<double>(c.classes));
 }
 
 double good_turing_unseen(std::uint64_t executions, std::uint64_t seen_once) {

@@ -141,13 +141,31 @@ with tempfile.TemporaryDirectory() as tmp:
     empty = os.path.join(tmp, "empty.json")
     with open(empty, "w") as f:
         json.dump({"format": "racelab-interpose", "version": 1, "name": "empty"}, f)
-    r = live(user, "--interpose", empty, "--strategy", "dfs", "--executions", "50",
+    r = live(user, "--interpose", empty, "--strategy", "dfs", "--executions", "1000",
              "--hang-timeout", "4", out=f"{tmp}/user")
-    if r.returncode != 0:
+    if r.returncode != 0 or "exhaustive within the bound (dfs(max_preemptions=2)): " not in r.stdout:
         fail("a library thread or a try-acquire broke the run", r)
     trace = open(f"{tmp}/user/trace.txt").read()
     if "pool reader" in trace or "worker 1: try lock Lock at user.py:4" not in trace:
         fail("the library thread was controlled, or try-acquire was no scheduling point:\n" + trace)
+    # What a search covered: a dfs search stopped by its cap proves nothing (exit 1, its own
+    # word), a sampling one says it sampled; both count the interleaving classes they saw.
+    r = live(user, "--interpose", empty, "--strategy", "dfs", "--executions", "3",
+             "--hang-timeout", "4", out=f"{tmp}/cut")
+    if r.returncode != 1 or "inconclusive: the dfs search stopped before covering" not in r.stdout \
+            or "cut short by the execution cap after 3 executions" not in r.stdout:
+        fail("a dfs search cut short by its cap was not inconclusive", r)
+    rep = json.load(open(f"{tmp}/cut/report.json"))
+    if rep["proves"] is not True or rep["exhausted"] is not False \
+            or rep["interleavings"]["executions"] != 3:
+        fail(f"the cut-short report does not say so: {rep}")
+    r = live(user, "--interpose", empty, "--strategy", "random", "--executions", "12",
+             "--hang-timeout", "4", out=f"{tmp}/sampled")
+    cov = json.load(open(f"{tmp}/sampled/report.json"))["interleavings"]
+    if r.returncode != 0 or "sampled 12 executions (random(seed=1)), not a proof" not in r.stdout \
+            or "interleaving classes: " not in r.stdout or not 2 <= cov["classes_seen"] <= 12 \
+            or "unseen_probability" not in cov:
+        fail(f"a sampling search did not say what it sampled and covered: {cov}", r)
     r = live(user, "--interpose", empty, "--executions", "1", "--hang-timeout", "4", "--",
              "--raise", out=f"{tmp}/raise")
     if r.returncode != 1 or "ValueError in worker 1: drafter failed" not in r.stdout:

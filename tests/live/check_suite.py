@@ -53,6 +53,19 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode != 1 or "expected but not found" not in r.stdout or \
             ET.parse(f"{tmp}/bad.xml").getroot().find(".//failure") is None:
         failures.append(f"a live case whose must is missing did not fail the suite\n{r.stdout}")
+    # A dfs search that stops before covering its space proves no must_not: inconclusive, exit 1.
+    cut = os.path.join(tmp, "cut")
+    os.makedirs(cut)
+    open(os.path.join(cut, "cut.toml"), "w").write(text.replace(
+        'name = "train-queue-standin-sequential"', 'name = "cut"').replace(
+        'must = ["deadlock"]\n', '').replace('strategy = "random"', 'strategy = "dfs"').replace(
+        "executions = 40", "executions = 3"))
+    r = subprocess.run([racelab, "suite", cut, "--out", f"{tmp}/cut-out", "--junit",
+                        f"{tmp}/cut.xml"], capture_output=True, text=True, timeout=600)
+    entry = json.load(open(f"{tmp}/cut-out/summary.json"))["scenarios"][0]
+    if r.returncode != 1 or entry["verdict"] != "inconclusive" or \
+            "stopped after 3 executions before covering its bounded space" not in r.stdout:
+        failures.append(f"a live dfs case cut short was not inconclusive: {entry}\n{r.stdout}")
 if failures:
     sys.exit("\n".join(failures))
 print("live suite: every check passed")
