@@ -1,0 +1,171 @@
+// racelab alloc report TRACE...: is memory stable? The allocator's state at the end of every
+// iteration (or window) and a verdict per trace; --expect makes it a CI check. docs/allocator.md.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+#include "alloc.h"
+#include "alloc/outputs.h"
+#include "alloc/runs.h"
+#include "report/cli.h"
+#include "util/errors.h"
+#include "util/files.h"
+
+namespace racelab::cli {
+
+namespace alloccmd {
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace racelab::alloc;
+
+struct ReportArgs {
+  std::vector<std::string> traces;
+  std::vector<std::string> iterations;
+  std::size_t window = 1000;
+  std::size_t settle = 1;
+  int device = -1;
+  bool table = false;
+  std::string segments_at;
+  std::string out;
+  std::string expect;  // "", stable, unstable: exit 1 where a trace is not so
+  std::string junit;   // a JUnit file: one testcase per trace (and device)
+  DeviceMemory dev;
+};
+
+void print_report(const StabilityReport& r, bool table) {
+  fmt::print("{}: {}\n", r.name, paint(r.verdict, r.stable ? Colour::kGreen : Colour::kRed));
+  fmt::print("  {} {} ({}); placement {}/{} same as recorded", r.rows.size(),
+             r.iterations ? "iterations" : "windows", r.boundaries_source, r.replay.allocs_same,
+             r.replay.allocs);
+  if (r.recorded_rows)
+    fmt::print("; matches the stats JSON at {}/{} iterations", r.recorded_matches, r.recorded_rows);
+  fmt::print("\n");
+  if (!table) return;
+  fmt::print("  {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>12} {:>7}\n", "window", "reserved",
+             "allocated", "segments", "+device", "inact.split", "largest free", "frag");
+  for (const Row& row : r.rows) {
+    fmt::print("  {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>12} {:>6.1f}%\n", row.label,
+               mib(row.at_end.reserved), mib(row.at_end.allocated), row.at_end.segments,
+               row.device_allocs_in, mib(row.at_end.inactive_split_bytes),
+               mib(row.at_end.largest_free), row.fragmentation * 100);
+  }
+}
+
+void print_table(const std::vector<StabilityReport>& reports) {
+  fmt::print("\n{:<24} {:>7} {:>14} {:>16} {:>13} {:>8}\n", "trace", "stable", "segments",
+             "reserved", "peak reserved", "retries");
+  for (const StabilityReport& r : reports) {
+    const Sample& f = r.rows.front().at_end;
+    const Sample& l = r.rows.back().at_end;
+    fmt::print("{:<24} {:>7} {:>14} {:>16} {:>13} {:>8}\n", r.name, r.stable ? "yes" : "no",
+               fmt::format("{} -> {}", f.segments, l.segments),
+               fmt::format("{} -> {}", mib(f.reserved), mib(l.reserved)), mib(r.peak_reserved),
+               l.retries);
+  }
+}
+
+int report_command(const ReportArgs& a) {
+  if (!a.junit.empty() && a.expect.empty())
+    throw InputError(
+        "alloc report --junit: say what the job checks with --expect stable (or unstable)");
+  const auto started = std::chrono::steady_clock::now();
+  if (!a.iterations.empty() && a.iterations.size() != a.traces.size()) {
+    throw InputError(
+        fmt::format("--iterations: give one stats JSON per trace ({} traces, {} files)",
+                    a.traces.size(), a.iterations.size()));
+  }
+  ReportSettings settings;
+  settings.window = a.window;
+  settings.settle = a.settle;
+  if (!a.segments_at.empty()) settings.segments_at = a.segments_at;
+  settings.dev = a.dev;
+  std::vector<StabilityReport> reports;
+  std::vector<std::string> warnings;
+  for (std::size_t t = 0; t < a.traces.size(); ++t) {
+    const std::string& path = a.traces[t];
+    report::expect_file(path, report::FileKind::kSnapshot, "alloc report TRACE...");
+    const Snapshot snap = read_snapshot(path);
+    const std::vector<std::size_t> devices = pick_devices(snap, a.device, path);
+    // Iteration boundaries: the stats JSON given, or the one beside the trace.
+    const fs::path stats = stats_for(
+        path, a.iterations.empty() ? std::nullopt : std::optional<std::string>(a.iterations[t]));
+    if (!stats.empty())
+      report::expect_file(stats.string(), report::FileKind::kStats, "alloc report --iterations");
+    TraceReports got = analyse_trace(snap, path, devices, stats, settings, replay_progress());
+    for (auto& r : got.reports) reports.push_back(std::move(r));
+    for (auto& w : got.warnings) warnings.push_back(std::move(w));
+  }
+  clear_progress();
+  for (const std::string& w : warnings) {
+    if (!w.empty()) fmt::print("{}\n", paint(w, Colour::kYellow));
+  }
+  for (const StabilityReport& r : reports) print_report(r, a.table);
+  if (reports.size() > 1) print_table(reports);
+  if (!a.out.empty()) {
+    write_report_outputs(a.out, reports);
+    fmt::print("wrote {} and {}\n", (fs::path(a.out) / "alloc-report.json").string(),
+               (fs::path(a.out) / "report.html").string());
+  }
+  if (a.expect.empty()) return kExitOk;
+  const std::vector<std::string> off = not_as_expected(reports, a.expect);
+  if (!a.junit.empty()) {
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    write_file_atomic(a.junit, report_junit(reports, a.expect, s));
+    fmt::print("wrote {}\n", a.junit);
+  }
+  if (off.empty()) {
+    fmt::print("expectation ({}) {}\n", a.expect, paint("holds", Colour::kGreen));
+    return kExitOk;
+  }
+  fmt::print("expectation ({}) {}: {}\n", a.expect, paint("does not hold", Colour::kRed),
+             fmt::join(off, ", "));
+  return kExitFound;
+}
+
+}  // namespace
+
+void add_report(CLI::App* alloc, Runner& run) {
+  auto pa = std::make_shared<ReportArgs>();
+  auto* pc = alloc->add_subcommand("report",
+                                   "Is memory stable? Per-iteration allocator state and a verdict");
+  pc->add_option("traces", pa->traces, "one or more snapshots")->required();
+  pc->add_option(
+      "--iterations", pa->iterations,
+      "stats JSON with iteration times, one per trace (default: stats_<name>.json beside it)");
+  pc->add_option("--window", pa->window,
+                 "allocations per window when no iteration boundaries are known")
+      ->check(integer_check(1));
+  pc->add_option("--settle", pa->settle,
+                 "windows allowed to allocate before the verdict counts growth")
+      ->check(integer_check(0));
+  add_device_select(pc, pa->device);
+  pc->add_flag("--table", pa->table, "print every iteration's row");
+  pc->add_option(
+      "--segments-at", pa->segments_at,
+      "iteration (or window label) whose end state the HTML segment map shows (default: the last)");
+  pc->add_option("--expect", pa->expect,
+                 "stable | unstable: exit 1 unless every trace is so (a CI job's check)")
+      ->check(one_of({"stable", "unstable"}));
+  pc->add_option("--junit", pa->junit, "write a JUnit testsuite here (needs --expect)");
+  pc->add_option("--out", pa->out,
+                 "write alloc-report.json, report.html and <name>.iterations.csv here");
+  add_device_options(pc, pa->dev);
+  pc->callback([&run, pa] { run = [pa] { return report_command(*pa); }; });
+}
+
+}  // namespace alloccmd
+
+int alloc_report(const std::string& trace, const std::string& out) {
+  alloccmd::ReportArgs a;
+  a.traces = {trace};
+  a.out = out;
+  return alloccmd::report_command(a);
+}
+
+}  // namespace racelab::cli

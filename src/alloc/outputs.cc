@@ -1,0 +1,93 @@
+#include "alloc/outputs.h"
+
+#include <fmt/format.h>
+
+#include "alloc/inputs.h"
+#include "util/files.h"
+#include "util/html.h"
+
+namespace racelab::alloc {
+
+namespace fs = std::filesystem;
+
+void write_replay_outputs(const fs::path& dir, const Snapshot& snap, const std::string& trace,
+                          const Config& config, const std::vector<std::size_t>& devices,
+                          const std::vector<ReplayResult>& results) {
+  ensure_directory(dir);
+  std::vector<DeviceReplay> parts;
+  for (std::size_t k = 0; k < devices.size(); ++k) parts.push_back({devices[k], &results[k]});
+  write_snapshot_value(dir / "replay.pickle", *model_snapshot_value(snap, parts));
+  nlohmann::ordered_json per_device = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < devices.size(); ++k) {
+    const ReplayResult& r = results[k];
+    per_device.push_back({{"device", devices[k]},
+                          {"allocations", r.allocs},
+                          {"allocations_same_placement", r.allocs_same},
+                          {"real_segment_events", r.real_segment_events},
+                          {"model_segment_events", r.model_segment_events},
+                          {"segment_events_identical", r.segment_events_same},
+                          {"empty_cache_inferred", r.empty_cache_at.size()},
+                          {"memory_stats", memory_stats_json(r.stats)}});
+  }
+  nlohmann::ordered_json summary;
+  summary["trace"] = trace;
+  summary["config"] = config.describe();
+  summary["devices"] = per_device;
+  write_file_atomic(dir / "replay.json", summary.dump(2) + "\n");
+}
+
+void write_report_outputs(const fs::path& dir, const std::vector<StabilityReport>& reports) {
+  ensure_directory(dir);
+  nlohmann::ordered_json j;
+  j["reports"] = nlohmann::ordered_json::array();
+  for (const StabilityReport& r : reports) {
+    j["reports"].push_back(report_json(r));
+    write_file_atomic(dir / (r.name + ".iterations.csv"), rows_csv(r));
+  }
+  write_file_atomic(dir / "alloc-report.json", j.dump(1) + "\n");
+  write_file_atomic(dir / "report.html", report_html(reports));
+}
+
+std::string report_junit(const std::vector<StabilityReport>& reports, const std::string& expect,
+                         double seconds) {
+  int failures = 0;
+  for (const auto& r : reports) failures += r.stable != (expect == "stable");
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"racelab\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n",
+                     reports.size(), failures, seconds);
+  out += fmt::format(
+      "  <testsuite name=\"racelab.alloc\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+      "skipped=\"0\" time=\"{:.3f}\">\n",
+      reports.size(), failures, seconds);
+  for (const auto& r : reports) {
+    const std::string body = fmt::format("{}; {} {} ({}); peak reserved {}", r.verdict,
+                                         r.rows.size(), r.iterations ? "iterations" : "windows",
+                                         r.boundaries_source, mib(r.peak_reserved));
+    out += fmt::format("    <testcase classname=\"racelab.alloc.{}\" name=\"{}\" time=\"0\">\n",
+                       expect, html::escape(r.name));
+    if (r.stable != (expect == "stable"))
+      out += fmt::format("      <failure message=\"{}\" type=\"expectation\">{}</failure>\n",
+                         html::escape(fmt::format("expected {}: {}", expect, r.verdict)),
+                         html::escape(body));
+    out += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n", html::escape(body));
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifLine>& lines) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const WhatifLine& l : lines) {
+    j.push_back({{"config", l.name},
+                 {"peak_reserved", l.peak_reserved},
+                 {"final_reserved", l.final_reserved},
+                 {"segments", l.segments},
+                 {"device_allocs", l.device_allocs},
+                 {"retries", l.retries},
+                 {"ooms", l.ooms},
+                 {"first_oom", l.first_oom}});
+  }
+  return {{"device", device}, {"settings", j}};
+}
+
+}  // namespace racelab::alloc

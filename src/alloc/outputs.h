@@ -1,0 +1,35 @@
+#pragma once
+// The files racelab alloc replay, report and whatif write with --out (and report's --junit).
+// docs/allocator.md.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "alloc/report.h"
+#include "alloc/snapshot.h"
+#include "alloc/whatif.h"
+
+namespace racelab::alloc {
+
+// alloc replay --out DIR: DIR/replay.pickle (the model's run as a memory_viz snapshot) and
+// DIR/replay.json (per device: placements and segment events as recorded, memory stats).
+// `results[k]` is the replay of device `devices[k]`, kept with keep_trace.
+void write_replay_outputs(const std::filesystem::path& dir, const Snapshot& snap,
+                          const std::string& trace, const Config& config,
+                          const std::vector<std::size_t>& devices,
+                          const std::vector<ReplayResult>& results);
+
+// alloc report --out DIR: DIR/alloc-report.json, DIR/report.html and DIR/<name>.iterations.csv.
+void write_report_outputs(const std::filesystem::path& dir,
+                          const std::vector<StabilityReport>& reports);
+
+// JUnit for `alloc report --expect`: one testcase per report, a failure where it is not as
+// expected, the verdict and the numbers in system-out.
+std::string report_junit(const std::vector<StabilityReport>& reports, const std::string& expect,
+                         double seconds);
+
+// whatif.json's entry for one device: the lines' numbers.
+nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifLine>& lines);
+
+}  // namespace racelab::alloc
