@@ -28,6 +28,7 @@ def main():
     p.add_argument("--racelab", required=True)
     p.add_argument("--mode", choices=["torch", "standin"], required=True)
     p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--first-seed", type=int, default=1)
     p.add_argument("--cap", type=int, default=12)
     p.add_argument("--out", required=True)
     p.add_argument("--cases", nargs="*", default=list(CASES))
@@ -47,7 +48,7 @@ def main():
         tsv.write("case\tstrategy\tseed\tdeadlock_at\texecutions\tseconds\texit\tkinds\n")
         for case in a.cases:
             for s in a.strategies:
-                for seed in range(1, a.seeds + 1):
+                for seed in range(a.first_seed, a.first_seed + a.seeds):
                     d = os.path.join(a.out, case, s, f"seed-{seed}")
                     cmd = [a.racelab, "live", "python", "--interpose", table, "--strategy", s,
                            "--seed", str(seed), "--executions", str(a.cap), "--expect",
@@ -75,7 +76,8 @@ def main():
                     tsv.flush()
                     print(f"{case} {s} seed {seed}: deadlock at {at or '-'} "
                           f"({rep.get('executions', '?')} executions, {secs:.0f} s)", flush=True)
-    lines = [f"executions to the first deadlock ({a.mode}), seeds 1..{a.seeds}, cap {a.cap} "
+    lines = [f"executions to the first deadlock ({a.mode}), seeds {a.first_seed}.."
+             f"{a.first_seed + a.seeds - 1}, cap {a.cap} "
              "executions per search",
              f"{'case':8} {'strategy':8} {'median':>7} {'min':>4} {'max':>4} {'mean':>6} {'found':>6}"]
     for case in a.cases:

@@ -22,7 +22,7 @@ export PYTHONPATH=$(python3 -c 'import site; print(":".join(site.getsitepackages
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c 'import torch; print("torch", torch.__version__)'; } >"$out/machine.txt" 2>&1
 timeout "${5:-560}" python3 tools/bench/first_deadlock_live.py --racelab build/gpu/harness/racelab \
-  --mode torch --seeds "$seeds" --cap "$cap" --cases "$case" --hang-timeout 90 --time-limit 150 \
-  --out "$out/$case" >"$out/$case.log" 2>&1
+  --mode torch --seeds "$seeds" --first-seed "${FIRST_SEED:-1}" --cap "$cap" --cases "$case" --hang-timeout 90 --time-limit 150 \
+  --strategies ${STRATEGIES:-random pct pos surw} --out "$out/$case" >"$out/$case.log" 2>&1
 echo "exit $?" >>"$out/$case.log"
 cat "$out/$case.log"
