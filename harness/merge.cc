@@ -41,13 +41,7 @@ int merge_command(const MergeArgs& a) {
   std::vector<nlohmann::json> live_entries;  // live cases ran whole on shard 0: kept as judged
   if (suites) {
     // The scenarios of the first shard's summary, in its order; every shard must have them all.
-    nlohmann::json summary;
-    try {
-      summary = nlohmann::json::parse(read_file(fs::path(a.dirs.front()) / "summary.json"));
-    } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(
-          fmt::format("{}/summary.json: byte {}: invalid JSON", a.dirs.front(), e.byte));
-    }
+    const nlohmann::json summary = report::read_suite_summaries(a.dirs);
     runs.reserve(summary["scenarios"].size());
     for (const auto& entry : summary["scenarios"]) {
       if (entry.value("live", false)) {
@@ -83,7 +77,7 @@ int merge_command(const MergeArgs& a) {
   if (suites) {
     write_file_atomic(
         fs::path(a.out) / "summary.json",
-        report::suite_summary(entries, false, seconds, sched::Partition{}).dump(2) + "\n");
+        report::document_text(report::suite_summary(entries, false, seconds, sched::Partition{})));
   }
   write_file_atomic(
       fs::path(a.out) / "report.html",

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -87,9 +88,13 @@ bool has(const std::string& text, std::string_view needle) {
 
 FileKind from_json_keys(const nlohmann::json& j) {
   if (!j.is_object()) return FileKind::kUnknown;
-  const std::string format = j.value("format", std::string());
+  const std::string format =
+      j.contains("format") && j["format"].is_string() ? j["format"].get<std::string>() : "";
   if (format == "racelab-schedule") return FileKind::kSchedule;
   if (format == "racelab-interpose") return FileKind::kInterposeTable;
+  if (format == "racelab-summary") return FileKind::kSuiteSummary;
+  if (format == "racelab-report") return FileKind::kExploreReport;
+  if (format == "racelab-live-report") return FileKind::kLiveReport;
   if (j.contains("scenarios") && j.contains("passed")) return FileKind::kSuiteSummary;
   if (j.contains("scenario_hash") && j.contains("findings")) return FileKind::kExploreReport;
   if (j.contains("reports") && j["reports"].is_array()) return FileKind::kAllocReport;
@@ -100,9 +105,31 @@ FileKind from_json_keys(const nlohmann::json& j) {
   return FileKind::kUnknown;
 }
 
+// The value of a leading "format" key ({"format": "racelab-report", ...}), or empty.
+std::string leading_format(const std::string& head) {
+  std::size_t at = 0;
+  auto skip_space = [&] {
+    while (at < head.size() && std::isspace(static_cast<unsigned char>(head[at]))) ++at;
+  };
+  auto take = [&](std::string_view word) {
+    skip_space();
+    if (head.compare(at, word.size(), word) != 0) return false;
+    at += word.size();
+    return true;
+  };
+  if (!take("{") || !take("\"format\"") || !take(":") || !take("\"")) return "";
+  const std::size_t end = head.find_first_of("\"\\", at);
+  if (end == std::string::npos || head[end] != '"') return "";
+  return head.substr(at, end - at);
+}
+
 // Key markers in the head of a large JSON file (nlohmann writes keys in sorted order, so the
-// distinctive ones are early).
+// distinctive ones are early; report.json and summary.json put their "format" first).
 FileKind from_json_text(const std::string& head) {
+  const std::string format = leading_format(head);
+  if (format == "racelab-summary") return FileKind::kSuiteSummary;
+  if (format == "racelab-report") return FileKind::kExploreReport;
+  if (format == "racelab-live-report") return FileKind::kLiveReport;
   if (has(head, "\"racelab-schedule\"")) return FileKind::kSchedule;
   if (has(head, "\"racelab-interpose\"")) return FileKind::kInterposeTable;
   if (has(head, "\"scenarios\"") && has(head, "\"passed\"")) return FileKind::kSuiteSummary;
@@ -170,6 +197,8 @@ std::string file_kind_text(FileKind k) {
       return "a suite summary (the summary.json racelab suite --out writes)";
     case FileKind::kExploreReport:
       return "an exploration report (the report.json racelab explore writes)";
+    case FileKind::kLiveReport:
+      return "a live search report (the report.json racelab live torch or python writes)";
     case FileKind::kAllocReport:
       return "an allocator report (the alloc-report.json racelab alloc report writes)";
     case FileKind::kStats:
@@ -190,7 +219,8 @@ std::string expected_text(FileKind k) {
   switch (k) {
     case FileKind::kSchedule:
       return "a schedule file (JSON with \"format\": \"racelab-schedule\", as explore and suite "
-             "write under DIR/schedules/<scenario>.<kind>.json)";
+             "write under DIR/schedules/<scenario>.<kind>.json and live torch and python as "
+             "OUT/schedule-<kind>.json)";
     case FileKind::kScenario:
       return "a scenario file (TOML, docs/scenarios.md; e.g. "
              "scenarios/deadlock/lazy-2-drafters.toml)";

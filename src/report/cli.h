@@ -33,8 +33,9 @@ enum class FileKind {
   kDirectory,
   kSchedule,        // {"format": "racelab-schedule", ...}
   kScenario,        // TOML
-  kSuiteSummary,    // summary.json of racelab suite --out
-  kExploreReport,   // report.json of racelab explore
+  kSuiteSummary,    // summary.json of racelab suite --out ("format": "racelab-summary")
+  kExploreReport,   // report.json of racelab explore ("format": "racelab-report")
+  kLiveReport,      // report.json of racelab live torch | python ("racelab-live-report")
   kAllocReport,     // alloc-report.json of racelab alloc report --out
   kStats,           // the per-iteration stats JSON beside a trace
   kSnapshot,        // memory_viz snapshot: pickle or its JSON

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "model/pipeline.h"
+#include "report/report.h"
 #include "sched/coverage.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
@@ -24,11 +25,15 @@ json read_report(const std::string& dir) {
   const fs::path path = fs::path(dir) / "report.json";
   if (!fs::exists(path))
     throw InputError(fmt::format("{}: no report.json (not an explore --out directory)", dir));
+  json report;
   try {
-    return json::parse(read_file(path));
+    report = json::parse(read_file(path));
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: byte {}: invalid JSON", path.string(), e.byte));
   }
+  check_format(report, path.string(), kReportFormat, kReportVersion,
+               "the report.json of racelab explore or suite --out");
+  return report;
 }
 
 template <class T>
@@ -42,6 +47,24 @@ T field(const json& r, const char* key, const std::string& dir) {
 }
 
 }  // namespace
+
+json read_suite_summaries(const std::vector<std::string>& dirs) {
+  json first;
+  for (std::size_t k = 0; k < dirs.size(); ++k) {
+    const std::string& d = dirs[k];
+    const fs::path path = fs::path(d) / "summary.json";
+    json summary;
+    try {
+      summary = json::parse(read_file(path));
+    } catch (const json::parse_error& e) {
+      throw InputError(fmt::format("{}/summary.json: byte {}: invalid JSON", d, e.byte));
+    }
+    check_format(summary, path.string(), kSummaryFormat, kSummaryVersion,
+                 "the summary.json of racelab suite --out");
+    if (k == 0) first = std::move(summary);
+  }
+  return first;
+}
 
 model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   if (dirs.empty()) throw InputError("merge: no shard directories given");

@@ -9,6 +9,7 @@
 
 #include "racelab/version.h"
 #include "sched/coverage_json.h"
+#include "util/errors.h"
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/html.h"
@@ -62,6 +63,44 @@ std::string replay_command(const std::string& schedule_path) {
   return "racelab replay " + schedule_path;
 }
 
+std::string document_text(const json& doc) {
+  if (!doc.is_object()) return doc.dump(2) + "\n";
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const char* key : {"format", "version"}) {
+    if (doc.contains(key)) out[key] = nlohmann::ordered_json(doc[key]);
+  }
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "format" && key != "version") out[key] = nlohmann::ordered_json(value);
+  }
+  return out.dump(2) + "\n";
+}
+
+void check_format(const json& doc, const std::string& path, const char* format, int version,
+                  const std::string& what) {
+  if (!doc.is_object()) return;
+  const auto f = doc.find("format");
+  if (f != doc.end() && !(f->is_string() && f->get<std::string>() == format)) {
+    throw InputError(fmt::format("{}: this is a {} file, not {} (\"format\": \"{}\")", path,
+                                 f->dump(), what, format));
+  }
+  const auto v = doc.find("version");
+  if (v == doc.end()) return;
+  if (!v->is_number_integer() || v->get<std::int64_t>() < 1) {
+    throw InputError(
+        fmt::format("{}: \"version\" is {}, expected a positive integer", path, v->dump()));
+  }
+  if (v->get<std::int64_t>() > version) {
+    const auto by = doc.find("racelab_version");
+    const std::string writer =
+        by != doc.end() && by->is_string() ? by->get<std::string>() : std::string();
+    throw InputError(fmt::format(
+        "{}: {} version {}{} is newer than racelab {} reads (up to version {}); use {}", path,
+        format, v->dump(), writer.empty() ? "" : fmt::format(" (written by racelab {})", writer),
+        kVersion, version,
+        writer.empty() ? std::string("a newer racelab") : "racelab " + writer + " or newer"));
+  }
+}
+
 json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir) {
   const model::Scenario& sc = run.scenario;
   json findings = json::array();
@@ -89,7 +128,9 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
     }
     findings.push_back(std::move(item));
   }
-  json report = {{"racelab_version", kVersion},
+  json report = {{"format", kReportFormat},
+                 {"version", kReportVersion},
+                 {"racelab_version", kVersion},
                  {"scenario", sc.name},
                  {"scenario_path", sc.path},
                  {"scenario_hash", sc.hash},
@@ -154,7 +195,7 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
   }
   if (!dir.empty()) {
     ensure_directory(dir);
-    write_file_atomic(fs::path(dir) / "report.json", report.dump(2) + "\n");
+    write_file_atomic(fs::path(dir) / "report.json", document_text(report));
   }
   return report;
 }
@@ -215,7 +256,9 @@ json suite_summary(const std::vector<json>& entries, bool interrupted, double se
     inconclusive += v == "inconclusive";
     skipped += v == "skipped";
   }
-  json doc = {{"racelab_version", kVersion},
+  json doc = {{"format", kSummaryFormat},
+              {"version", kSummaryVersion},
+              {"racelab_version", kVersion},
               {"scenarios", entries},
               {"passed", passed},
               {"failed", failed},

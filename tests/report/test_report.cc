@@ -181,3 +181,88 @@ TEST_CASE("file kinds are told apart by content; expect_file names both", "[cli_
                   InputError);
   fs::remove_all(dir);
 }
+
+TEST_CASE("report.json and summary.json name their format and version first", "[formats]") {
+  const model::ScenarioRun run =
+      make_run(sched::StrategyKind::kDfs, sched::StopReason::kExhausted, {}, {"deadlock"}, {});
+  const nlohmann::json report = report::write_explore_outputs(run, "");
+  CHECK(report["format"] == "racelab-report");
+  CHECK(report["version"] == 1);
+  CHECK(report::document_text(report).rfind(
+            "{\n  \"format\": \"racelab-report\",\n  \"version\": 1,\n  \"coverage\": ", 0) == 0);
+  const nlohmann::json summary = report::suite_summary({}, false, 1.5, sched::Partition{});
+  CHECK(report::document_text(summary).rfind(
+            "{\n  \"format\": \"racelab-summary\",\n  \"version\": 1,\n  \"failed\": 0,", 0) == 0);
+  // The other keys keep their order and layout: only the two come first.
+  const nlohmann::json doc = {
+      {"b", 1}, {"version", 1}, {"format", "x"}, {"a", {{"z", 1.5}, {"y", {1, "s", nullptr}}}}};
+  CHECK(report::document_text(doc) ==
+        "{\n  \"format\": \"x\",\n  \"version\": 1,\n  \"a\": {\n    \"y\": [\n      1,\n      "
+        "\"s\",\n      null\n    ],\n    \"z\": 1.5\n  },\n  \"b\": 1\n}\n");
+  CHECK(report::document_text({{"b", 1}, {"a", 2}}) ==
+        nlohmann::json({{"b", 1}, {"a", 2}}).dump(2) + "\n");
+}
+
+TEST_CASE("check_format: another format or a newer version is one line; none is an old file",
+          "[formats]") {
+  auto message = [](const nlohmann::json& doc) -> std::string {
+    try {
+      report::check_format(doc, "d/report.json", report::kReportFormat, report::kReportVersion,
+                           "the report.json of racelab explore or suite --out");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(message({{"scenario", "s"}}).empty());  // written before the keys: accepted
+  CHECK(message({{"format", "racelab-report"}, {"version", 1}}).empty());
+  CHECK(message({{"format", "racelab-report"}}).empty());
+  const std::string other = message({{"format", "racelab-live-report"}, {"version", 1}});
+  CHECK(other ==
+        "d/report.json: this is a \"racelab-live-report\" file, not the report.json of racelab "
+        "explore or suite --out (\"format\": \"racelab-report\")");
+  const std::string newer =
+      message({{"format", "racelab-report"}, {"version", 2}, {"racelab_version", "9.0.0"}});
+  CHECK(newer.find("d/report.json: racelab-report version 2 (written by racelab 9.0.0) is newer "
+                   "than racelab ") == 0);
+  CHECK(newer.find("reads (up to version 1); use racelab 9.0.0 or newer") != std::string::npos);
+  CHECK(message({{"version", 3}}).find("version 3") != std::string::npos);
+  CHECK(message({{"version", "1"}}).find("\"version\" is \"1\", expected a positive integer") !=
+        std::string::npos);
+  CHECK(message({{"format", 7}}).find("not the report.json") != std::string::npos);
+  for (const std::string& m : {other, newer}) CHECK(m.find('\n') == std::string::npos);
+}
+
+TEST_CASE("file kinds: report.json and summary.json are known by their format, whatever the size",
+          "[formats]") {
+  const fs::path dir = fs::temp_directory_path() / "racelab-test-formats";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
+  // A shard's report.json with every interleaving class it saw is larger than the 1 MiB head that
+  // identify_file reads: "scenario_hash" lies beyond it, the leading "format" does not.
+  const std::string padding(3 << 20, 'x');
+  const auto big = write("big.json",
+                         "{\n  \"format\": \"racelab-report\",\n  \"version\": 1,\n  "
+                         "\"coverage\": \"" +
+                             padding +
+                             "\",\n  \"scenario_hash\": "
+                             "\"ab\"\n}\n");
+  const auto summary = write("summary.json", "{\"format\": \"racelab-summary\", \"version\": 1}");
+  const auto live = write("live.json", "{\"format\": \"racelab-live-report\", \"version\": 1}");
+  CHECK(report::identify_file(big) == report::FileKind::kExploreReport);
+  CHECK(report::identify_file(summary) == report::FileKind::kSuiteSummary);
+  CHECK(report::identify_file(live) == report::FileKind::kLiveReport);
+  try {
+    report::expect_file(live, report::FileKind::kSchedule, "replay SCHEDULE");
+    FAIL("a live report passed as a schedule");
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    CHECK(m.find("this is a live search report") != std::string::npos);
+    CHECK(m.find("OUT/schedule-<kind>.json") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
