@@ -13,6 +13,7 @@
 
 #include "live/runtime_impl.h"
 #include "sched/coverage.h"
+#include "sched/decide.h"
 #include "sched/kinds.h"
 #include "util/check.h"
 
@@ -61,7 +62,7 @@ std::uint64_t handoff_fingerprint(const Result& r) {
 
 bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& view,
                                      std::unique_lock<std::mutex>& lk) {
-  ThreadId previous = sched::kNoThread;
+  sched::Decider decider(strategy, options.max_steps);
   std::vector<ThreadId> enabled_threads;
   auto wait_activity = [&](auto until_done) {
     // Waits until until_done() holds; false when nothing at all happened for hang_timeout.
@@ -116,12 +117,10 @@ bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& v
       }
       continue;
     }
-    sched::Decision d;
-    d.enabled = enabled_threads;
-    d.previous = previous;
-    d.previous_enabled = previous != sched::kNoThread && enabled(controlled[previous]);
-    d.step = decisions;
-    d.exec = &view;
+    const ThreadId previous = decider.previous();
+    const sched::Decision d = decider.decision(
+        enabled_threads, previous != sched::kNoThread && enabled(controlled[previous]), decisions,
+        view);
     // A replayed step whose thread waits for a mutex a foreign thread holds, or for a thread
     // that is away: wait for the world to catch up rather than diverge.
     if (strategy.awaited(d) && can_change()) {
@@ -129,25 +128,15 @@ bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& v
       if (engine_cv.wait_for(lk, options.hang_timeout, [&] { return activity != seen || fatal; }))
         continue;
     }
-    if (decisions >= options.max_steps) {
+    if (auto livelock = decider.over_step_limit(decisions)) {
       result.findings.push_back(sched::Finding{
-          sched::kinds::kLivelock,
-          fmt::format("livelock: no end after {} steps; threads keep running without finishing",
-                      options.max_steps),
-          static_cast<std::int64_t>(decisions),
-          {},
-          {}});
+          sched::kinds::kLivelock, *livelock, static_cast<std::int64_t>(decisions), {}, {}});
       return false;
     }
-    const ThreadId t = strategy.pick(d);
     // A live execution cannot be abandoned (kNoThread): only model subjects record what dpor needs.
-    RACELAB_CHECK(
-        std::find(enabled_threads.begin(), enabled_threads.end(), t) != enabled_threads.end(),
-        "strategy {} picked thread {} at step {}, which is not enabled (enabled: {})",
-        strategy.describe(), sched::thread_label(view, t), decisions, sched::enabled_labels(d));
-    if (d.previous_enabled && t != previous) ++result.preemptions;
+    const ThreadId t = decider.pick(d, false);
+    result.preemptions = decider.preemptions();
     result.choices.push_back(t);
-    previous = t;
     apply(controlled[t]);
     ++decisions;
   }

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "live/runtime_impl.h"
+#include "sched/decide.h"
 #include "sched/kinds.h"
 
 namespace racelab::live {
@@ -77,24 +78,17 @@ std::pair<std::string, int> Runtime::Impl::wait_of(int agent, bool timed) const 
 }
 
 std::vector<int> Runtime::Impl::find_cycle() const {
-  for (std::size_t start = 0; start < agents.size(); ++start) {
-    std::vector<int> path;
-    int t = static_cast<int>(start);
-    while (t >= 0 && agents[t].state != State::kFinished &&
-           std::find(path.begin(), path.end(), t) == path.end()) {
-      path.push_back(t);
-      t = wait_of(t).second;
-    }
-    if (t < 0 || agents[t].state == State::kFinished) continue;
-    std::vector<int> cycle(std::find(path.begin(), path.end(), t), path.end());
-    auto first = std::min_element(cycle.begin(), cycle.end(), [&](int x, int y) {
-      const auto key = [&](int v) { return std::pair(agents[v].foreign, agents[v].id); };
-      return key(x) < key(y);
-    });
-    std::rotate(cycle.begin(), first, cycle.end());
-    return cycle;
-  }
-  return {};
+  std::vector<int> cycle = sched::find_wait_cycle(
+      static_cast<int>(agents.size()), [&](int t) { return wait_of(t).second; },
+      [&](int t) { return agents[t].state == State::kFinished; }, [](int) { return true; });
+  if (cycle.empty()) return cycle;
+  // Controlled threads first, by id: the same cycle reads the same whichever thread closed it.
+  auto first = std::min_element(cycle.begin(), cycle.end(), [&](int x, int y) {
+    const auto key = [&](int v) { return std::pair(agents[v].foreign, agents[v].id); };
+    return key(x) < key(y);
+  });
+  std::rotate(cycle.begin(), first, cycle.end());
+  return cycle;
 }
 
 void Runtime::Impl::report_stuck(std::string_view headline, bool settled) {
@@ -109,13 +103,12 @@ void Runtime::Impl::report_stuck(std::string_view headline, bool settled) {
   }
   const std::vector<int> cycle = find_cycle();
   if (!cycle.empty()) {
-    std::string msg = "deadlock: ";
+    std::vector<std::string> waits;
     for (int c : cycle) {
       f.cycle.push_back(agents[c].name);
-      msg += fmt::format("{}{} {}{}", f.cycle.size() == 1 ? "" : "; ", agents[c].name,
-                         holds_text(c), wait_of(c).first);
+      waits.push_back(fmt::format("{} {}{}", agents[c].name, holds_text(c), wait_of(c).first));
     }
-    f.message = msg;
+    f.message = sched::deadlock_message(waits);
   }
   const int lost = running();
   if (!f.cycle.empty()) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "sched/decide.h"
 #include "sched/thread_backend.h"
 #include "util/check.h"
 
@@ -51,7 +52,7 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
   subject.setup(ctx);
   if (threads) threads->start();
 
-  ThreadId previous = kNoThread;
+  Decider decider(strategy, options.max_steps);
   try {
     for (std::uint64_t step = 0;; ++step) {
       const std::vector<ThreadId>& enabled = exec.enabled();
@@ -59,33 +60,18 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
         if (!exec.all_done()) exec.check_deadlock();
         break;
       }
-      if (step >= options.max_steps) {
-        exec.report(kinds::kLivelock,
-                    fmt::format("livelock: no end after {} steps; threads keep running without "
-                                "finishing",
-                                options.max_steps),
-                    true);
+      if (auto livelock = decider.over_step_limit(step)) {
+        exec.report(kinds::kLivelock, *livelock, true);
         break;
       }
-      Decision d;
-      d.enabled = enabled;
-      d.previous = previous;
-      d.previous_enabled = previous != kNoThread && exec.is_enabled(previous);
-      d.step = step;
-      d.exec = &exec;
-      const ThreadId t = strategy.pick(d);
-      RACELAB_CHECK(t == kNoThread || std::find(enabled.begin(), enabled.end(), t) != enabled.end(),
-                    "strategy {} picked thread {} at step {}, which is not enabled (enabled: {})",
-                    strategy.describe(), thread_label(exec, t), step, enabled_labels(d));
+      const ThreadId previous = decider.previous();
+      const Decision d =
+          decider.decision(enabled, previous != kNoThread && exec.is_enabled(previous), step, exec);
+      const ThreadId t = decider.pick(d, true);
       if (t == kNoThread) {  // the strategy abandons a redundant execution (dpor: sleep set)
         result.abandoned = true;
         break;
       }
-      if (d.previous_enabled && t != previous) {
-        ++result.preemptions;
-        result.preemption_steps.push_back(step);
-      }
-      previous = t;
       exec.set_current(t);
       exec.apply(t);
       if (exec.stopped()) break;
@@ -101,6 +87,8 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
     strategy.end_execution();
     throw;
   }
+  result.preemptions = decider.preemptions();
+  result.preemption_steps = decider.preemption_steps();
   // Before the teardown, which finishes the threads it aborts: the strategy sees the final state.
   strategy.end_execution();
   if (threads) threads->teardown();

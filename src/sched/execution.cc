@@ -6,6 +6,8 @@
 #include <bit>
 #include <stdexcept>
 
+#include "sched/decide.h"
+
 namespace racelab::sched {
 
 const char* op_kind_name(OpKind kind) {
@@ -516,25 +518,16 @@ void Execution::check_deadlock() {
       f.details.push_back(wait_text(t));
   }
   // Follow each blocked thread's single wait-for edge; the first thread seen twice closes a cycle.
-  for (ThreadId start = 0; start < static_cast<ThreadId>(threads_.size()) && f.cycle.empty();
-       ++start) {
-    if (threads_[start].finished || threads_[start].daemon) continue;
-    std::vector<ThreadId> path;
-    ThreadId t = start;
-    while (t != kNoThread && !threads_[t].finished &&
-           std::find(path.begin(), path.end(), t) == path.end()) {
-      path.push_back(t);
-      t = waits_for(t);
-    }
-    if (t == kNoThread || threads_[t].finished) continue;
-    auto from = std::find(path.begin(), path.end(), t);
-    std::string msg = "deadlock: ";
-    for (auto it = from; it != path.end(); ++it) {
-      f.cycle.push_back(threads_[*it].name);
-      msg += (it == from ? "" : "; ") + wait_text(*it);
-    }
-    f.message = msg;
+  const std::vector<int> cycle = find_wait_cycle(
+      static_cast<int>(threads_.size()), [&](int t) { return waits_for(t); },
+      [&](int t) { return threads_[t].finished; },
+      [&](int t) { return !threads_[t].finished && !threads_[t].daemon; });
+  std::vector<std::string> waits;
+  for (int t : cycle) {
+    f.cycle.push_back(threads_[t].name);
+    waits.push_back(wait_text(t));
   }
+  if (!cycle.empty()) f.message = deadlock_message(waits);
   if (f.cycle.empty()) {
     f.message = "deadlock: no thread can run: " + (f.details.empty() ? "" : f.details.front());
   }

@@ -485,7 +485,7 @@ TEST_CASE(
       message = e.what();
     }
     INFO(message);
-    CHECK(message.rfind("invariant violated at src/live/runtime.cc:", 0) == 0);
+    CHECK(message.rfind("invariant violated at src/sched/decide.cc:", 0) == 0);  // the shared core
     CHECK(message.find(missing ? "strategy wrong-on-purpose picked thread 2 (no such thread) at "
                                  "step 0, which is not enabled (enabled: 0 (t0), 1 (t1))"
                                : "strategy wrong-on-purpose picked thread ") != std::string::npos);

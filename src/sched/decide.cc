@@ -1,0 +1,63 @@
+#include "sched/decide.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "util/check.h"
+
+namespace racelab::sched {
+
+std::optional<std::string> Decider::over_step_limit(std::uint64_t step) const {
+  if (step < max_) return std::nullopt;
+  return fmt::format("livelock: no end after {} steps; threads keep running without finishing",
+                     max_);
+}
+
+Decision Decider::decision(std::span<const ThreadId> enabled, bool previous_enabled,
+                           std::uint64_t step, const ThreadView& view) const {
+  Decision d;
+  d.enabled = enabled;
+  d.previous = previous_;
+  d.previous_enabled = previous_ != kNoThread && previous_enabled;
+  d.step = step;
+  d.exec = &view;
+  return d;
+}
+
+ThreadId Decider::pick(const Decision& d, bool may_abandon) {
+  const ThreadId t = strategy_.pick(d);
+  RACELAB_CHECK((t == kNoThread && may_abandon) ||
+                    std::find(d.enabled.begin(), d.enabled.end(), t) != d.enabled.end(),
+                "strategy {} picked thread {} at step {}, which is not enabled (enabled: {})",
+                strategy_.describe(), thread_label(*d.exec, t), d.step, enabled_labels(d));
+  if (t == kNoThread) return t;
+  if (d.previous_enabled && t != previous_) preemption_steps_.push_back(d.step);
+  previous_ = t;
+  return t;
+}
+
+std::vector<int> find_wait_cycle(int n, const std::function<int(int)>& waits_for,
+                                 const std::function<bool(int)>& finished,
+                                 const std::function<bool(int)>& may_start) {
+  for (int start = 0; start < n; ++start) {
+    if (!may_start(start)) continue;
+    std::vector<int> path;
+    int t = start;
+    while (t >= 0 && !finished(t) && std::find(path.begin(), path.end(), t) == path.end()) {
+      path.push_back(t);
+      t = waits_for(t);
+    }
+    if (t < 0 || finished(t)) continue;
+    return {std::find(path.begin(), path.end(), t), path.end()};
+  }
+  return {};
+}
+
+std::string deadlock_message(const std::vector<std::string>& waits) {
+  std::string msg = "deadlock: ";
+  for (std::size_t i = 0; i < waits.size(); ++i) msg += (i == 0 ? "" : "; ") + waits[i];
+  return msg;
+}
+
+}  // namespace racelab::sched
