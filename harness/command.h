@@ -51,10 +51,11 @@ sched::Partition partition_from(const PartitionArgs& args);
 std::atomic<bool>& interrupted();
 
 // A progress line on stderr, redrawn in place, only when stderr is a terminal. Sampling
-// strategies run their whole budget: a bar, a percentage and the time left. A dfs search usually
-// ends long before its cap: executions done "up to N", no percentage, no estimate.
+// strategies run their whole budget: a bar, a percentage and the time left. A proving search
+// (dfs, dpor: `open_ended`) usually ends long before its cap: executions done "up to N", no
+// percentage, no estimate.
 std::function<void(const sched::ExploreProgress&)> progress_printer(const std::string& what,
-                                                                    bool dfs = false);
+                                                                    bool open_ended = false);
 void clear_progress();
 
 // A progress bar for counted work ("replaying X [####....] 45% 20000/45858 events"), on a TTY only.

@@ -50,7 +50,7 @@ int run_explore(const ExploreArgs& a) {
   o.interrupt = &interrupted();
   o.partition = partition_from(a.part);
   o.check_determinism = a.check_determinism;
-  o.progress = progress_printer("explore " + sc.name, o.strategy.kind == sched::StrategyKind::kDfs);
+  o.progress = progress_printer("explore " + sc.name, sched::strategy_proves(o.strategy.kind));
   const std::string out = a.out.empty() ? "racelab-out/" + sc.name : a.out;
 
   model::ScenarioRun run = model::run_scenario(sc, o);

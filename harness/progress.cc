@@ -77,11 +77,11 @@ std::string paint(const std::string& text, Colour c) {
 }
 
 std::function<void(const sched::ExploreProgress&)> progress_printer(const std::string& what,
-                                                                    bool dfs) {
+                                                                    bool open_ended) {
   if (!stderr_is_terminal()) return nullptr;
-  return [what, dfs](const sched::ExploreProgress& p) {
+  return [what, open_ended](const sched::ExploreProgress& p) {
     const double rate = p.seconds > 0 ? static_cast<double>(p.executions) / p.seconds : 0.0;
-    if (dfs) {
+    if (open_ended) {  // a proving search: its size is unknown until it ends
       std::fprintf(stderr, "\r\033[K%s %llu executions (up to %llu), %.0f/s, %zu finding kind(s)",
                    what.c_str(), static_cast<unsigned long long>(p.executions),
                    static_cast<unsigned long long>(p.iterations), rate, p.kinds_found);

@@ -76,7 +76,7 @@ int run_suite(SuiteArgs a) {
     o.check_determinism = !a.no_check_determinism;
     o.interrupt = &interrupted();
     o.progress = progress_printer(fmt::format("[{}/{}] {}", runs.size() + 1, suite.size(), sc.name),
-                                  o.strategy.kind == sched::StrategyKind::kDfs);
+                                  sched::strategy_proves(o.strategy.kind));
     model::ScenarioRun run = model::run_scenario(sc, o);
     clear_progress();
     const std::string dir = (std::filesystem::path(out_dir) / sc.name).string();

@@ -62,9 +62,11 @@ extern std::atomic<std::uint64_t> g_serial;  // executions started in this proce
 extern std::mutex g_graveyard_mutex;
 extern std::vector<std::shared_ptr<Runtime>> g_graveyard;
 
-enum class PKind { kStart, kLock, kTryLock, kUnlock, kPoint, kRead, kWrite, kJoin, kReturn };
+// A controlled thread's pending operation, in the scheduler's vocabulary (sched::OpKind); the
+// live runtime uses kStart, kLock, kTryLock, kUnlock, kRead, kWrite, kJoin, kReturn and kPoint.
+using sched::OpKind;
 struct Pending {
-  PKind kind = PKind::kStart;
+  OpKind kind = OpKind::kStart;
   int object = -1;
   std::string label;
 };
@@ -90,7 +92,7 @@ inline std::uint32_t clock_at(const VClock& c, int i) {
 }  // namespace internal
 
 struct Runtime::Impl {
-  using PKind = internal::PKind;
+  using OpKind = sched::OpKind;
   using Pending = internal::Pending;
   using State = internal::State;
   using SteadyClock = internal::SteadyClock;
@@ -199,18 +201,16 @@ struct Runtime::Impl {
   // What a controlled thread's pending operation acts on, for record().
   std::pair<std::uint64_t, bool> access_of(const Pending& p) const {
     switch (p.kind) {
-      case PKind::kLock:
-      case PKind::kTryLock:
-      case PKind::kUnlock:
+      case OpKind::kLock:
+      case OpKind::kTryLock:
+      case OpKind::kUnlock:
         return {resource_key("mutex", mutexes[p.object].obj->name()), true};
-      case PKind::kRead:
-      case PKind::kWrite:
-        return {resource_key("var", vars[p.object].obj->name()), p.kind == PKind::kWrite};
-      case PKind::kJoin:
+      case OpKind::kRead:
+      case OpKind::kWrite:
+        return {resource_key("var", vars[p.object].obj->name()), p.kind == OpKind::kWrite};
+      case OpKind::kJoin:
         return {resource_key("thread", agents[controlled[p.object]].name), false};
-      case PKind::kStart:
-      case PKind::kPoint:
-      case PKind::kReturn:
+      default:  // start, points, returns: no shared resource
         break;
     }
     return {0, false};
@@ -234,9 +234,9 @@ struct Runtime::Impl {
     const Agent& a = agents[agent];
     if (a.state != State::kAtPoint) return false;
     switch (a.pending.kind) {
-      case PKind::kLock:
+      case OpKind::kLock:
         return can_take(mutexes[a.pending.object], agent);
-      case PKind::kJoin:
+      case OpKind::kJoin:
         return agents[controlled[a.pending.object]].state == State::kFinished;
       default:
         return true;

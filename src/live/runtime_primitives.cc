@@ -18,10 +18,10 @@ using internal::clock_join;
 using internal::g_active;
 using internal::g_serial;
 using internal::Pending;
-using internal::PKind;
 using internal::State;
 using internal::tl_agent;
 using internal::tl_rt;
+using sched::OpKind;
 
 // ---- Primitives.
 
@@ -35,7 +35,7 @@ void Mutex::lock_waiting_for(std::string waits_for) {
   Runtime::Impl& impl = *rt_->impl_;
   std::unique_lock lk(impl.state_mutex);
   if (tl_rt == rt_ && tl_agent >= 0) {
-    impl.park(lk, tl_agent, Pending{PKind::kLock, id_, std::move(waits_for)});
+    impl.park(lk, tl_agent, Pending{OpKind::kLock, id_, std::move(waits_for)});
     return;
   }
   const int f = impl.foreign_self();
@@ -62,7 +62,7 @@ bool Mutex::try_lock() {
   std::unique_lock lk(impl.state_mutex);
   if (tl_rt == rt_ && tl_agent >= 0) {
     const int me = tl_agent;
-    impl.park(lk, me, Pending{PKind::kTryLock, id_, {}});
+    impl.park(lk, me, Pending{OpKind::kTryLock, id_, {}});
     return impl.agents[me].took;
   }
   const int f = impl.foreign_self();
@@ -108,7 +108,7 @@ void Mutex::unlock() {
       return;
     }
     try {
-      impl.park(lk, tl_agent, Pending{PKind::kUnlock, id_, {}});
+      impl.park(lk, tl_agent, Pending{OpKind::kUnlock, id_, {}});
     } catch (const Aborted&) {
       impl.release_mutex(tl_agent, id_);
     }
@@ -134,7 +134,7 @@ void SharedVar::access(bool write, const std::function<void()>& touch) {
   Runtime::Impl& impl = *rt_->impl_;
   std::unique_lock lk(impl.state_mutex);
   if (tl_rt == rt_ && tl_agent >= 0) {
-    impl.park(lk, tl_agent, Pending{write ? PKind::kWrite : PKind::kRead, id_, {}});
+    impl.park(lk, tl_agent, Pending{write ? OpKind::kWrite : OpKind::kRead, id_, {}});
   } else if (tl_rt == rt_) {
     // The engine thread, in setup (before every thread starts) or finish (after all ended).
   } else {
@@ -151,7 +151,7 @@ void point(std::string_view label) {
   if (tl_rt != nullptr && tl_agent >= 0) {
     Runtime::Impl& impl = *tl_rt->impl_;
     std::unique_lock lk(impl.state_mutex);
-    impl.park(lk, tl_agent, Pending{PKind::kPoint, -1, std::string(label)});
+    impl.park(lk, tl_agent, Pending{OpKind::kPoint, -1, std::string(label)});
     return;
   }
   Runtime* rt = g_active.load();
@@ -190,7 +190,7 @@ Blocking::~Blocking() {
     return;
   }
   try {
-    impl.park(lk, id_, Pending{PKind::kReturn, -1, a.away.back().first});
+    impl.park(lk, id_, Pending{OpKind::kReturn, -1, a.away.back().first});
   } catch (const Aborted&) {
     // The execution ended while this thread was inside the call; it stops at its next operation.
   }
@@ -217,7 +217,7 @@ void join(ThreadId t) {
     throw std::logic_error("racelab::live::join from a thread that is not controlled");
   Runtime::Impl& impl = *tl_rt->impl_;
   std::unique_lock lk(impl.state_mutex);
-  impl.park(lk, tl_agent, Pending{PKind::kJoin, t, {}});
+  impl.park(lk, tl_agent, Pending{OpKind::kJoin, t, {}});
 }
 
 Runtime* active_runtime() { return g_active.load(); }

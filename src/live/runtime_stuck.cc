@@ -13,8 +13,8 @@
 
 namespace racelab::live {
 
-using internal::PKind;
 using internal::State;
+using sched::OpKind;
 
 std::string Runtime::Impl::holds_text(int agent) const {
   std::vector<std::string> held;
@@ -47,9 +47,9 @@ std::pair<std::string, int> Runtime::Impl::wait_of(int agent, bool timed) const 
   };
   switch (a.state) {
     case State::kAtPoint:
-      if (a.pending.kind == PKind::kLock && !enabled(agent))
+      if (a.pending.kind == OpKind::kLock && !enabled(agent))
         return lock_wait(a.pending.object, a.pending.label);
-      if (a.pending.kind == PKind::kJoin && !enabled(agent)) {
+      if (a.pending.kind == OpKind::kJoin && !enabled(agent)) {
         const int t = controlled[a.pending.object];
         return {fmt::format("waits for {} to finish", agents[t].name), t};
       }

@@ -16,10 +16,10 @@ using internal::Aborted;
 using internal::clock_at;
 using internal::clock_join;
 using internal::Pending;
-using internal::PKind;
 using internal::State;
 using internal::tl_agent;
 using internal::tl_rt;
+using sched::OpKind;
 
 // ---- Agents and operations.
 
@@ -50,24 +50,21 @@ int Runtime::Impl::foreign_self() {
 
 std::string Runtime::Impl::op_text(const Pending& p) const {
   switch (p.kind) {
-    case PKind::kStart:
-      return "start";
-    case PKind::kLock:
-      return "lock " + mutexes[p.object].obj->name();
-    case PKind::kTryLock:
-      return "try lock " + mutexes[p.object].obj->name();
-    case PKind::kUnlock:
-      return "unlock " + mutexes[p.object].obj->name();
-    case PKind::kPoint:
-      return p.label;
-    case PKind::kRead:
-      return "read " + vars[p.object].obj->name();
-    case PKind::kWrite:
-      return "write " + vars[p.object].obj->name();
-    case PKind::kJoin:
-      return "join " + agents[controlled[p.object]].name;
-    case PKind::kReturn:
-      return "return from " + p.label;
+    case OpKind::kLock:
+    case OpKind::kTryLock:
+    case OpKind::kUnlock:
+      return sched::op_text(p.kind, mutexes[p.object].obj->name());
+    case OpKind::kRead:
+    case OpKind::kWrite:
+      return sched::op_text(p.kind, vars[p.object].obj->name());
+    case OpKind::kJoin:
+      return sched::op_text(p.kind, agents[controlled[p.object]].name);
+    case OpKind::kStart:
+    case OpKind::kPoint:
+    case OpKind::kReturn:
+      return sched::op_text(p.kind, p.label);
+    default:
+      break;  // the model's events, jobs and queues have no live counterpart
   }
   return "?";
 }
@@ -105,14 +102,14 @@ void Runtime::Impl::apply(int agent) {
   Agent& a = agents[agent];
   const Pending& p = a.pending;
   switch (p.kind) {
-    case PKind::kLock: {
+    case OpKind::kLock: {
       MutexState& mx = mutexes[p.object];
       mx.owner = agent;
       ++mx.depth;
       clock_join(a.clock, mx.clock);
       break;
     }
-    case PKind::kTryLock: {
+    case OpKind::kTryLock: {
       MutexState& mx = mutexes[p.object];
       a.took = can_take(mx, agent);
       if (a.took) {
@@ -122,24 +119,27 @@ void Runtime::Impl::apply(int agent) {
       }
       break;
     }
-    case PKind::kUnlock:
+    case OpKind::kUnlock:
       release_mutex(agent, p.object);
       break;
-    case PKind::kRead:
-    case PKind::kWrite:
-      check_access(agent, vars[p.object], p.kind == PKind::kWrite);
+    case OpKind::kRead:
+    case OpKind::kWrite:
+      check_access(agent, vars[p.object], p.kind == OpKind::kWrite);
       break;
-    case PKind::kJoin:
+    case OpKind::kJoin:
       clock_join(a.clock, agents[controlled[p.object]].clock);
       break;
-    case PKind::kReturn:
+    case OpKind::kReturn:
       a.away.pop_back();
       break;
-    case PKind::kStart:
-    case PKind::kPoint:
+    case OpKind::kStart:
+    case OpKind::kPoint:
+      break;
+    default:  // the model's events, jobs and queues: never pending in a live thread
       break;
   }
-  const auto [resource, write] = access_of(p);
+  auto [resource, write] = access_of(p);
+  if (p.kind == OpKind::kTryLock && !a.took) write = false;  // a busy try lock only looked
   record(agent, op_text(p), true, resource, write);
   set_state(a, State::kRunning);
   a.go = true;
@@ -149,14 +149,14 @@ void Runtime::Impl::apply(int agent) {
 
 void Runtime::Impl::free_op(std::unique_lock<std::mutex>& lk, int agent, const Pending& p) {
   switch (p.kind) {
-    case PKind::kLock: {
+    case OpKind::kLock: {
       MutexState& mx = mutexes[p.object];
       mutex_cv.wait(lk, [&] { return can_take(mx, agent); });
       mx.owner = agent;
       ++mx.depth;
       break;
     }
-    case PKind::kTryLock: {
+    case OpKind::kTryLock: {
       MutexState& mx = mutexes[p.object];
       agents[agent].took = can_take(mx, agent);
       if (agents[agent].took) {
@@ -165,10 +165,10 @@ void Runtime::Impl::free_op(std::unique_lock<std::mutex>& lk, int agent, const P
       }
       break;
     }
-    case PKind::kUnlock:
+    case OpKind::kUnlock:
       release_mutex(agent, p.object);
       break;
-    case PKind::kJoin: {
+    case OpKind::kJoin: {
       const Agent& target = agents[controlled[p.object]];
       mutex_cv.wait(lk, [&] { return target.state == State::kFinished; });
       break;
@@ -264,7 +264,7 @@ ThreadId Runtime::spawn(std::string name, std::function<void()> body) {
     clock_join(a.clock, impl.agents[parent].clock);
     impl.tick(parent);
   }
-  a.pending = Pending{PKind::kStart, -1, {}};
+  a.pending = Pending{OpKind::kStart, -1, {}};
   impl.set_state(a, State::kAtPoint);
   a.os = std::thread([this, agent, body = std::move(body)] {
     Impl& impl = *impl_;

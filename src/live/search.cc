@@ -228,10 +228,17 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
     if (failed || replaying) {
       o.failure = std::move(r);
       o.failure_execution = i;
-      if (failed) break;
+      if (failed) {
+        o.stopped_at_failure = true;
+        break;
+      }
     } else {
       o.last = std::move(r);
     }
+    // A proving search whose space is exactly the budget is covered: asking for the next
+    // execution says so (as the model's explore does).
+    if (i + 1 == a.executions && !replaying && !samples(a) && !strategy.begin_execution(i + 1))
+      o.exhausted = true;
   }
   if (!o.failure && o.other) {  // no deadlock: the other failure is the result
     o.failure = std::move(o.other);
@@ -274,7 +281,7 @@ std::string coverage_brief(const SearchOptions& a, const Outcome& o, const std::
                               : o.time_limit ? "the time limit"
                                              : "the execution cap";
   if (!a.replay.empty()) return fmt::format("replayed {} ({} execution)", a.replay, o.executions);
-  if (o.failure && !o.exhausted && !o.interrupted && !o.time_limit)
+  if (o.stopped_at_failure)
     return fmt::format("{} executions ({}), stopped at the first failure", o.executions, desc);
   if (samples(a)) {
     return o.interrupted || o.time_limit

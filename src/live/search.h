@@ -48,6 +48,7 @@ struct Outcome {
   bool exhausted = false;
   bool interrupted = false;
   bool time_limit = false;
+  bool stopped_at_failure = false;  // the search ended at a failure (not at the budget)
   // The interleaving classes the executions showed (live::handoff_fingerprint).
   sched::Coverage coverage;
 };

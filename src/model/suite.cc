@@ -82,7 +82,7 @@ std::string ScenarioRun::coverage() const {
           result.strategy, n, result.classes->classes, result.classes->redundant);
     }
     // dfs covers the space within its preemption bound; another proving strategy all of it.
-    const bool bounded = options.strategy.kind == sched::StrategyKind::kDfs;
+    const bool bounded = sched::strategy_info(options.strategy.kind).bounded;
     if (result.exhausted()) {
       return fmt::format("exhaustive{} ({}): {} executions", bounded ? " within the bound" : "",
                          result.strategy, n);
@@ -123,7 +123,7 @@ std::string ScenarioRun::verdict_reason() const {
           "inconclusive: the {} search was cut short by {} after {} executions, before "
           "covering its {}space, so must_not [{}] is not proven ({})",
           sched::strategy_name(options.strategy.kind), cut_by(result.stop), result.executions,
-          options.strategy.kind == sched::StrategyKind::kDfs ? "bounded " : "",
+          sched::strategy_info(options.strategy.kind).bounded ? "bounded " : "",
           fmt::join(scenario.must_not, ", "),
           result.stop == sched::StopReason::kBudget
               ? fmt::format("raise [explore] iterations above {} or lower max_preemptions",

@@ -125,7 +125,8 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
       field<int>(first["strategy_params"], "max_preemptions", dirs[0]);
   run.options.iterations = field<std::uint64_t>(first, "iterations", dirs[0]);
   run.result.strategy = first["strategy_description"].get<std::string>();
-  const bool dfs = run.options.strategy.kind == sched::StrategyKind::kDfs;
+  const bool dfs =
+      sched::strategy_info(run.options.strategy.kind).split == sched::SplitKind::kSubtrees;
 
   // DFS: the subtrees of all shards, in order, give each subtree's place in the single order.
   std::vector<std::uint64_t> offsets;

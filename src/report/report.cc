@@ -181,7 +181,7 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
   if (part.shards > 1) {
     // What `racelab merge` needs to put this shard's results in the single-worker order.
     report["partition"] = {{"shard", part.shard}, {"shards", part.shards}};
-    if (run.options.strategy.kind == sched::StrategyKind::kDfs) {
+    if (sched::strategy_info(run.options.strategy.kind).split == sched::SplitKind::kSubtrees) {
       json ran = json::array();
       for (const auto& t : run.result.subtrees) {
         ran.push_back({{"index", t.index},

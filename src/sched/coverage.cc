@@ -29,6 +29,7 @@ std::optional<std::uint64_t> resource_key(const Op& op) {
   if (op.object < 0) return std::nullopt;
   switch (op.kind) {
     case OpKind::kLock:
+    case OpKind::kTryLock:
     case OpKind::kUnlock:
       return key(kMutex, op.object);
     case OpKind::kEventSet:
@@ -46,6 +47,8 @@ std::optional<std::uint64_t> resource_key(const Op& op) {
       return key(kVar, op.object);
     case OpKind::kStart:
     case OpKind::kPoint:
+    case OpKind::kJoin:  // live events carry their own resource keys (live::Event)
+    case OpKind::kReturn:
       break;
   }
   return std::nullopt;

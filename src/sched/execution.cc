@@ -38,8 +38,44 @@ const char* op_kind_name(OpKind kind) {
       return "write";
     case OpKind::kPoint:
       return "point";
+    case OpKind::kTryLock:
+      return "try lock";
+    case OpKind::kJoin:
+      return "join";
+    case OpKind::kReturn:
+      return "return";
   }
   return "?";
+}
+
+std::string op_text(OpKind kind, std::string_view name) {
+  const std::string n(name);
+  switch (kind) {
+    case OpKind::kStart:
+      return "start";
+    case OpKind::kPoint:
+      return n;
+    case OpKind::kTake:
+      return "take from " + n;
+    case OpKind::kTryLock:
+      return "try lock " + n;
+    case OpKind::kReturn:
+      return "return from " + n;
+    case OpKind::kLock:
+    case OpKind::kUnlock:
+    case OpKind::kEventSet:
+    case OpKind::kEventWait:
+    case OpKind::kClose:
+    case OpKind::kRead:
+    case OpKind::kWrite:
+    case OpKind::kJoin:
+      return std::string(op_kind_name(kind)) + " " + n;
+    case OpKind::kSubmit:
+    case OpKind::kComplete:
+    case OpKind::kWaitJob:
+      break;  // their text names more than one object: Execution::describe
+  }
+  throw std::logic_error(std::string("op_text: ") + op_kind_name(kind) + " needs describe()");
 }
 
 std::coroutine_handle<> Task::promise_type::FinalAwaiter::await_suspend(
@@ -328,6 +364,11 @@ void Execution::apply(ThreadId id) {
     }
     case OpKind::kPoint:
       break;
+    case OpKind::kTryLock:
+    case OpKind::kJoin:
+    case OpKind::kReturn:
+      throw std::logic_error(std::string("a model execution got the live-only operation ") +
+                             op_kind_name(op.kind));
   }
   Step step{id, op, t.vtime};
   if (op.kind == OpKind::kSubmit || op.kind == OpKind::kTake) step.result = t.result;
@@ -411,34 +452,34 @@ std::string Execution::job_text(int job) const {
 std::string Execution::describe(const Op& op) const {
   switch (op.kind) {
     case OpKind::kStart:
-      return "start";
+      return op_text(op.kind, "");
     case OpKind::kLock:
-      return "lock " + mutexes_[op.object].name;
     case OpKind::kUnlock:
-      return "unlock " + mutexes_[op.object].name;
+      return op_text(op.kind, mutexes_[op.object].name);
     case OpKind::kEventSet:
-      return "set " + events_[op.object].name;
     case OpKind::kEventWait:
-      return "wait " + events_[op.object].name;
+      return op_text(op.kind, events_[op.object].name);
     case OpKind::kSubmit:
       return fmt::format("submit {} to {}", op.arg >= 0 ? labels_[op.arg] : "job",
                          queues_[op.object].name);
     case OpKind::kTake:
-      return "take from " + queues_[op.object].name;
+    case OpKind::kClose:
+      return op_text(op.kind, queues_[op.object].name);
     case OpKind::kComplete:
       return "complete " + job_text(op.object);
     case OpKind::kWaitJob:
       return "wait " + job_text(op.object);
-    case OpKind::kClose:
-      return "close " + queues_[op.object].name;
     case OpKind::kRead:
-      return "read " + vars_[op.object].name;
     case OpKind::kWrite:
-      return "write " + vars_[op.object].name;
+      return op_text(op.kind, vars_[op.object].name);
     case OpKind::kPoint:
-      return labels_[op.arg];
+      return op_text(op.kind, labels_[op.arg]);
+    case OpKind::kTryLock:
+    case OpKind::kJoin:
+    case OpKind::kReturn:
+      break;  // live subjects only
   }
-  return "?";
+  return std::string(op_kind_name(op.kind)) + " (not a model operation)";
 }
 
 std::string Execution::describe_step(const Step& s) const {

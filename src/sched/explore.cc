@@ -157,18 +157,22 @@ ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options)
   if (p.shards == 0 || p.shard >= p.shards || p.jobs == 0) {
     throw std::invalid_argument("explore: invalid partition");
   }
-  if (options.strategy.kind == StrategyKind::kDpor && p.shards > 1) {
-    throw InputError(
-        "dpor does not split across shards (its backtrack sets grow as it runs): run it as one "
-        "shard");
+  const SplitKind how = strategy_info(options.strategy.kind).split;
+  if (how == SplitKind::kNone && p.shards > 1) {
+    throw InputError(fmt::format(
+        "{} does not split across shards (its backtrack sets grow as it runs): run it as one "
+        "shard",
+        strategy_name(options.strategy.kind)));
   }
-  if (!p.split() || options.strategy.kind == StrategyKind::kDpor) {  // dpor: one job (explore.h)
+  if (!p.split() || how == SplitKind::kNone) {  // dpor: one job (explore.h)
     auto subject = make();
     ExploreResult out = explore(*subject, options);
-    if (p.jobs > 1) out.strategy += ", one job: dpor does not split";
+    if (p.jobs > 1)
+      out.strategy +=
+          fmt::format(", one job: {} does not split", strategy_name(options.strategy.kind));
     return out;
   }
-  if (options.strategy.kind == StrategyKind::kDfs) {
+  if (how == SplitKind::kSubtrees) {
     return p.shards > 1 ? split::explore_dfs_shards(make, options)
                         : split::explore_dfs_jobs(make, options);
   }

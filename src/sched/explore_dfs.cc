@@ -9,6 +9,7 @@
 // what the single worker finds and counts, for any number of jobs.
 #include <algorithm>
 #include <list>
+#include <optional>
 #include <set>
 
 #include "sched/explore_split.h"
@@ -54,18 +55,19 @@ ExploreResult explore_dfs_jobs(const SubjectFactory& make, const ExploreOptions&
     for (auto q = order.begin(); q != it; ++q) sum += q->ran.load(std::memory_order_relaxed);
     return sum;
   };
-  // The first piece nobody has taken, or end() once every piece is done.
-  const auto take = [&]() -> std::list<Piece>::iterator {
+  // The first piece nobody has taken, or nullopt once every piece is done.
+  using Place = std::list<Piece>::iterator;
+  const auto take = [&]() -> std::optional<Place> {
     std::unique_lock<std::mutex> lock(m);
     for (;;) {
-      if (stop.raised()) return order.end();
+      if (stop.raised()) return std::nullopt;
       auto it = std::find_if(order.begin(), order.end(), [](const Piece& p) { return !p.taken; });
       if (it != order.end()) {
         it->taken = true;
         ++running;
         return it;
       }
-      if (running == 0) return order.end();
+      if (running == 0) return std::nullopt;
       hungry.fetch_add(1);
       wake.wait_for(lock, std::chrono::milliseconds(50));
       hungry.fetch_sub(1);
@@ -76,7 +78,8 @@ ExploreResult explore_dfs_jobs(const SubjectFactory& make, const ExploreOptions&
       o.partition.jobs,
       [&](unsigned) {
         auto subject = make();
-        for (auto it = take(); it != order.end(); it = take()) {
+        for (auto place = take(); place; place = take()) {
+          const Place it = *place;
           Piece& piece = *it;
           auto strat = make_dfs_worker(o.strategy.max_preemptions, piece.prefix);
           std::uint64_t earlier = 0;
@@ -93,11 +96,10 @@ ExploreResult explore_dfs_jobs(const SubjectFactory& make, const ExploreOptions&
                 std::vector<DfsPrefix> given =
                     strat->split(done < o.iterations ? o.iterations - done : 0);
                 for (DfsPrefix& p : given) order.emplace(after)->prefix = std::move(p);
-                if (given.empty()) {
-                  next_split = local + kBudgetCheck;
-                } else {
-                  wake.notify_all();
-                }
+                // Failed or not, wait a little before splitting again: the asking worker needs a
+                // moment to take what was given, and pieces should not be cut ever smaller.
+                next_split = local + (given.empty() ? kBudgetCheck : 4);
+                if (!given.empty()) wake.notify_all();
               }
             }
             if (earlier + local >= o.iterations) {  // past the budget; does the piece go on?

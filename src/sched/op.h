@@ -5,8 +5,12 @@
 // waits. The scheduler only chooses among threads whose pending operation is *enabled* (a lock that
 // is free, a job that is done, ...); choosing a thread performs that operation atomically and lets
 // the thread run its local code up to its next scheduling point. An execution is therefore the
-// sequence of (thread, operation) steps, which is what schedule files record.
+// sequence of (thread, operation) steps, which is what schedule files record. One vocabulary for
+// model and live subjects: the live runtime's pending operations are OpKinds too
+// (docs/schedules.md lists their texts).
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace racelab::sched {
 
@@ -27,6 +31,10 @@ enum class OpKind : std::uint8_t {
   kRead,       // object: shared variable
   kWrite,      // object: shared variable
   kPoint,      // arg: label; a user-defined scheduling point
+  // Live subjects only (src/live): the model has no such operations.
+  kTryLock,  // object: mutex; succeeds or fails at the moment it runs
+  kJoin,     // object: thread; waits for it to finish
+  kReturn,   // arg: label; comes back from a blocking call racelab let run for real
 };
 
 struct Op {
@@ -36,6 +44,11 @@ struct Op {
 };
 
 const char* op_kind_name(OpKind kind);
+// An operation's text in schedule files, for the kinds that name one object (`name`: the mutex,
+// event, queue, variable or thread; the label of a point or of a blocking call): "lock M",
+// "try lock M", "take from Q", "join T", "return from F", a point's label, "start". Submit,
+// complete and wait-for-job name several objects: Execution::describe writes them.
+std::string op_text(OpKind kind, std::string_view name);
 
 // An access to a shared variable made by the local code that runs after a scheduling point, not
 // through an operation (Context::touch). Partial-order reduction (dpor) counts it as part of the

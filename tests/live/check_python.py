@@ -148,6 +148,17 @@ with tempfile.TemporaryDirectory() as tmp:
     trace = open(f"{tmp}/user/trace.txt").read()
     if "pool reader" in trace or "worker 1: try lock Lock at user.py:4" not in trace:
         fail("the library thread was controlled, or try-acquire was no scheduling point:\n" + trace)
+    # A dfs space of exactly the cap is covered (exit 0); one execution fewer is not (exit 1).
+    space = json.load(open(f"{tmp}/user/report.json"))["executions"]
+    r = live(user, "--interpose", empty, "--strategy", "dfs", "--executions", str(space),
+             "--hang-timeout", "4", out=f"{tmp}/exact")
+    if r.returncode != 0 or f"exhaustive within the bound (dfs(max_preemptions=2)): {space} " \
+            "executions" not in r.stdout:
+        fail(f"a dfs search whose space is exactly its cap ({space}) was not exhaustive", r)
+    r = live(user, "--interpose", empty, "--strategy", "dfs", "--executions", str(space - 1),
+             "--hang-timeout", "4", out=f"{tmp}/short")
+    if r.returncode != 1:
+        fail(f"a dfs search one execution short of its space ({space}) passed", r)
     # What a search covered: a dfs search stopped by its cap proves nothing (exit 1, its own
     # word), a sampling one says it sampled; both count the interleaving classes they saw.
     r = live(user, "--interpose", empty, "--strategy", "dfs", "--executions", "3",

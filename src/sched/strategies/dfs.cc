@@ -105,7 +105,7 @@ class DfsStrategy : public DfsWorker {
   // above it go too, after it, deepest first, as the single worker would back up to them.
   std::vector<DfsPrefix> split(std::uint64_t room) override {
     std::vector<DfsPrefix> given;
-    if (!started_ || exhausted_) return given;
+    if (!started_ || exhausted_ || room == 0) return given;  // room 0: nothing more can count
     std::size_t at = stack_.size();
     for (std::size_t d = fixed_; d < stack_.size() && at == stack_.size(); ++d) {
       if (executions_ - chosen_at_[d] <= room / 2 && has_alternative(stack_[d])) at = d;

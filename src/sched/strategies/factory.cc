@@ -11,12 +11,13 @@ namespace {
 
 // Order: help texts and errors list the names in it.
 constexpr std::array<StrategyInfo, 6> kStrategies = {{
-    {StrategyKind::kRandom, "random", false, true},
-    {StrategyKind::kPct, "pct", false, true},
-    {StrategyKind::kDfs, "dfs", true, true},
-    {StrategyKind::kDpor, "dpor", true, false},
-    {StrategyKind::kPos, "pos", false, true},
-    {StrategyKind::kSurw, "surw", false, true},
+    // kind, name, proves, live, split, bounded, optional_bound
+    {StrategyKind::kRandom, "random", false, true, SplitKind::kIndices, false, false},
+    {StrategyKind::kPct, "pct", false, true, SplitKind::kIndices, false, false},
+    {StrategyKind::kDfs, "dfs", true, true, SplitKind::kSubtrees, true, false},
+    {StrategyKind::kDpor, "dpor", true, false, SplitKind::kNone, false, true},
+    {StrategyKind::kPos, "pos", false, true, SplitKind::kIndices, false, false},
+    {StrategyKind::kSurw, "surw", false, true, SplitKind::kIndices, false, false},
 }};
 
 std::string joined(bool live_only) {
@@ -65,12 +66,14 @@ std::vector<std::string> strategy_name_list(bool live_only) {
   return out;
 }
 
-bool strategy_proves(StrategyKind kind) {
+const StrategyInfo& strategy_info(StrategyKind kind) {
   for (const StrategyInfo& info : kStrategies) {
-    if (info.kind == kind) return info.proves;
+    if (info.kind == kind) return info;
   }
-  return false;
+  return kStrategies.front();  // every kind is in the table (enum and table change together)
 }
+
+bool strategy_proves(StrategyKind kind) { return strategy_info(kind).proves; }
 
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
   switch (p.kind) {

@@ -15,7 +15,15 @@ namespace racelab::sched {
 
 enum class StrategyKind { kRandom, kPct, kDfs, kDpor, kPos, kSurw };
 
-// The one table of strategy names (factory.cc): parsing, listing and capabilities read it.
+// How a strategy's executions are divided among workers and shards (explore.h, docs/scale.md).
+enum class SplitKind {
+  kIndices,   // execution i depends only on i (and the calibration): indices are dealt out
+  kSubtrees,  // a search tree: subtrees are dealt to shards and shared among the jobs
+  kNone,      // learns as it goes (dpor): one job, no shards
+};
+
+// The one table of strategy names (factory.cc): parsing, listing and capabilities read it, so
+// nothing outside src/sched/strategies/ branches on a strategy's kind.
 struct StrategyInfo {
   StrategyKind kind;
   const char* name;
@@ -24,6 +32,11 @@ struct StrategyInfo {
   bool proves;
   // Drives live subjects (which record no footprints: dpor needs them).
   bool live;
+  SplitKind split;
+  // Its space is bounded by max_preemptions (dfs): its proof holds within the bound.
+  bool bounded;
+  // max_preemptions is optional for it (dpor: unbounded unless given).
+  bool optional_bound;
 };
 std::span<const StrategyInfo> strategy_table();
 
@@ -38,6 +51,8 @@ std::vector<std::string> strategy_name_list(bool live_only = false);
 // "random | pct | dfs | pos | surw": the strategies of live subjects.
 const char* live_strategy_names();
 bool strategy_proves(StrategyKind kind);
+// The table's row for `kind`.
+const StrategyInfo& strategy_info(StrategyKind kind);
 
 struct StrategyParams {
   StrategyKind kind = StrategyKind::kPct;
