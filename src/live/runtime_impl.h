@@ -198,13 +198,15 @@ struct Runtime::Impl {
   static std::uint64_t resource_key(std::string_view family, std::string_view name) {
     return fnv1a64(name, fnv1a64(family)) | 1;  // never 0
   }
-  // What a controlled thread's pending operation acts on, for record().
-  std::pair<std::uint64_t, bool> access_of(const Pending& p) const {
+  // What a controlled thread's pending operation acts on, for record(); `took`: a try lock got
+  // the mutex (a busy one only looked: a read, as for foreign threads).
+  std::pair<std::uint64_t, bool> access_of(const Pending& p, bool took) const {
     switch (p.kind) {
       case OpKind::kLock:
-      case OpKind::kTryLock:
       case OpKind::kUnlock:
         return {resource_key("mutex", mutexes[p.object].obj->name()), true};
+      case OpKind::kTryLock:
+        return {resource_key("mutex", mutexes[p.object].obj->name()), took};
       case OpKind::kRead:
       case OpKind::kWrite:
         return {resource_key("var", vars[p.object].obj->name()), p.kind == OpKind::kWrite};

@@ -138,8 +138,7 @@ void Runtime::Impl::apply(int agent) {
     default:  // the model's events, jobs and queues: never pending in a live thread
       break;
   }
-  auto [resource, write] = access_of(p);
-  if (p.kind == OpKind::kTryLock && !a.took) write = false;  // a busy try lock only looked
+  const auto [resource, write] = access_of(p, a.took);
   record(agent, op_text(p), true, resource, write);
   set_state(a, State::kRunning);
   a.go = true;

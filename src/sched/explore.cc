@@ -50,6 +50,15 @@ void split::shrink_all(Subject& subject, ExploreResult& out, const ExploreOption
   }
 }
 
+void split::finish(Subject& subject, ExploreResult& out, const ExploreOptions& options,
+                   double seconds) {
+  if (options.shrink) shrink_all(subject, out, options);
+  if (options.check_determinism) check_determinism(subject, out, options.run);
+  out.seconds = seconds;
+  if (options.progress)
+    options.progress({out.executions, options.iterations, out.found.size(), out.seconds});
+}
+
 void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& run) {
   auto lines = [](const std::string& text) {
     std::vector<std::string> v;
@@ -144,11 +153,7 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   }
   out.classes = strategy->classes();
   out.interleavings = coverage.summary();
-  if (options.shrink) split::shrink_all(subject, out, options);
-  if (options.check_determinism) check_determinism(subject, out, options.run);
-  out.seconds = elapsed();
-  if (options.progress)
-    options.progress({out.executions, options.iterations, out.found.size(), out.seconds});
+  split::finish(subject, out, options, elapsed());
   return out;
 }
 

@@ -157,10 +157,7 @@ ExploreResult explore_dfs_jobs(const SubjectFactory& make, const ExploreOptions&
                                                      : StopReason::kBudget;
   collect_found(*subject0, hits, o, out, false, offsets);
   out.interleavings = coverage.summary();
-  if (o.shrink) shrink_all(*subject0, out, o);
-  if (o.check_determinism) check_determinism(*subject0, out, o.run);
-  out.seconds = workers.elapsed();
-  if (o.progress) o.progress({out.executions, o.iterations, out.found.size(), out.seconds});
+  finish(*subject0, out, o, workers.elapsed());
   return out;
 }
 

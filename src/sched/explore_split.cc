@@ -101,10 +101,7 @@ ExploreResult explore_indices(const SubjectFactory& make, const ExploreOptions& 
   out.steps = steps.load();
   out.stop = stop.raised() ? static_cast<StopReason>(stop.reason.load()) : StopReason::kBudget;
   collect_found(*subject0, hits, o, out, false, {});
-  if (o.shrink) shrink_all(*subject0, out, o);
-  if (o.check_determinism) check_determinism(*subject0, out, o.run);
-  out.seconds = workers.elapsed();
-  if (o.progress) o.progress({out.executions, o.iterations, out.found.size(), out.seconds});
+  finish(*subject0, out, o, workers.elapsed());
   return out;
 }
 
@@ -202,10 +199,7 @@ ExploreResult explore_dfs_shards(const SubjectFactory& make, const ExploreOption
   collect_found(*subject0, hits, o, out, true, {});
   out.interleaving_counts = std::make_shared<Coverage>(coverage);
   out.interleavings = coverage.summary();
-  if (o.shrink) shrink_all(*subject0, out, o);
-  if (o.check_determinism) check_determinism(*subject0, out, o.run);
-  out.seconds = workers.elapsed();
-  if (o.progress) o.progress({out.executions, o.iterations, out.found.size(), out.seconds});
+  finish(*subject0, out, o, workers.elapsed());
   return out;
 }
 

@@ -126,6 +126,9 @@ void collect_found(Subject& subject, const Hits& hits, const ExploreOptions& o, 
 
 // Shrinks every found kind's schedule (explore.cc).
 void shrink_all(Subject& subject, ExploreResult& out, const ExploreOptions& options);
+// The end of every exploration, split or not (explore.cc): shrinks what was found, re-checks
+// determinism where asked, records the seconds and reports the final progress.
+void finish(Subject& subject, ExploreResult& out, const ExploreOptions& options, double seconds);
 
 // Prefixes deep enough to give every worker of every shard several subtrees; `depth` receives
 // their length.
