@@ -3,18 +3,14 @@
 // foreign thread) can run Python.
 #include "live/python/bridge.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <csignal>
+#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <mutex>
@@ -220,6 +216,7 @@ namespace racelab::live::python {
 namespace {
 
 std::once_flag g_started;
+py::module_* g_threads = nullptr;
 py::module_* g_bridge = nullptr;
 py::module_* g_racelab = nullptr;
 
@@ -237,14 +234,16 @@ py::module_* load_module(const char* name, const char* source, const char* env) 
 
 }  // namespace
 
-// Starts the interpreter, loads the bridge module (RACELAB_BRIDGE_PY overrides it) and the
-// scripts' `racelab` module (RACELAB_MODULE_PY), patches threading, then releases the GIL for
-// the threads to come. The interpreter lives until the process ends (racelab exits without
-// finalizing it: foreign threads may still be blocked in it).
+// Starts the interpreter, loads the bridge's two modules (racelab_threads first: racelab_bridge
+// imports it; RACELAB_THREADS_PY and RACELAB_BRIDGE_PY override them) and the scripts' `racelab`
+// module (RACELAB_MODULE_PY), patches threading, then releases the GIL for the threads to come.
+// The interpreter lives until the process ends (racelab exits without finalizing it: foreign
+// threads may still be blocked in it).
 void start_interpreter() {
   std::call_once(g_started, [] {
     new py::scoped_interpreter(false);  // intentionally never destroyed
     g_racelab = load_module("racelab", kRacelabPy, "RACELAB_MODULE_PY");
+    g_threads = load_module("racelab_threads", kThreadsPy, "RACELAB_THREADS_PY");
     g_bridge = load_module("racelab_bridge", kBridgePy, "RACELAB_BRIDGE_PY");
     g_bridge->attr("patch_threading")();
     PyEval_SaveThread();
@@ -300,68 +299,6 @@ std::string stacks_now() {
 std::mutex g_stacks_mutex;
 std::string g_stacks;  // taken at the last hang
 
-// ---- The crash report (arm_crash_report): everything the signal handler writes is prepared
-// beforehand; the handler only calls async-signal-safe functions (open, write, rename, _exit).
-std::atomic<std::uint64_t> g_executions{0};
-std::atomic<std::uint64_t> g_crash_execution{0};
-char g_crash_tmp[4096];
-char g_crash_path[4096];
-char g_crash_head[1024];  // the report up to the execution number
-char g_crash_stacks[4096];
-
-void write_all(int fd, const char* text) {
-  std::size_t n = std::strlen(text);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, text, n);
-    if (w <= 0) return;
-    text += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
-void on_fatal_signal(int sig) {
-  const char* name = sig == SIGSEGV   ? "SIGSEGV"
-                     : sig == SIGABRT ? "SIGABRT"
-                     : sig == SIGBUS  ? "SIGBUS"
-                     : sig == SIGFPE  ? "SIGFPE"
-                                      : "SIGILL";
-  char number[32];
-  std::uint64_t e = g_crash_execution.load();
-  int i = 30;
-  number[31] = '\0';
-  do {
-    number[i--] = static_cast<char>('0' + e % 10);
-    e /= 10;
-  } while (e > 0 && i > 0);
-  const char* exec = number + i + 1;
-  const int fd = ::open(g_crash_tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd >= 0) {
-    write_all(fd, g_crash_head);
-    write_all(fd, exec);
-    write_all(fd, ", \"findings\": [{\"kind\": \"crash\", \"message\": \"the process received ");
-    write_all(fd, name);
-    write_all(fd, " in execution ");
-    write_all(fd, exec);
-    write_all(fd,
-              " (a C extension crashed or aborted); every thread's Python stack at the crash "
-              "is in stacks.txt\", \"execution\": ");
-    write_all(fd, exec);
-    write_all(fd, "}], \"stacks\": \"");
-    write_all(fd, g_crash_stacks);
-    write_all(fd, "\"}\n");
-    ::close(fd);
-    ::rename(g_crash_tmp, g_crash_path);
-  }
-  write_all(2, "crash (execution ");
-  write_all(2, exec);
-  write_all(2, "): the process received ");
-  write_all(2, name);
-  write_all(2, "; report: ");
-  write_all(2, g_crash_path);
-  write_all(2, "\n");
-  ::_exit(1);
-}
-
 class PythonSubject : public Subject {
  public:
   PythonSubject(Job job, std::string table) : job_(std::move(job)), table_(std::move(table)) {}
@@ -375,7 +312,7 @@ class PythonSubject : public Subject {
     return fmt::format("{:016x}", std::hash<std::string>{}(script + table_ + job_json(job_)));
   }
   void setup(Runtime& rt) override {
-    g_crash_execution.store(g_executions.fetch_add(1));
+    crash_report_next_execution();
     auto job = job_;
     auto table = table_;
     rt.spawn("main", [job, table] {
@@ -566,29 +503,6 @@ Job job_from_json(const std::string& text) {
     throw InputError(fmt::format("script parameters: {}", first_line(e.what())));
   }
   return job;
-}
-
-void arm_crash_report(const std::string& dir) {
-  namespace fs = std::filesystem;
-  ensure_directory(dir);
-  const std::string report = (fs::path(dir) / "report.json").string();
-  const std::string stacks = (fs::path(dir) / "stacks.txt").string();
-  const std::string tmp = report + ".crash-tmp";
-  const std::string head = fmt::format(
-      "{{\"format\": \"racelab-live-report\", \"version\": 1, \"subject\": \"live-python\", "
-      "\"crashed\": true, \"execution\": ");
-  if (report.size() >= sizeof g_crash_path || tmp.size() >= sizeof g_crash_tmp ||
-      stacks.size() >= sizeof g_crash_stacks || head.size() >= sizeof g_crash_head)
-    return;  // a path too long to prepare: crashes then go unreported, as before
-  std::strcpy(g_crash_path, report.c_str());
-  std::strcpy(g_crash_tmp, tmp.c_str());
-  std::strcpy(g_crash_stacks, stacks.c_str());
-  std::strcpy(g_crash_head, head.c_str());
-  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, on_fatal_signal);
-  // faulthandler saves these handlers, dumps the Python stacks on a crash, then restores and
-  // re-raises: ours runs second and writes the report.
-  py::gil_scoped_acquire gil;
-  g_bridge->attr("arm_crash_stacks")(stacks);
 }
 
 void dump_stacks(const std::string& path) {

@@ -1,7 +1,7 @@
 #pragma once
-// Inside the Python bridge: the embedded interpreter and its two modules, shared by bridge.cc
-// (the live subject) and capture.cc (the allocator capture and the uncontrolled run). Not for
-// use outside src/live/python.
+// Inside the Python bridge: the embedded interpreter and its modules, shared by bridge.cc (the
+// live subject), capture.cc (the allocator capture and the uncontrolled run) and crash.cc (the
+// crash report). Not for use outside src/live/python.
 #include <pybind11/embed.h>
 
 #include <functional>
@@ -12,8 +12,11 @@ namespace racelab::live::python {
 
 // Starts the interpreter once per process (see bridge.cc); the GIL is released when it returns.
 void start_interpreter();
-pybind11::module_& bridge_module();   // racelab_bridge.py
+pybind11::module_& bridge_module();   // racelab_bridge.py (it imports racelab_threads.py)
 pybind11::module_& racelab_module();  // racelab.py, the module scripts import as `racelab`
+
+// Numbers the execution about to start, for the crash report's "in execution N" (crash.cc).
+void crash_report_next_execution();
 
 // Runs `fn` with the GIL on a helper thread and waits `seconds` at most for its result: a thread
 // stuck in C code may hold the GIL for ever, and what racelab writes must not be lost to it.

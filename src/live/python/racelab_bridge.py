@@ -1,20 +1,27 @@
-# racelab's Python bridge, run inside the embedded interpreter (src/live/python/bridge.cc).
-#
-# It makes threading.Thread start controlled threads, applies an interposition table (one JSON
-# file per torch version, data/interpose/) before each execution, and runs the user's script.
+"""racelab's Python bridge (racelab live python), run inside the embedded interpreter
+(src/live/python/bridge.cc calls its functions).
+
+It holds the interposition table's application before each execution (its locks, blocking calls,
+scheduling points, settings, resets and dict caches, one JSON file per torch version in
+data/interpose/), the checks made before the first execution (the script compiles, the table's
+modules import), the running of the script as __main__ (controlled, `run`, or uncontrolled,
+`run_plain`), and every thread's Python stack for hang and crash reports. The threading layer
+(controlled threads, racelab's lock, wait-for words, virtual time, exception classification) is
+racelab_threads.py, loaded first.
+"""
 import functools
 import importlib
-import os
 import runpy
 import sys
 import threading
 
 import _racelab
+import racelab_threads
+from racelab_threads import (_Lock, _ProcessExit, _exception_kinds, _finding_of, _note,
+                             _plain_failures, _plain_finding, _table_locks, _tls, _vclock_offset)
 
 _originals = {}  # (module, attr) -> the original object, kept across executions
 _pending_dicts = []  # table "dicts" entries not wrapped yet in this execution
-_exception_kinds = []  # the table's "exceptions": how to classify an exception that ends a thread
-_table_locks = {}  # name -> the table's lock of this execution (_Lock)
 
 
 class _PointDict(dict):
@@ -54,411 +61,9 @@ def _wrap_dicts():
             _pending_dicts.remove(spec)
 
 
-_skip_prefixes = ()  # the standard library's and installed packages' directories
-_tls = threading.local()
-
-
-def _thread_name():
-    """The calling thread's name as racelab reports it."""
-    name = getattr(_tls, "name", None)
-    return name if name is not None else threading.current_thread().name
-
-
-class _Lock:
-    """A racelab lock (a table's lock, or one the user's code made, directly or through the
-    standard library's Condition, Event, Semaphore, Barrier, queue and concurrent.futures) that
-    knows which thread holds it, and notes an exception leaving a `with` block on it before the
-    release, a scheduling point at which the other threads move on.
-
-    A non-recursive lock has `_thread.lock`'s semantics (`python`): any thread may release it, and
-    acquiring it while holding it waits for another thread's release, which is how
-    Condition.wait parks its waiter. A recursive one is an RLock: only its owner releases it."""
-    __slots__ = ("_lock", "name", "owner", "count", "recursive", "__weakref__")
-
-    def __init__(self, name, recursive, python=False, waiter=False):
-        self._lock = _racelab.RLock(name, recursive, python and not recursive, waiter)
-        self.name, self.owner, self.count, self.recursive = name, None, 0, recursive
-
-    def acquire(self, blocking=True, timeout=-1):
-        waits = ""
-        if blocking and timeout == -1 and not self.recursive:
-            waits = _waits_for(sys._getframe(1), self)
-        if not self._lock.acquire(blocking, timeout, waits):
-            if blocking and timeout is not None and timeout > 0:
-                _vclock_advance(timeout)  # the timeout ran out: virtual time moves on (docs)
-            return False
-        self.owner = _thread_name()
-        self.count += 1
-        return True
-
-    def release(self):
-        self._lock.release()
-        if self.count > 0:
-            self.count -= 1
-            if self.count == 0:
-                self.owner = None
-
-    def locked(self):
-        return self._lock.locked()
-
-    # What threading.Condition asks of an RLock (and, for a Lock, answers without a try lock).
-    def _is_owned(self):
-        if self.recursive:
-            return self.count > 0 and self.owner == _thread_name()
-        return self._lock.locked()
-
-    def _release_save(self):
-        n = self.count
-        for _ in range(max(n, 1)):
-            self.release()
-        return n
-
-    def _acquire_restore(self, n):
-        for _ in range(max(n, 1)):
-            self.acquire()
-
-    def __enter__(self):
-        return self.acquire()
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc is not None:
-            _note(exc)
-        self.release()
-
-    def __repr__(self):
-        return f"<racelab lock {self.name!r}>"
-
-
-# ---- Who made it: the user's code, or the standard library on the user's behalf.
-
-_sync_files = set()  # threading.py, queue.py, concurrent/futures/*.py (set by patch_threading)
-_bridge_file = None  # this module's code (frames of the bridge's own wrappers are skipped)
-
-
-def _skippable(filename):
-    return filename in _sync_files or filename == _bridge_file
-
-
-def _creator(frame):
-    """(is_user, site, made_by) for something created at `frame`: the standard library's
-    synchronisation modules (threading, queue, concurrent.futures) and the bridge are skipped, so
-    a queue.Queue's mutex or a ThreadPoolExecutor's worker belongs to the code that made the queue
-    or the pool; a module body being imported is never the user's (its locks outlive an
-    execution). `made_by` is the outermost synchronisation class constructing it ("Queue")."""
-    made_by = None
-    f = frame
-    while f is not None:
-        filename = f.f_code.co_filename
-        if filename.startswith("<frozen importlib"):
-            return False, None, None
-        if _skippable(filename):
-            if f.f_code.co_name == "__init__" and filename != _bridge_file:
-                made_by = f.f_code.co_qualname.split(".")[0].lstrip("_").replace("PySimple",
-                                                                                 "Simple")
-            f = f.f_back
-            continue
-        return _user_code(filename), f"{os.path.basename(filename)}:{f.f_lineno}", made_by
-    return False, None, None
-
-
-# ---- What a blocked thread waits for, in words.
-
-_phrases = {
-    "Queue.get": "an item from {obj}",
-    "_PySimpleQueue.get": "an item from {obj}",
-    "Queue.put": "space in {obj}",
-    "Queue.join": "{obj} to be drained (task_done)",
-    "Event.wait": "{obj} to be set",
-    "Barrier.wait": "the other parties of {obj}",
-    "Barrier._wait": "the other parties of {obj}",
-    "Semaphore.acquire": "{obj} to be released",
-    "BoundedSemaphore.acquire": "{obj} to be released",
-    "Future.result": "the result of {obj}",
-    "Future.exception": "the result of {obj}",
-    "as_completed": "one of its futures to finish",
-    "wait": "its futures to finish",
-    "Condition.wait": "a notify on {obj}",
-    "Condition.wait_for": "a notify on {obj}",
-}
-
-
-def _queue_peers(q, getting):
-    """", which only A, B put into" for a queue get (", ... take from" for a put): the threads
-    seen on the other side of the queue in this execution."""
-    me = _thread_name()
-    peers = sorted(n for n in getattr(q, "_racelab_putters" if getting else "_racelab_getters",
-                                      ()) if n != me)
-    verb = "put into" if getting else "take from"
-    if not peers:
-        return f", which no other thread has yet {'put into' if getting else 'taken from'}"
-    return f", which only {', '.join(peers)} {verb}"
-
-
-def _waits_for(frame, lock):
-    """What a thread about to block on `lock` waits for: "an item from Queue at train.py:20 (get
-    at train.py:108), which only target puts into". Empty when nothing better than the lock's own
-    name can be said."""
-    outer, obj, peers, site = None, lock.name, "", None
-    f = frame
-    while f is not None:
-        filename = f.f_code.co_filename
-        if not _skippable(filename):
-            site = f"{os.path.basename(filename)}:{f.f_lineno}"
-            break
-        qual = f.f_code.co_qualname
-        if qual in _phrases:
-            outer = qual
-            me = f.f_locals.get("self")
-            if qual.startswith("Condition.") and isinstance(getattr(me, "_lock", None), _Lock):
-                obj = me._lock.name
-            if qual in ("Queue.get", "Queue.put") and me is not None:
-                peers = _queue_peers(me, qual == "Queue.get")
-        f = f.f_back
-    if outer is None:
-        return ""
-    return _phrases[outer].format(obj=obj) + (f" ({outer.split('.')[-1]} at {site})" if site
-                                              else "") + peers
-
-
-# ---- Virtual time: timeouts and sleeps of controlled threads move it on (docs/live.md).
-
-_vclock_offset = [0.0]
-_real_monotonic = None
-
-
-def _vclock_advance(seconds):
-    if _racelab.controlled():
-        _vclock_offset[0] += max(0.0, float(seconds))
-
-
-def _vmonotonic():
-    return _real_monotonic() + _vclock_offset[0]
-
-
-def _classify(exc):
-    """(kind, message) for an exception the table's "exceptions" classify, else None. A
-    "holder_of" lock names the thread that held it, as seen when the exception was noted."""
-    if not isinstance(exc, Exception):
-        return None
-    text = f"{type(exc).__name__}: {exc}"
-    for c in _exception_kinds:
-        if c["match"] in text:
-            lock = c.get("holder_of")
-            if lock:
-                holder = getattr(_table_locks.get(lock), "owner", None)
-                text += (f" (raised in {_thread_name()}; {holder} held {lock})" if holder else
-                         f" (raised in {_thread_name()}; no thread held {lock})")
-            else:
-                text += f" (raised in {_thread_name()})"
-            return c["kind"], text
-    return None
-
-
-def _note(exc):
-    """Classifies an exception the first time racelab sees it on its way out (before any
-    scheduling point lets the other threads move on), for the report of the thread it ends."""
-    if isinstance(exc, Exception) and not hasattr(exc, "_racelab_finding") and _exception_kinds:
-        try:
-            exc._racelab_finding = _classify(exc)
-        except AttributeError:  # an exception type without a __dict__
-            pass
-
-
-def _finding_of(exc):
-    found = getattr(exc, "_racelab_finding", False)
-    return _classify(exc) if found is False else found
-
-
-def _user_code(filename):
-    """Whether code in `filename` is the user's (not the standard library, not an installed
-    package, not generated code)."""
-    return not (filename.startswith(_skip_prefixes) or filename.startswith("<")
-                or "site-packages" in filename or "dist-packages" in filename)
-
-
 def patch_threading():
-    global _skip_prefixes
-    T = threading.Thread
-    if getattr(T, "_racelab_patched", False):
-        return
-    import sysconfig
-    paths = sysconfig.get_paths()
-    _skip_prefixes = tuple(p for p in {paths["stdlib"], paths["purelib"], paths["platlib"]} if p)
-    real_start, real_join = T.start, T.join
-    real_hook = threading.excepthook
-
-    def controlled_body(thread):
-        def body():
-            _tls.error = _tls.finding = None
-            _tls.name = thread.name
-            thread._bootstrap()
-            if _racelab.stopping():
-                return
-            if _tls.finding is not None:  # a classified exception ends this thread only
-                _racelab.report(*_tls.finding)
-            elif _tls.error is not None:
-                raise _tls.error
-        return body
-
-    def start(self):
-        # Threads the user's code starts are controlled: they run when the scheduler picks them,
-        # and so are the threads the standard library starts for it (a ThreadPoolExecutor's
-        # workers, a threading.Timer). Threads a library starts (Inductor's compile-pool reader,
-        # tqdm's monitor) stay real, like LibTorch's C++ workers: they block in real calls and
-        # would hold the turn.
-        if not (_racelab.active() and _creator(sys._getframe(1))[0]):
-            return real_start(self)
-        if not self._initialized:
-            raise RuntimeError("thread.__init__() not called")
-        if self._started.is_set() or getattr(self, "_racelab_tid", None) is not None:
-            raise RuntimeError("threads can only be started once")
-        # As Thread.start does: _bootstrap_inner moves the thread from _limbo to _active.
-        with threading._active_limbo_lock:
-            threading._limbo[self] = self
-        _wrap_dicts()
-        self._racelab_tid = _racelab.spawn(self.name, controlled_body(self))
-
-    def join(self, timeout=None):
-        tid = getattr(self, "_racelab_tid", None)
-        if tid is None:
-            return real_join(self, timeout)
-        if timeout is not None:
-            # Both outcomes are real interleavings: the thread finished by then, or the timeout
-            # ran out (virtual time moves on); the caller asks is_alive() to tell them apart.
-            _racelab.point(f"join {self.name} (timeout)")
-            if self.is_alive():
-                _vclock_advance(timeout)
-            return
-        _racelab.join(tid)
-
-    def excepthook(args):
-        # An exception that ends a controlled thread is a finding (the thread re-raises it once
-        # threading has cleaned up); the unwinding of an execution that is over is not reported.
-        if _racelab.controlled():
-            # As CPython's own hook: SystemExit ends a thread quietly; so does os._exit's unwinding.
-            if issubclass(args.exc_type, (SystemExit, _ProcessExit)):
-                return
-            if not _racelab.stopping():
-                _tls.finding = _finding_of(args.exc_value)
-                _tls.error = RuntimeError(
-                    f"{args.exc_type.__name__} in {getattr(args.thread, 'name', 'a thread')}: "
-                    f"{args.exc_value}")
-            return
-        if not _racelab.active() and not issubclass(args.exc_type, SystemExit):
-            _plain_failures.append(_plain_finding(args.exc_value,
-                                                  getattr(args.thread, "name", "a thread")))
-        real_hook(args)
-
-    T.start = start
-    T.join = join
-    T._racelab_patched = True
-    threading.excepthook = excepthook
-
-    # Locks the user's code creates during an execution, directly or through the standard
-    # library's synchronisation classes (Condition, Event, Semaphore, Barrier, queue.Queue,
-    # concurrent.futures), become racelab's, so that a controlled thread waiting for one gives the
-    # scheduler its turn. Locks libraries make (torch's, a module body's at import) stay real.
-    real = {"Lock": threading.Lock, "RLock": threading.RLock}
-    real_allocate = threading._allocate_lock
-
-    def factory(kind, recursive):
-        def make(*args, **kwargs):
-            if _racelab.active():
-                user, site, made_by = _creator(sys._getframe(1))
-                if user:
-                    return _Lock(f"{made_by or kind} at {site}", recursive, python=True)
-            return real[kind](*args, **kwargs)
-        return make
-
-    def allocate_waiter():
-        # Condition.wait parks a waiter on a fresh lock that notify releases: racelab's when the
-        # condition's own lock is racelab's, a real one otherwise (a condition a library made).
-        frame = sys._getframe(1)
-        if _racelab.active() and frame.f_code is threading.Condition.wait.__code__:
-            cond = frame.f_locals.get("self")
-            lock = getattr(cond, "_lock", None)
-            if isinstance(lock, _Lock):
-                return _Lock(f"waiter on {lock.name}", False, python=True, waiter=True)
-        return real_allocate()
-
-    threading.Lock = factory("Lock", False)
-    threading.RLock = factory("RLock", True)
-    threading._allocate_lock = allocate_waiter
-
-    # The files whose frames _creator skips; the pure-Python SimpleQueue (its C twin blocks
-    # inside C, out of racelab's sight), which ThreadPoolExecutor's work queue then uses.
-    import queue
-    import concurrent.futures
-    import concurrent.futures.thread
-    global _bridge_file, _real_monotonic
-    _bridge_file = _creator.__code__.co_filename
-    futures_dir = os.path.dirname(concurrent.futures.__file__)
-    _sync_files.update({threading.__file__, queue.__file__})
-    _sync_files.update(os.path.join(futures_dir, f) for f in os.listdir(futures_dir)
-                       if f.endswith(".py"))
-    queue.SimpleQueue = queue._PySimpleQueue
-
-    # Who uses a queue, for "waits for an item from Queue at x.py:3, which only target puts into".
-    def tracked(method, attr):
-        def wrapper(self, *args, **kwargs):
-            if isinstance(getattr(self, "mutex", None), _Lock):
-                names = self.__dict__.setdefault(attr, set())
-                names.add(_thread_name())
-            return method(self, *args, **kwargs)
-        functools.update_wrapper(wrapper, method)
-        return wrapper
-
-    # A pool task's exception is caught by its future on the worker, before any scheduling point:
-    # classify it there, where the raising thread and the table lock's holder are still known
-    # (Future.result() re-raises it in another thread later).
-    real_set_exception = concurrent.futures.Future.set_exception
-
-    def set_exception(self, exception):
-        if _racelab.active() and _racelab.controlled():
-            _note(exception)
-        return real_set_exception(self, exception)
-
-    functools.update_wrapper(set_exception, real_set_exception)
-    concurrent.futures.Future.set_exception = set_exception
-
-    queue.Queue.put = tracked(queue.Queue.put, "_racelab_putters")
-    queue.Queue.get = tracked(queue.Queue.get, "_racelab_getters")
-
-    # Virtual time for timeouts: threading's, queue's and concurrent.futures' clocks, and
-    # time.sleep on controlled threads, which is a scheduling point and does not sleep.
-    import time
-    _real_monotonic = time.monotonic
-    threading._time = _vmonotonic
-    queue.time = _vmonotonic
-    real_sleep = time.sleep
-
-    def sleep(seconds):
-        if _racelab.active() and _racelab.controlled():
-            if seconds < 0:
-                raise ValueError("sleep length must be non-negative")
-            _racelab.point("sleep")
-            _vclock_advance(seconds)
-            return
-        real_sleep(seconds)
-
-    functools.update_wrapper(sleep, real_sleep)
-    time.sleep = sleep
-
-    # os._exit on a controlled thread ends the execution (the process would end there): a failure
-    # unless the status is 0; the thread unwinds instead of killing racelab with the script.
-    real_exit = os._exit
-
-    def exit_now(status):
-        if _racelab.active() and _racelab.controlled():
-            if status != 0:
-                _racelab.report("exception", f"{_thread_name()} called os._exit({status}): the "
-                                "process ends there with a failing status", True)
-            else:
-                _racelab.end_execution()
-            raise _ProcessExit(status)
-        real_exit(status)
-
-    os._exit = exit_now
+    """Makes threading's threads and locks racelab's (racelab_threads.py), once per process."""
+    racelab_threads.patch_threading(_wrap_dicts)
 
 
 def _resolve(dotted):
@@ -557,10 +162,6 @@ def interpose(table):
         _resolve(fn)()
 
 
-class _ProcessExit(BaseException):
-    """os._exit called on a controlled thread: the execution ends; the thread unwinds."""
-
-
 def check_script(path):
     """"FILE:LINE: SyntaxError: ..." when the script does not compile, else ''."""
     try:
@@ -632,14 +233,6 @@ def run(script, argv, table, search_path):
         if found is None:
             raise
         _racelab.report(*found)
-
-
-_plain_failures = []  # (kind, message): the exceptions that ended threads of a plain run
-
-
-def _plain_finding(exc, thread):
-    found = _classify(exc) if _exception_kinds else None
-    return found if found else ("exception", f"{type(exc).__name__} in {thread}: {exc}")
 
 
 def run_plain(script, argv, table, search_path):
