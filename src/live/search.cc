@@ -7,6 +7,7 @@
 #include <set>
 
 #include "racelab/version.h"
+#include "sched/budget.h"
 #include "sched/coverage_json.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
@@ -177,16 +178,13 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
   lo.settle = std::chrono::milliseconds(a.settle_ms);
   lo.cycle_confirm = std::chrono::milliseconds(a.cycle_confirm_ms);
   Outcome o;
-  const auto start = std::chrono::steady_clock::now();
-  for (std::uint64_t i = 0; i < a.executions; ++i) {
-    if (stop && stop()) {
-      o.interrupted = true;
-      break;
-    }
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (a.time_limit > 0 && elapsed > a.time_limit) {
-      o.time_limit = true;
+  const sched::Budget budget(a.executions, a.time_limit, stop);
+  const bool proves = !replaying && !samples(a);
+  for (std::uint64_t i = 0;; ++i) {
+    if (const auto why = budget.before(i, strategy, proves)) {
+      o.interrupted = *why == sched::StopReason::kInterrupted;
+      o.time_limit = *why == sched::StopReason::kTimeLimit;
+      o.exhausted = *why == sched::StopReason::kExhausted;
       break;
     }
     std::optional<Result> r;
@@ -235,17 +233,13 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
     } else {
       o.last = std::move(r);
     }
-    // A proving search whose space is exactly the budget is covered: asking for the next
-    // execution says so (as the model's explore does).
-    if (i + 1 == a.executions && !replaying && !samples(a) && !strategy.begin_execution(i + 1))
-      o.exhausted = true;
   }
   if (!o.failure && o.other) {  // no deadlock: the other failure is the result
     o.failure = std::move(o.other);
     o.failure_execution = o.other_execution;
     o.other.reset();
   }
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  o.seconds = budget.elapsed();
   return o;
 }
 

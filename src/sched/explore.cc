@@ -94,28 +94,20 @@ void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& r
 
 ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+  const Budget budget(options.iterations, options.time_limit_s, [&options] {
+    return options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed);
+  });
+  auto elapsed = [&] { return budget.elapsed(); };
   auto strategy = make_strategy(options.strategy);
   ExploreResult out;
   out.strategy = strategy->describe();
-  auto last_progress = t0;
+  auto last_progress = clock::now();
   Coverage coverage;
+  const bool proves = strategy_proves(options.strategy.kind);
 
   for (std::uint64_t i = 0;; ++i) {
-    if (i >= options.iterations) {
-      // A DFS space of exactly `iterations` executions is covered: asking for the next one says.
-      const bool done = strategy_proves(options.strategy.kind) &&
-                        (strategy->exhausted() || !strategy->begin_execution(i));
-      out.stop = done ? StopReason::kExhausted : StopReason::kBudget;
-      break;
-    }
-    if (options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed)) {
-      out.stop = StopReason::kInterrupted;
-      break;
-    }
-    if (options.time_limit_s > 0 && elapsed() >= options.time_limit_s) {
-      out.stop = StopReason::kTimeLimit;
+    if (const auto stop = budget.before(i, *strategy, proves)) {
+      out.stop = *stop;
       break;
     }
     auto run = run_execution(subject, *strategy, i, options.run);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/budget.h"
 #include "sched/coverage.h"
 #include "sched/engine.h"
 #include "sched/strategies/strategies.h"
@@ -59,9 +60,6 @@ struct FoundKind {
   std::uint64_t original_preemptions = 0;
   ExecutionResult result;  // the (shrunk) execution
 };
-
-enum class StopReason { kBudget, kExhausted, kTimeLimit, kInterrupted };
-const char* stop_reason_name(StopReason r);
 
 // One DFS subtree run by this shard (split explorations).
 struct DfsSubtree {

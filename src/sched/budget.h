@@ -1,0 +1,50 @@
+#pragma once
+// The stop rules every exploration shares, model (explore.cc) and live (src/live/search.cc):
+// before each execution, in this order, the execution budget, an interrupt and the time limit.
+// A proving strategy (dfs, dpor) whose space is exactly the budget has covered it: asking it for
+// one more execution says so, and the exploration is exhausted rather than cut short.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "sched/strategy.h"
+
+namespace racelab::sched {
+
+enum class StopReason { kBudget, kExhausted, kTimeLimit, kInterrupted };
+const char* stop_reason_name(StopReason r);
+
+class Budget {
+ public:
+  // `executions`: the cap; `time_limit_s`: 0 for none; `interrupted`: may be empty.
+  Budget(std::uint64_t executions, double time_limit_s, std::function<bool()> interrupted)
+      : executions_(executions),
+        time_limit_s_(time_limit_s),
+        interrupted_(std::move(interrupted)),
+        start_(std::chrono::steady_clock::now()) {}
+
+  // Before execution `i`: nullopt to run it, or why the exploration stops. `proves`: the strategy
+  // can say it is exhausted (strategy_proves, and not a replay).
+  std::optional<StopReason> before(std::uint64_t i, Strategy& strategy, bool proves) const {
+    if (i >= executions_)
+      return proves && (strategy.exhausted() || !strategy.begin_execution(i))
+                 ? StopReason::kExhausted
+                 : StopReason::kBudget;
+    if (interrupted_ && interrupted_()) return StopReason::kInterrupted;
+    if (time_limit_s_ > 0 && elapsed() >= time_limit_s_) return StopReason::kTimeLimit;
+    return std::nullopt;
+  }
+
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::uint64_t executions_;
+  double time_limit_s_;
+  std::function<bool()> interrupted_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace racelab::sched
