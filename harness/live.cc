@@ -5,14 +5,42 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "command.h"
+#include "model/settings.h"
 #include "sched/strategies/strategies.h"
 
 namespace racelab::cli {
 
 using namespace livecmd;
+
+namespace {
+
+template <std::size_t N>
+std::string joined(const std::array<std::string_view, N>& names) {
+  std::string out;
+  for (std::string_view n : names) out += (out.empty() ? "" : " | ") + std::string(n);
+  return out;
+}
+
+// The end of racelab live torch --help: each scenario key and its option here (model/settings.h;
+// tests/live/check_settings.py compares it with tools/pipelines/settings.py).
+std::string settings_footer() {
+  std::string out = "\nScenario settings (docs/scenarios.md) and their options here:\n";
+  for (const auto& s : model::settings::kLiveTorchOptions) {
+    std::string line =
+        fmt::format("  {:<30}{:<22}{}", s.key, s.option.empty() ? "-" : s.option, s.note);
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
 
 int live_torch_replay(const std::string& schedule, const std::string& out) {
   LiveArgs a;
@@ -78,18 +106,24 @@ void add_live(CLI::App& app, Runner& run) {
   auto* torch = live->add_subcommand(
       "torch", "the LibTorch drafter workload under the scheduler (deadlock search and replay)");
   torch->add_option("--drafters", t->cfg.drafters, "drafter threads")->capture_default_str();
+  // The scenario format's names (model/settings.h): [warmup] mode, backward, seq_len.
   torch
       ->add_option("--warmup", t->cfg.warmup,
-                   "none | sequential | lock_first_step | lock_first_forward | per_thread_lock")
+                   joined(model::settings::kLiveWarmupModes) + " ([warmup] mode)")
       ->capture_default_str();
   torch->add_flag("--no-warmup-backward", t->no_warmup_backward,
-                  "sequential warmup runs the forward only");
+                  "sequential warmup runs the forward only ([warmup] backward = false)");
   torch->add_option("--warmup-seq-len", t->cfg.warmup_seq_len,
-                    "sequential warmup length (default: the first of --seq-lens)");
+                    "sequential warmup length ([warmup] seq_len; default: the first of "
+                    "--seq-lens)");
   torch->add_option("--device", t->cfg.device, "cpu | cuda")->capture_default_str();
   torch->add_option("--gpus", t->cfg.gpus, "cuda: drafter i runs on cuda:(i % gpus)")
       ->capture_default_str();
-  torch->add_option("--attention", t->cfg.attention, "dense | chunked | fused")
+  torch
+      ->add_option("--attention", t->cfg.attention,
+                   joined(model::settings::kWorkloadAttentions) +
+                       " (the workload's own: the math around the compiled bias, every variant "
+                       "compiled as flex_compiled is; not [pipeline] attention)")
       ->capture_default_str();
   torch->add_option("--seq-lens", t->seq_lens, "comma-separated lengths, one step each")
       ->capture_default_str();
@@ -102,6 +136,7 @@ void add_live(CLI::App& app, Runner& run) {
                     "measure: N steps of one warmed drafter as plain code and under racelab");
   torch->add_flag("--rr", t->rr,
                   "record the run under rr record --chaos (CPU runs, where rr works; see doctor)");
+  torch->footer(settings_footer());
   torch->callback([&run, t] { run = [t] { return run_torch(*t); }; });
 
   auto p = std::make_shared<LiveArgs>();

@@ -24,6 +24,11 @@ times as plain Python (no racelab), to show what an unforced run does.
 
   tools/conformance.py --racelab build/ci/harness/racelab --mode standin --out racelab-out/conf
   tools/conformance.py --table-from DIR [DIR...] --markdown conformance.md   # rows -> table
+  tools/conformance.py --list        # each case's pipeline arguments, derived from its scenario
+
+A case is a scenario file (CASES); the pipeline script's arguments for it are derived from that
+file (tools/pipelines/settings.py, script_args: the scenario format's keys and the pipelines'
+options have the same names), so a scenario edit changes the live case with it.
 
 Every case's row is also written to OUT/rows/NAME.json, so that runs split over several calls
 (--only) make one table with --table-from. Exit 0 when every row agrees.
@@ -32,6 +37,8 @@ import argparse, glob, json, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "pipelines"))
+import settings  # noqa: E402  (tools/pipelines/settings.py: the pipeline settings' names)
 
 # The finding kinds the model and a live python run can both observe. The bridge cannot see
 # duplicate_compile or compile_after_warmup (they are inside torch), so they are not compared.
@@ -40,29 +47,34 @@ COMPARED = ("deadlock", "fx_trace_error")
 EVIDENCE = {"duplicate_compile", "compile_after_warmup", "recompile_limit"}
 FOLLOW_EXECUTIONS = 3
 
-# scenario file, the pipeline script's arguments for the same case, whether --natural applies
+# The scenarios run, and whether --natural applies. A case's script arguments come from its
+# scenario file (case_args), in the scenario format's names (tools/pipelines/settings.py).
 CASES = [
-    ("scenarios/deadlock/lazy-2-drafters.toml", ["--drafters", "2", "--warmup", "none"], False),
-    ("scenarios/deadlock/lazy-4-drafters.toml", ["--drafters", "4", "--warmup", "none"], False),
-    ("scenarios/deadlock/per-thread-lock.toml", ["--drafters", "2", "--warmup", "per_thread_lock"],
-     False),
-    ("scenarios/warmup/sequential-forward-backward.toml",
-     ["--drafters", "2", "--warmup", "sequential"], False),
-    ("scenarios/warmup/sequential-forward-only.toml",
-     ["--drafters", "2", "--warmup", "sequential_forward"], False),
-    ("scenarios/warmup/warmup-other-length.toml",
-     ["--drafters", "2", "--warmup", "sequential", "--warmup-seq-len", "1024", "--seq-len",
-      "1536"], True),
-    # [torch] automatic_dynamic = false: torch.compile(dynamic=False), every length static.
-    ("scenarios/warmup/warmup-other-length-static.toml",
-     ["--drafters", "2", "--warmup", "sequential", "--warmup-seq-len", "1024", "--seq-len",
-      "1536", "--dynamic", "false"], False),
-    ("scenarios/warmup/lock-first-forward.toml",
-     ["--drafters", "2", "--warmup", "lock_first_forward"], False),
+    ("scenarios/deadlock/lazy-2-drafters.toml", False),
+    ("scenarios/deadlock/lazy-4-drafters.toml", False),
+    ("scenarios/deadlock/per-thread-lock.toml", False),
+    ("scenarios/warmup/sequential-forward-backward.toml", False),
+    ("scenarios/warmup/sequential-forward-only.toml", False),
+    ("scenarios/warmup/warmup-other-length.toml", True),
+    ("scenarios/warmup/warmup-other-length-static.toml", False),
+    ("scenarios/warmup/lock-first-forward.toml", False),
 ]
 
 
-def name_of(scenario, args=()):
+def case_args(scenario):
+    """The drafter pipeline's arguments for a scenario file (relative to the repository), read
+    with tomllib and mapped by settings.script_args: [pipeline] devices, drafters_per_device,
+    seq_len, steps, heads, head_dim; [warmup] mode, backward, seq_len; [torch]
+    automatic_dynamic."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    with open(os.path.join(ROOT, scenario), "rb") as f:
+        return settings.script_args(tomllib.load(f), scenario)
+
+
+def name_of(scenario):
     return os.path.splitext(os.path.basename(scenario))[0]
 
 
@@ -90,7 +102,7 @@ def live_kinds_of(kinds_seen):
 
 
 def one_case(a, scenario, args, natural_ok, script, interpose):
-    name = name_of(scenario, args)
+    name = name_of(scenario)
     out = os.path.join(a.out, name)
     row = {"scenario": name, "mode": a.mode}
     mr, _ = run([a.racelab, "explore", os.path.join(ROOT, scenario), "--out", out + "-model"], 600)
@@ -234,7 +246,7 @@ def follow_text(r):
 
 def table(rows):
     rows = [upgrade(r) for r in rows]
-    order = [name_of(s, args) for s, args, _ in CASES]
+    order = [name_of(s) for s, _ in CASES]
     rows = sorted(rows, key=lambda r: order.index(r["scenario"]) if r["scenario"] in order else 99)
     natural = any(r.get("natural") for r in rows)
     follow = any("follow" in r for r in rows)
@@ -285,7 +297,13 @@ def main():
     p.add_argument("--natural-timeout", type=float, default=180)
     p.add_argument("--markdown", help="write the table here")
     p.add_argument("--table-from", nargs="*", help="make the table from these OUT directories")
+    p.add_argument("--list", action="store_true",
+                   help="print each case's scenario and the pipeline arguments derived from it")
     a = p.parse_args()
+    if a.list:
+        for s, natural in CASES:
+            print(f"{name_of(s)}: {' '.join(case_args(s))}" + ("  (--natural)" if natural else ""))
+        return
     if a.table_from:
         rows = [json.load(open(f)) for d in a.table_from
                 for f in sorted(glob.glob(os.path.join(d, "rows", "*.json")))]
@@ -296,11 +314,11 @@ def main():
                               "drafter_standin.py" if a.mode == "standin" else "drafter_torch.py")
         interpose = "standin" if a.mode == "standin" else "torch-2.11"
         only = {s for s in a.only.split(",") if s}
-        unknown = only - {name_of(s, args) for s, args, _ in CASES}
+        unknown = only - {name_of(s) for s, _ in CASES}
         if unknown:
             p.error(f"unknown scenario(s): {', '.join(sorted(unknown))}")
-        rows = [one_case(a, s, args, nat, script, interpose) for s, args, nat in CASES
-                if not only or name_of(s, args) in only]
+        rows = [one_case(a, s, case_args(s), nat, script, interpose) for s, nat in CASES
+                if not only or name_of(s) in only]
     text = table(rows)
     if a.markdown:
         with open(a.markdown, "w") as f:

@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "model/settings.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
@@ -17,36 +18,20 @@
 
 namespace racelab::model {
 
+// The names are settings.h's, the table the live workload's names come from too; the enums list
+// them in the same order.
+static_assert(static_cast<std::size_t>(Attention::kSdpaFused) + 1 == settings::kAttentions.size());
+static_assert(static_cast<std::size_t>(WarmupMode::kSeparateProcess) + 1 ==
+              settings::kWarmupModes.size());
+
 const char* attention_name(Attention a) {
-  switch (a) {
-    case Attention::kFlexCompiled:
-      return "flex_compiled";
-    case Attention::kFlexEager:
-      return "flex_eager";
-    case Attention::kSdpaChunked:
-      return "sdpa_chunked";
-    case Attention::kSdpaFused:
-      return "sdpa_fused";
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(a);
+  return i < settings::kAttentions.size() ? settings::kAttentions[i].data() : "?";
 }
 
 const char* warmup_name(WarmupMode m) {
-  switch (m) {
-    case WarmupMode::kNone:
-      return "none";
-    case WarmupMode::kSequential:
-      return "sequential";
-    case WarmupMode::kLockFirstStep:
-      return "lock_first_step";
-    case WarmupMode::kLockFirstForward:
-      return "lock_first_forward";
-    case WarmupMode::kPerThreadLock:
-      return "per_thread_lock";
-    case WarmupMode::kSeparateProcess:
-      return "separate_process";
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(m);
+  return i < settings::kWarmupModes.size() ? settings::kWarmupModes[i].data() : "?";
 }
 
 const std::vector<std::string>& known_finding_kinds() {
@@ -203,6 +188,14 @@ class TableReader {
   std::set<std::string> seen_;
 };
 
+// An enum's choices from its names in settings.h (the enum lists them in the same order).
+template <typename E, std::size_t N>
+std::vector<std::pair<std::string, E>> named(const std::array<std::string_view, N>& names) {
+  std::vector<std::pair<std::string, E>> out;
+  for (std::size_t i = 0; i < N; ++i) out.emplace_back(std::string(names[i]), static_cast<E>(i));
+  return out;
+}
+
 const toml::table* subtable(TableReader& top, std::string_view key) {
   const toml::node* n = top.get(key);
   if (n == nullptr) return nullptr;
@@ -240,11 +233,7 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
     r.integer("devices", s.devices, 1, 64);
     r.integer("drafters_per_device", s.drafters_per_device, 1, 64);
     r.integer("steps", s.steps, 1, 100000);
-    r.choice("attention", s.attention,
-             {{"flex_compiled", Attention::kFlexCompiled},
-              {"flex_eager", Attention::kFlexEager},
-              {"sdpa_chunked", Attention::kSdpaChunked},
-              {"sdpa_fused", Attention::kSdpaFused}});
+    r.choice("attention", s.attention, named<Attention>(settings::kAttentions));
     if (const toml::node* n = r.get("seq_len")) {
       s.seq_len.clear();
       if (n->is_array()) {
@@ -266,13 +255,7 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
   }
   if (const toml::table* t = subtable(top, "warmup")) {
     TableReader r(*t, "warmup.", path);
-    r.choice("mode", s.warmup,
-             {{"none", WarmupMode::kNone},
-              {"sequential", WarmupMode::kSequential},
-              {"lock_first_step", WarmupMode::kLockFirstStep},
-              {"lock_first_forward", WarmupMode::kLockFirstForward},
-              {"per_thread_lock", WarmupMode::kPerThreadLock},
-              {"separate_process", WarmupMode::kSeparateProcess}});
+    r.choice("mode", s.warmup, named<WarmupMode>(settings::kWarmupModes));
     r.boolean("backward", s.warmup_backward);
     r.integer("seq_len", s.warmup_seq_len, 1, kMaxSeqLen);
     r.finish();

@@ -13,6 +13,8 @@
 
 namespace racelab::model {
 
+// The settings' names are model/settings.h's (in these enums' order), shared with the live
+// workload; attention_name and warmup_name return them.
 enum class Attention { kFlexCompiled, kFlexEager, kSdpaChunked, kSdpaFused };
 enum class WarmupMode {
   kNone,

@@ -95,7 +95,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # takes the lock and no cycle can form, but the FX tracing error can still happen.
     r = live(script, "--interpose", "standin", "--strategy", "random", "--executions", "500",
              "--hang-timeout", "4", "--expect", "deadlock", "--", "--drafters", "2",
-             "--warmup", "sequential", "--warmup-seq-len", "512", "--dynamic", "false",
+             "--warmup", "sequential", "--warmup-seq-len", "512", "--no-automatic-dynamic",
              out=f"{tmp}/shape")
     if r.returncode != 0:
         fail("the static warmup at another length did not deadlock", r)

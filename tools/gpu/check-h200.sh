@@ -17,8 +17,8 @@ racelab=build/gpu/harness/racelab
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/machine.txt" 2>&1
 python3 -c 'import torch, sys; print(torch.__version__, sys.version)' >> "$out/machine.txt" 2>&1
 args=(--batches "${BATCHES:-24}" --max-len "${MAX_LEN:-2048}" --dim 512 --heads 8)
-variants=(--variant "--attention flex --warmup none" --variant "--attention flex --warmup sequential"
-          --variant "--attention chunked --warmup none" --variant "--attention chunked --warmup sequential")
+variants=(--variant "--attention flex_compiled --warmup none" --variant "--attention flex_compiled --warmup sequential"
+          --variant "--attention sdpa_chunked --warmup none" --variant "--attention sdpa_chunked --warmup sequential")
 timeout "${LIMIT:-560}" "$racelab" check --interpose torch-2.11 --dict __main__._attention_kernels \
   --hang-timeout 90 --strategy "${STRATEGY:-random}" --executions "${EXECUTIONS:-4}" \
   --time-limit "${RUN_LIMIT:-120}" --out "$out/check" "${variants[@]}" \

@@ -56,15 +56,16 @@ export PYTHONPATH=$(python3 -c 'import site; print(":".join(site.getsitepackages
   python3 -c 'import sys, torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "python", sys.version.split()[0])'
   cat SNAPSHOT 2>/dev/null || git log -1 --format='tree of commit %h %s' 2>/dev/null || true
 } >"$w/machine.txt" 2>&1
-# The one-GPU rows: name, scenario, the pipeline's arguments (as tools/conformance.py has them).
+# The one-GPU rows: name, scenario, the pipeline's arguments (as `tools/conformance.py --list`
+# derives them from the scenarios).
 rows=(
   "lazy-2-drafters|deadlock/lazy-2-drafters|--drafters 2 --warmup none"
   "lazy-4-drafters|deadlock/lazy-4-drafters|--drafters 4 --warmup none"
   "per-thread-lock|deadlock/per-thread-lock|--drafters 2 --warmup per_thread_lock"
   "sequential-forward-backward|warmup/sequential-forward-backward|--drafters 2 --warmup sequential"
-  "sequential-forward-only|warmup/sequential-forward-only|--drafters 2 --warmup sequential_forward"
+  "sequential-forward-only|warmup/sequential-forward-only|--drafters 2 --warmup sequential --no-warmup-backward"
   "warmup-other-length|warmup/warmup-other-length|--drafters 2 --warmup sequential --warmup-seq-len 1024 --seq-len 1536"
-  "warmup-other-length-static|warmup/warmup-other-length-static|--drafters 2 --warmup sequential --warmup-seq-len 1024 --seq-len 1536 --dynamic false"
+  "warmup-other-length-static|warmup/warmup-other-length-static|--drafters 2 --warmup sequential --warmup-seq-len 1024 --seq-len 1536 --no-automatic-dynamic"
   "lock-first-forward|warmup/lock-first-forward|--drafters 2 --warmup lock_first_forward"
 )
 script=${SCRIPT:-tools/pipelines/drafter_torch.py}

@@ -15,11 +15,10 @@ import torch
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
 p = pipeline.parser(__doc__)
-p.add_argument("--heads", type=int, default=8)
-p.add_argument("--head-dim", type=int, default=64)
 p.add_argument("--recompile-limit", type=int, default=0,
-               help="torch._dynamo.config.recompile_limit (default: torch's, 8); with 1 and lengths "
-                    "past the first, flex_attention falls back to eager (F7, F12)")
+               help="[torch] recompile_limit: torch._dynamo.config.recompile_limit (default: "
+                    "torch's, 8); with 1 and lengths past the first, flex_attention falls back "
+                    "to eager (F7, F12)")
 p.add_argument("--drafter-seq-lens", default="",
                help="comma-separated training lengths, drafter i taking the (i mod n)-th "
                     "(default: --seq-len for every drafter)")
@@ -44,7 +43,7 @@ def causal(b, h, q, kv):
 
 def compiled(key):
     if key not in _compiled_flex_attention:
-        _compiled_flex_attention[key] = (torch.compile(flex_attention) if a.dynamic == "auto"
+        _compiled_flex_attention[key] = (torch.compile(flex_attention) if a.automatic_dynamic
                                          else torch.compile(flex_attention, dynamic=False))
     return _compiled_flex_attention[key]
 
@@ -65,10 +64,10 @@ def step(key, device, length, backward=True, forward_lock=None):
     torch.cuda.synchronize(device)
 
 
-if a.warmup in ("sequential", "sequential_forward"):
+if a.warmup == "sequential":
     length = a.warmup_seq_len or a.seq_len
     for i in range(a.drafters):
-        step(i, f"cuda:{i % a.gpus}", length, backward=(a.warmup == "sequential"))
+        step(i, f"cuda:{i % a.gpus}", length, backward=a.warmup_backward)
 
 pipeline.run_drafters(a, step)
 if a.report_fx_flag:

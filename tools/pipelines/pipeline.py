@@ -1,27 +1,28 @@
 """What both drafter pipelines share (drafter_standin.py, drafter_torch.py): their options, so that
 a case of the conformance table is the same command line on either, and the drafter threads with
-the warmup modes around their first step."""
+the warmup modes around their first step. The options' names are the scenario format's
+(settings.py; tools/conformance.py derives a scenario's arguments with settings.script_args)."""
 import argparse
 import threading
 
-WARMUPS = ["none", "sequential", "sequential_forward", "lock_first_step", "lock_first_forward",
-           "per_thread_lock"]
+import settings
 
 
 def parser(description):
     p = argparse.ArgumentParser(description=description,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--drafters", type=int, default=2)
-    p.add_argument("--gpus", type=int, default=1, help="drafter i runs on cuda:(i %% gpus)")
-    p.add_argument("--warmup", default="none", choices=WARMUPS)
-    p.add_argument("--seq-len", type=int, default=1024)
-    p.add_argument("--warmup-seq-len", type=int, default=0,
-                   help="the sequential warmup's length (default: --seq-len)")
-    p.add_argument("--steps", type=int, default=2)
-    p.add_argument("--dynamic", choices=["auto", "false"], default="auto",
-                   help="torch.compile's dynamic: auto (a second length recompiles with a dynamic "
-                        "length, whose backward is compiled ahead of time) or false (every length "
-                        "compiles static, its backward lazily)")
+    p.add_argument("--drafters", type=int, default=2,
+                   help="drafter threads in all ([pipeline] devices x drafters_per_device)")
+    p.add_argument("--gpus", type=int, default=1,
+                   help="drafter i runs on cuda:(i %% gpus) ([pipeline] devices)")
+    settings.add_warmup(p)
+    p.add_argument("--seq-len", type=int, default=1024, help="[pipeline] seq_len")
+    p.add_argument("--steps", type=int, default=2, help="[pipeline] steps")
+    p.add_argument("--heads", type=int, default=8,
+                   help="[pipeline] heads (drafter_torch.py's tensors; the stand-in has none)")
+    p.add_argument("--head-dim", type=int, default=64,
+                   help="[pipeline] head_dim (drafter_torch.py's tensors; the stand-in has none)")
+    settings.add_automatic_dynamic(p)
     return p
 
 

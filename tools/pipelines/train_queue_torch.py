@@ -12,9 +12,13 @@ independently of drafter_torch.py, for racelab's control of standard Python sync
 - `--warmup sequential`: main runs one training step first, compiling forward and backward;
 - `--pool`: the drafters run in a concurrent.futures.ThreadPoolExecutor;
 - `--max-len N`: batch lengths drawn from 512..N (multiples of 64, `--seed`), as real batches
-  vary; `--attention flex` pads every batch to N and masks the padding (static shapes), while
-  `--attention chunked` runs the true length through chunked scaled_dot_product_attention (no
-  compile, every length a new shape): the allocator verdict tells them apart (racelab check).
+  vary; `--attention flex_compiled` pads every batch to N and masks the padding (static shapes),
+  while `--attention sdpa_chunked` runs the true length through chunked
+  scaled_dot_product_attention (`--chunk` queries at a time, no compile, every length a new
+  shape): the allocator verdict tells them apart (racelab check).
+
+The settings' names are the scenario format's (settings.py; `--attention flex` and `chunked` are
+deprecated spellings of flex_compiled and sdpa_chunked).
 
   racelab live python --interpose torch-2.11 --dict __main__._attention_kernels \\
       tools/pipelines/train_queue_torch.py -- --warmup none
@@ -24,23 +28,24 @@ import concurrent.futures
 import queue
 import threading
 
+import settings
 import torch
 import torch.nn as nn
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 from torch.utils.checkpoint import checkpoint
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--warmup", choices=["none", "sequential"], default="none")
+settings.add_warmup(parser, modes=("none", "sequential"), backward=False, seq_len=False)
 parser.add_argument("--drafters", type=int, default=2)
 parser.add_argument("--batches", type=int, default=4)
 parser.add_argument("--seq-len", type=int, default=1024)
 parser.add_argument("--dim", type=int, default=512)
 parser.add_argument("--heads", type=int, default=8)
 parser.add_argument("--pool", action="store_true")
-parser.add_argument("--attention", choices=["flex", "chunked"], default="flex")
+settings.add_attention(parser, ("flex_compiled", "sdpa_chunked"), "flex_compiled")
 parser.add_argument("--max-len", type=int, default=0, help="0: every batch is --seq-len long")
 parser.add_argument("--seed", type=int, default=1)
-parser.add_argument("--chunk", type=int, default=512)
+parser.add_argument("--chunk", type=int, default=512, help="[pipeline] chunk")
 args = parser.parse_args()
 
 _attention_kernels = {}  # the user's per-process cache of compiled attention, by device
@@ -106,7 +111,7 @@ class Drafter:
         self.steps = 0
 
     def train_step(self, length):
-        if args.attention == "chunked":
+        if args.attention == "sdpa_chunked":
             x = torch.randn(1, length, args.dim, device=self.device, dtype=torch.bfloat16)
             mask = None
         elif args.max_len:

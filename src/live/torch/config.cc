@@ -2,9 +2,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "live/torch/workload.h"
+#include "model/settings.h"
 #include "util/errors.h"
 
 namespace racelab::live::torch_workload {
@@ -15,11 +19,12 @@ bool fused_available();  // defined by the LibTorch build (or its stand-in)
 
 namespace {
 
-const std::vector<std::string> kWarmups = {"none", "sequential", "lock_first_step",
-                                           "lock_first_forward", "per_thread_lock"};
-const std::vector<std::string> kAttentions = {"dense", "chunked", "fused"};
+// The names are model/settings.h's: the scenario format's warmup modes (all but the model-only
+// one), and the workload's own attention variants, which have no model counterpart.
+namespace settings = model::settings;
 
-bool one_of(const std::string& v, const std::vector<std::string>& set) {
+template <std::size_t N>
+bool one_of(const std::string& v, const std::array<std::string_view, N>& set) {
   return std::find(set.begin(), set.end(), v) != set.end();
 }
 
@@ -31,16 +36,16 @@ void validate(const Config& c) {
   if (c.device != "cpu" && c.device != "cuda")
     throw InputError(fmt::format("--device must be cpu or cuda, got '{}'", c.device));
   if (c.gpus < 1) throw InputError(fmt::format("--gpus must be at least 1, got {}", c.gpus));
-  if (c.warmup == "separate_process")
+  if (c.warmup == settings::kModelOnlyWarmup)
     throw InputError(
         "--warmup separate_process is not available live: the C++ workload has no on-disk compile "
         "cache for another process to warm (use the model: racelab explore)");
-  if (!one_of(c.warmup, kWarmups))
-    throw InputError(
-        fmt::format("--warmup must be one of {}, got '{}'", fmt::join(kWarmups, ", "), c.warmup));
-  if (!one_of(c.attention, kAttentions))
+  if (!one_of(c.warmup, settings::kLiveWarmupModes))
+    throw InputError(fmt::format("--warmup must be one of {}, got '{}'",
+                                 fmt::join(settings::kLiveWarmupModes, ", "), c.warmup));
+  if (!one_of(c.attention, settings::kWorkloadAttentions))
     throw InputError(fmt::format("--attention must be one of {}, got '{}'",
-                                 fmt::join(kAttentions, ", "), c.attention));
+                                 fmt::join(settings::kWorkloadAttentions, ", "), c.attention));
   if (c.seq_lens.empty()) throw InputError("--seq-lens needs at least one length");
   for (int l : c.seq_lens)
     if (l < 1 || l > 65536)

@@ -25,13 +25,15 @@ namespace racelab::live::torch_workload {
 
 struct Config {
   int drafters = 2;
-  std::string device = "cpu";       // cpu | cuda
-  int gpus = 1;                     // cuda: drafter i runs on cuda:(i % gpus)
-  std::string attention = "dense";  // dense | chunked | fused
-  std::string warmup = "none";      // none | sequential | lock_first_step | lock_first_forward
-                                    // | per_thread_lock
-  bool warmup_backward = true;      // sequential: also run backward
-  int warmup_seq_len = 0;           // sequential: 0 means the first training length
+  std::string device = "cpu";  // cpu | cuda
+  int gpus = 1;                // cuda: drafter i runs on cuda:(i % gpus)
+  // The settings' names are model/settings.h's (the scenario format's, docs/scenarios.md).
+  std::string attention = "dense";  // dense | chunked | fused: the workload's own (no model
+                                    // counterpart: every variant compiles as flex_compiled does)
+  std::string warmup = "none";      // [warmup] mode: none | sequential | lock_first_step
+                                    // | lock_first_forward | per_thread_lock
+  bool warmup_backward = true;      // [warmup] backward (sequential: also run backward)
+  int warmup_seq_len = 0;           // [warmup] seq_len; 0 means the first training length
   std::vector<int> seq_lens{128};   // one training step per length, per drafter
   int hidden = 256;
   int heads = 4;

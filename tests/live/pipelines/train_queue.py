@@ -19,10 +19,11 @@ import concurrent.futures
 import queue
 import threading
 
+import settings  # tools/pipelines, as standin_torch: the scenario format's setting names
 import standin_torch as torch
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--warmup", choices=["none", "sequential"], default="none")
+settings.add_warmup(parser, modes=("none", "sequential"), backward=False, seq_len=False)
 parser.add_argument("--drafters", type=int, default=2)
 parser.add_argument("--batches", type=int, default=4)
 parser.add_argument("--seq-len", type=int, default=1024)
