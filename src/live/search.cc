@@ -7,9 +7,9 @@
 #include <set>
 
 #include "racelab/version.h"
-#include "sched/budget.h"
 #include "sched/coverage_json.h"
 #include "sched/kinds.h"
+#include "sched/loop.h"
 #include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
@@ -180,26 +180,18 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
   Outcome o;
   const sched::Budget budget(a.executions, a.time_limit, stop);
   const bool proves = !replaying && !samples(a);
-  for (std::uint64_t i = 0;; ++i) {
-    if (const auto why = budget.before(i, strategy, proves)) {
-      o.interrupted = *why == sched::StopReason::kInterrupted;
-      o.time_limit = *why == sched::StopReason::kTimeLimit;
-      o.exhausted = *why == sched::StopReason::kExhausted;
-      break;
-    }
-    std::optional<Result> r;
+  auto run_one = [&](std::uint64_t i) {
     try {
-      r = run(subject, strategy, i, lo);
+      return run(subject, strategy, i, lo);
     } catch (const sched::ReplayDivergence& e) {
       throw InputError(
           fmt::format("{}: {} (a live run also depends on foreign threads' timing; "
                       "try a larger --settle-ms)",
                       a.replay, e.what()));
     }
-    if (!r) {
-      o.exhausted = true;
-      break;
-    }
+  };
+  auto after = [&](std::uint64_t i, Result& result) {
+    Result* r = &result;
     ++o.executions;
     o.coverage.add(handoff_fingerprint(*r));
     if (info.after_execution) {
@@ -218,21 +210,27 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
     if (failed && !replaying && a.expect == "deadlock" && !seen.count(sched::kinds::kDeadlock) &&
         !r->hung) {
       if (!o.other) {
-        o.other = std::move(r);
+        o.other = std::move(*r);
         o.other_execution = i;
       }
-      continue;
+      return true;
     }
     if (failed || replaying) {
-      o.failure = std::move(r);
+      o.failure = std::move(*r);
       o.failure_execution = i;
       if (failed) {
         o.stopped_at_failure = true;
-        break;
+        return false;
       }
     } else {
-      o.last = std::move(r);
+      o.last = std::move(*r);
     }
+    return true;
+  };
+  if (const auto why = sched::run_loop(budget, strategy, proves, run_one, after)) {
+    o.interrupted = *why == sched::StopReason::kInterrupted;
+    o.time_limit = *why == sched::StopReason::kTimeLimit;
+    o.exhausted = *why == sched::StopReason::kExhausted;
   }
   if (!o.failure && o.other) {  // no deadlock: the other failure is the result
     o.failure = std::move(o.other);

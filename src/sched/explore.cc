@@ -105,16 +105,9 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   Coverage coverage;
   const bool proves = strategy_proves(options.strategy.kind);
 
-  for (std::uint64_t i = 0;; ++i) {
-    if (const auto stop = budget.before(i, *strategy, proves)) {
-      out.stop = *stop;
-      break;
-    }
-    auto run = run_execution(subject, *strategy, i, options.run);
-    if (!run) {
-      out.stop = StopReason::kExhausted;
-      break;
-    }
+  auto run_one = [&](std::uint64_t i) { return run_execution(subject, *strategy, i, options.run); };
+  auto after = [&](std::uint64_t i, ExecutionResult& result) {
+    ExecutionResult* run = &result;
     ++out.executions;
     out.steps += run->exec->steps().size();
     coverage.add(handoff_fingerprint(*run->exec));
@@ -142,7 +135,9 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
       last_progress = clock::now();
       options.progress({out.executions, options.iterations, out.found.size(), elapsed()});
     }
-  }
+    return true;
+  };
+  out.stop = run_loop(budget, *strategy, proves, run_one, after).value_or(StopReason::kBudget);
   out.classes = strategy->classes();
   out.interleavings = coverage.summary();
   split::finish(subject, out, options, elapsed());

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "sched/budget.h"
 #include "sched/coverage.h"
 #include "sched/engine.h"
+#include "sched/loop.h"
 #include "sched/strategies/strategies.h"
 
 namespace racelab::sched {
