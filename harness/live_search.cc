@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "live.h"
+#include "report/live_report.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
@@ -16,15 +17,15 @@
 namespace racelab::cli::livecmd {
 
 using live::is_failure;
-using live::lost_thread;
-using live::thread_stack;
 using live::worst_failure;
+using report::lost_thread;
+using report::thread_stack;
 
 namespace {
 
 int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
            const std::string& strategy_desc) {
-  const std::string schedule = live::write_outputs(search_options(a), info, o, strategy_desc);
+  const std::string schedule = report::write_outputs(search_options(a), info, o, strategy_desc);
   const live::Judgement verdict = live::judge(search_options(a), o);
   const bool failed = verdict.failed;
   const bool inconclusive = verdict.inconclusive;

@@ -3,17 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <set>
 
-#include "racelab/version.h"
-#include "sched/coverage_json.h"
 #include "sched/kinds.h"
 #include "sched/loop.h"
-#include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
-#include "util/files.h"
 
 namespace racelab::live {
 
@@ -28,146 +23,6 @@ std::vector<sched::Finding>::const_iterator worst_failure(const Result& r) {
       best = it;
   }
   return best;
-}
-
-// The Python stack of thread `name` in a stacks.txt ("Thread 1234 (NAME):" sections), innermost
-// frames last; empty when the file or the thread is not there.
-std::string thread_stack(const std::filesystem::path& stacks, const std::string& name) {
-  std::string text;
-  try {
-    text = read_file(stacks.string());
-  } catch (const InputError&) {
-    return {};
-  }
-  const std::string head = "(" + name + "):\n";
-  const auto at = text.find(head);
-  if (at == std::string::npos) return {};
-  const auto begin = at + head.size();
-  const auto end = text.find("\nThread ", begin);
-  return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-}
-
-// "racelab lost control of NAME: ..." -> NAME.
-std::string lost_thread(const sched::Finding& f) {
-  const std::string prefix = "racelab lost control of ";
-  if (f.message.rfind(prefix, 0) != 0) return {};
-  const auto colon = f.message.find(": ", prefix.size());
-  return f.message.substr(prefix.size(), colon - prefix.size());
-}
-
-nlohmann::ordered_json finding_json(const sched::Finding& f) {
-  nlohmann::ordered_json j;
-  j["kind"] = f.kind;
-  j["message"] = f.message;
-  j["decision"] = f.step;
-  j["details"] = f.details;
-  j["cycle"] = f.cycle;
-  return j;
-}
-
-std::string trace_text(const Result& r) {
-  std::string out;
-  std::size_t decision = 0;
-  for (const Event& e : r.events) {
-    out += fmt::format("{:9.6f} {:>5} {}{}: {}\n", e.seconds,
-                       e.decision ? std::to_string(decision++) : std::string("-"), e.thread,
-                       e.foreign ? " (foreign)" : "", e.text);
-  }
-  return out;
-}
-
-// Writes the schedule of execution `execution` (result `r`) as schedule-<kind>.json; its path.
-std::string write_schedule(const SearchOptions& a, const JobInfo& info, const Result& r,
-                           std::uint64_t execution, const std::string& strategy_desc) {
-  sched::Schedule s;
-  s.racelab_version = kVersion;
-  s.subject_name = info.subject;
-  s.subject_hash = info.hash;
-  s.strategy_name = a.strategy;
-  s.strategy_description = strategy_desc;
-  s.seed = a.seed;
-  s.execution = execution;
-  s.parameters = nlohmann::json::parse(info.parameters.dump());
-  // Named after its worst failure (the registry's order: a deadlock before the FX errors that
-  // came first), so that another execution's schedule of a lesser kind never takes its name.
-  const auto first = worst_failure(r);
-  if (first != r.findings.end()) {
-    s.finding_kind = first->kind;
-    s.finding_message = first->message;
-  }
-  s.preemptions = r.preemptions;
-  for (auto& [t, op] : r.decisions()) s.steps.push_back({t, op});
-  const std::string path =
-      (std::filesystem::path(a.out) /
-       fmt::format("schedule-{}.json", s.finding_kind.empty() ? "run" : s.finding_kind))
-          .string();
-  write_file_atomic(path, sched::schedule_to_json(s));
-  return path;
-}
-
-// Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
-std::string write_outputs(const SearchOptions& a, const JobInfo& info, const Outcome& o,
-                          const std::string& strategy_desc) {
-  const std::filesystem::path dir(a.out);
-  ensure_directory(dir);
-  std::string schedule_path;
-  nlohmann::ordered_json report;
-  report["format"] = "racelab-live-report";
-  report["version"] = 1;
-  report["racelab_version"] = kVersion;
-  report["subject"] = info.subject;
-  report["build"] = info.build;
-  report["parameters"] = info.parameters;
-  report["strategy"] = strategy_desc;
-  report["executions"] = o.executions;
-  report["seconds"] = o.seconds;
-  report["exhausted"] = o.exhausted;
-  report["proves"] = !samples(a);
-  report["interleavings"] = sched::coverage_json(o.coverage.summary(), samples(a));
-  report["kinds_seen"] = o.kinds;
-  report["findings"] = nlohmann::ordered_json::array();
-  if (o.failure) {
-    const Result& r = *o.failure;
-    for (const auto& f : r.findings) {
-      auto j = finding_json(f);
-      j["execution"] = o.failure_execution;
-      report["findings"].push_back(j);
-    }
-    report["hung"] = r.hung;
-    report["threads"] = r.threads;
-    report["foreign_threads"] = r.foreign;
-
-    schedule_path = write_schedule(a, info, r, o.failure_execution, strategy_desc);
-    report["schedule"] = schedule_path;
-  }
-  if (o.other) {
-    const std::string path = write_schedule(a, info, *o.other, o.other_execution, strategy_desc);
-    const auto f = worst_failure(*o.other);
-    auto j = finding_json(*f);
-    j["execution"] = o.other_execution;
-    j["schedule"] = path;
-    report["other_failure"] = j;
-  }
-  // The failing execution's events, or the last execution's when none failed.
-  if (o.failure) {
-    write_file_atomic(dir / "trace.txt", trace_text(*o.failure));
-  } else if (o.last) {
-    write_file_atomic(dir / "trace.txt", trace_text(*o.last));
-  }
-  if (o.failure && o.failure->hung && info.on_hang) {
-    info.on_hang(dir);
-    report["stacks"] = (dir / "stacks.txt").string();
-    // Where racelab lost a thread: its Python stack, beside the finding.
-    for (auto& j : report["findings"]) {
-      if (j["kind"] != sched::kinds::kLostControl) continue;
-      sched::Finding f;
-      f.message = j["message"].get<std::string>();
-      const std::string stack = thread_stack(dir / "stacks.txt", lost_thread(f));
-      if (!stack.empty()) j["python_stack"] = stack;
-    }
-  }
-  write_file_atomic(dir / "report.json", report.dump(2) + "\n");
-  return schedule_path;
 }
 
 Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,

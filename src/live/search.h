@@ -1,7 +1,8 @@
 #pragma once
 // The live search (racelab live torch | live python): executions of a live subject under one
-// strategy until a failure or the budget, the policy that judges them, and the files it writes
-// (report.json, trace.txt, schedule-<kind>.json). The command line (harness/live*.cc) prints.
+// strategy until a failure or the budget (through sched::run_loop, the model's loop) and the
+// policy that judges them. src/report/live_report.h writes its files (report.json, trace.txt,
+// schedule-<kind>.json); the command line (harness/live*.cc) prints.
 //
 // Policy: a failure kind (the registry's, sched/kinds.h) or racelab losing control ends the
 // search; evidence kinds never do. Searching for a deadlock (`expect` "deadlock"), another failure
@@ -70,23 +71,12 @@ struct JobInfo {
 bool is_failure(const std::string& kind);  // a kind that fails a live run (not evidence)
 // The failure (or lost control) of an execution that ranks first in the registry's order.
 std::vector<sched::Finding>::const_iterator worst_failure(const Result& r);
-// The Python stack of thread `name` in a stacks.txt, innermost frames last ('' if absent).
-std::string thread_stack(const std::filesystem::path& stacks, const std::string& name);
-std::string lost_thread(const sched::Finding& f);  // "racelab lost control of NAME: ..." -> NAME
-nlohmann::ordered_json finding_json(const sched::Finding& f);
-std::string trace_text(const Result& r);  // trace.txt: time, decision, thread, operation
 
 // Runs executions until a failure, the budget, the time limit or `stop()` (an interrupt);
 // `progress(done, budget)` after each. InputError where a replay diverges.
 Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
                sched::Strategy& strategy, bool replaying, const std::function<bool()>& stop,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress);
-
-// Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
-std::string write_schedule(const SearchOptions& a, const JobInfo& info, const Result& r,
-                           std::uint64_t execution, const std::string& strategy_desc);
-std::string write_outputs(const SearchOptions& a, const JobInfo& info, const Outcome& o,
-                          const std::string& strategy_desc);
 
 // The verdict: a failure found, racelab lost control (inconclusive: exit 3 whatever was
 // expected), a proving search (dfs) expected clean that stopped before covering its bounded space
