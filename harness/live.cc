@@ -132,8 +132,8 @@ void add_live(CLI::App& app, Runner& run) {
   torch->add_option("--chunk", t->cfg.chunk, "chunked attention: queries per chunk")
       ->capture_default_str();
   add_search_options(torch, *t);
-  torch->add_option("--overhead", t->overhead_steps,
-                    "measure: N steps of one warmed drafter as plain code and under racelab");
+  torch->add_option("--overhead", t->overhead_steps, "moved to the benchmark racelab_live_overhead")
+      ->group("");
   torch->add_flag("--rr", t->rr,
                   "record the run under rr record --chaos (CPU runs, where rr works; see doctor)");
   torch->footer(settings_footer());

@@ -64,7 +64,6 @@ void check_common(const LiveArgs& a);  // InputError for options out of range
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a);
 
 // live_torch.cc
-std::vector<int> parse_lengths(const std::string& text, const std::string& flag);
 int run_torch(LiveArgs a);
 int run_alloc(AllocArgs a);
 

@@ -1,5 +1,6 @@
 // racelab live torch | alloc: the LibTorch drafter workload under the scheduler (src/live/torch),
-// its --rr recording and --overhead measurement, and the CUDA allocator capture of its step.
+// its --rr recording, and the CUDA allocator capture of its step. (Its overhead measurement is
+// the benchmark bench/live_overhead.cc.)
 //
 //   racelab live torch --drafters N --warmup MODE [--device cpu|cuda] ...  runs the workload under
 //     the scheduler, execution after execution, until a failure (deadlock, hang, exception) or the
@@ -77,90 +78,14 @@ int run_under_rr(const LiveArgs& a) {
   return code;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// --overhead N: the same drafter steps as plain code and under the scheduler (settle 0, and the
-// configured settle), in alternating rounds; medians per step and the overheads.
-int run_overhead(LiveArgs a) {
-  a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
-  if (a.overhead_steps < 5) throw InputError("--overhead needs at least 5 steps");
-  live::Options plain;
-  plain.control = false;
-  plain.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
-  live::Options bare = plain;
-  bare.control = true;
-  bare.settle = std::chrono::milliseconds(0);
-  live::Options settled = bare;
-  settled.settle = std::chrono::milliseconds(a.settle_ms);
-  struct Mode {
-    std::string name;
-    live::Options opts;
-    std::vector<double> times;
-  };
-  std::vector<Mode> modes = {{"plain code", plain, {}},
-                             {"racelab, settle 0 ms", bare, {}},
-                             {fmt::format("racelab, settle {} ms", a.settle_ms), settled, {}}};
-  const int rounds = 3;
-  for (int round = 0; round < rounds; ++round) {
-    for (Mode& m : modes) {
-      auto t = tw::time_steps(a.cfg, a.overhead_steps, m.opts);
-      // The first steps of a run warm caches (allocator, cuBLAS heuristics): not counted.
-      if (t.size() > 3) m.times.insert(m.times.end(), t.begin() + 3, t.end());
-    }
-  }
-  const double base = median(modes[0].times);
-  nlohmann::ordered_json out;
-  out["build"] = tw::build_description();
-  out["parameters"] = nlohmann::ordered_json::parse(tw::config_json(a.cfg));
-  out["steps_per_run"] = a.overhead_steps;
-  out["rounds"] = rounds;
-  fmt::print("overhead on {}: 1 drafter, {} steps x {} rounds at L={}, hidden {}, {} attention\n",
-             tw::build_description(), a.overhead_steps, rounds, a.cfg.seq_lens.front(),
-             a.cfg.hidden, a.cfg.attention);
-  for (std::size_t i = 0; i < modes.size(); ++i) {
-    const double m = median(modes[i].times);
-    const double pct = base > 0 ? (m / base - 1) * 100 : 0;
-    fmt::print("  {:<24} median {:9.3f} ms/step{}\n", modes[i].name, m * 1000,
-               i == 0 ? std::string() : fmt::format("  ({:+.1f}%)", pct));
-    out["modes"][modes[i].name] = {{"median_ms", m * 1000},
-                                   {"steps", modes[i].times.size()},
-                                   {"overhead_percent", i == 0 ? 0.0 : pct}};
-  }
-  ensure_directory(a.out);
-  write_file_atomic(std::filesystem::path(a.out) / "overhead.json", out.dump(2) + "\n");
-  fmt::print("report: {}/overhead.json\n", a.out);
-  return kExitOk;
-}
-
 }  // namespace
-
-std::vector<int> parse_lengths(const std::string& text, const std::string& flag) {
-  std::vector<int> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, comma - pos);
-    try {
-      std::size_t used = 0;
-      const int v = std::stoi(item, &used);
-      if (used != item.size()) throw std::invalid_argument(item);
-      out.push_back(v);
-    } catch (const std::exception&) {
-      throw InputError(fmt::format("{}: '{}' is not a length (expected e.g. 128,256)", flag, item));
-    }
-    pos = comma + 1;
-  }
-  return out;
-}
 
 int run_torch(LiveArgs a) {
   if (a.rr) return run_under_rr(a);
-  if (a.overhead_steps > 0) return run_overhead(a);
+  if (a.overhead_steps > 0)
+    throw InputError(
+        "--overhead moved to the benchmark racelab_live_overhead (bench/live_overhead.cc, built "
+        "with -DRACELAB_BENCH=ON): racelab_live_overhead --steps N [--device cuda] ...");
   check_common(a);
   std::unique_ptr<sched::Strategy> strategy;
   std::optional<sched::Schedule> replay;
@@ -176,7 +101,7 @@ int run_torch(LiveArgs a) {
     strategy =
         std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail, nullptr);
   } else {
-    a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
+    a.cfg.seq_lens = tw::parse_lengths(a.seq_lens, "--seq-lens");
     a.cfg.warmup_backward = !a.no_warmup_backward;
     strategy = search_strategy(a);
   }
@@ -207,7 +132,7 @@ int run_torch(LiveArgs a) {
 }
 
 int run_alloc(AllocArgs a) {
-  if (!a.seq_lens.empty()) a.cfg.seq_lens = parse_lengths(a.seq_lens, "--seq-lens");
+  if (!a.seq_lens.empty()) a.cfg.seq_lens = tw::parse_lengths(a.seq_lens, "--seq-lens");
   if (a.cfg.iterations < 1) throw InputError("--iterations must be at least 1");
   if (a.cfg.attention != "fused" && a.cfg.attention != "chunked" && a.cfg.attention != "dense")
     throw InputError(

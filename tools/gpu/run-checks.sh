@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 out=${1:?usage: tools/gpu/run-checks.sh OUTDIR}
 mkdir -p "$out"
 log="$out/checks.log"
-RACELAB_BENCH=ON tools/gpu/build.sh racelab racelab_bench >"$out/build.log" 2>&1 ||
+RACELAB_BENCH=ON tools/gpu/build.sh racelab racelab_bench racelab_live_overhead >"$out/build.log" 2>&1 ||
   { tail -30 "$out/build.log"; exit 3; }
 export LD_LIBRARY_PATH=$PWD/.gpu-deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 rl=build/gpu/harness/racelab
@@ -17,10 +17,11 @@ rl=build/gpu/harness/racelab
 echo "## tests/live/gpu_live.sh (CTest live.gpu)" >>"$log"
 tests/live/gpu_live.sh "$rl" >>"$log" 2>&1; echo "exit $?" >>"$log"
 echo "## overhead, small step" >>"$log"
-$rl live torch --device cuda --overhead 60 --out "$out/ov-small" >>"$log" 2>&1
+ov=build/gpu/bench/racelab_live_overhead
+$ov --device cuda --steps 60 --out "$out/ov-small" >>"$log" 2>&1
 cp "$out/ov-small/overhead.json" "$out/overhead-small.json"
 echo "## overhead, fixture-sized step" >>"$log"
-$rl live torch --device cuda --overhead 30 --hidden 2048 --heads 16 --seq-lens 2048 \
+$ov --device cuda --steps 30 --hidden 2048 --heads 16 --seq-lens 2048 \
   --out "$out/ov-large" >>"$log" 2>&1
 cp "$out/ov-large/overhead.json" "$out/overhead-large.json"
 echo "## controlled switch benchmarks" >>"$log"

@@ -30,6 +30,25 @@ bool one_of(const std::string& v, const std::array<std::string_view, N>& set) {
 
 }  // namespace
 
+std::vector<int> parse_lengths(const std::string& text, const std::string& flag) {
+  std::vector<int> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    try {
+      std::size_t used = 0;
+      const int v = std::stoi(item, &used);
+      if (used != item.size()) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw InputError(fmt::format("{}: '{}' is not a length (expected e.g. 128,256)", flag, item));
+    }
+    pos = comma + 1;
+  }
+  return out;
+}
+
 void validate(const Config& c) {
   if (c.drafters < 1 || c.drafters > 64)
     throw InputError(fmt::format("--drafters must be 1..64, got {}", c.drafters));

@@ -42,6 +42,8 @@ struct Config {
 
 // Throws InputError with one line for anything out of range or unsupported by this build.
 void validate(const Config& c);
+// "128,256" -> {128, 256}; InputError naming `flag` for an item that is not a number.
+std::vector<int> parse_lengths(const std::string& text, const std::string& flag);
 std::string config_json(const Config& c);
 Config config_from_json(const std::string& text);  // as config_json writes it; InputError if not
 
