@@ -8,12 +8,22 @@ set -uo pipefail
 racelab=$1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-probe=$("$racelab" live torch --device cuda --executions 0 --out "$out/probe" 2>&1)
-if [ $? -eq 2 ]; then
-  echo "SKIPPED: no CUDA here ($probe)"
-  exit 77
-fi
 fail() { echo "FAIL: $*"; exit 1; }
+# The probe is one real execution (one drafter, warmed): where this racelab has no CUDA LibTorch or
+# no device, it exits 2 saying so, and the test skips. Any other refusal is the probe's own fault
+# and fails the test: a probe that cannot run must not turn the GPU test into a silent skip (as
+# `--executions 0` did once its check became strict).
+probe=$("$racelab" live torch --device cuda --drafters 1 --warmup sequential --executions 1 \
+  --hang-timeout 30 --out "$out/probe" 2>&1)
+rc=$?
+if [ $rc -eq 2 ]; then
+  if grep -qE -- "--device cuda|LibTorch" <<<"$probe"; then
+    echo "SKIPPED: no CUDA here ($probe)"
+    exit 77
+  fi
+  fail "the probe was refused for another reason: $probe"
+fi
+[ $rc -eq 0 ] || fail "the probe (one warmed drafter) did not run clean (exit $rc): $probe"
 "$racelab" live torch --device cuda --drafters 2 --warmup none --strategy pct --executions 400 \
   --hang-timeout 5 --expect deadlock --out "$out/lazy" || fail "no deadlock found with lazy compile"
 grep -q '"kind": "deadlock"' "$out/lazy/report.json" || fail "report.json has no deadlock"
