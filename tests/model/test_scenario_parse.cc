@@ -5,23 +5,13 @@
 #include "catch.h"
 #include "model/scenario.h"
 #include "model/suite.h"
+#include "scenario_error.h"
 #include "util/errors.h"
 
 using namespace racelab;
 using namespace racelab::model;
 
-namespace {
-
-std::string error_of(const std::string& text) {
-  try {
-    (void)parse_scenario(text, "s.toml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-}  // namespace
+using test::error_of;
 
 TEST_CASE("a minimal scenario takes the documented defaults", "[parse]") {
   Scenario s = parse_scenario("name = \"x\"\n", "s.toml");

@@ -12,24 +12,14 @@
 #include "catch.h"
 #include "model/scenario.h"
 #include "model/settings.h"
+#include "scenario_error.h"
 #include "util/errors.h"
 #include "util/files.h"
 
 using namespace racelab;
 using namespace racelab::model;
 
-namespace {
-
-std::string error_of(const std::string& text) {
-  try {
-    (void)parse_scenario(text, "s.toml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+using test::error_of;
 
 TEST_CASE("the scenario parser reads settings.h's attention and warmup names", "[settings]") {
   for (std::size_t i = 0; i < settings::kAttentions.size(); ++i) {
