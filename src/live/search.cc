@@ -45,16 +45,15 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
                       a.replay, e.what()));
     }
   };
-  auto after = [&](std::uint64_t i, Result& result) {
-    Result* r = &result;
+  auto after = [&](std::uint64_t i, Result& r) {
     ++o.executions;
-    o.coverage.add(handoff_fingerprint(*r));
+    o.coverage.add(handoff_fingerprint(r));
     if (info.after_execution) {
-      const auto worst = worst_failure(*r);
-      info.after_execution(i, worst != r->findings.end() ? worst->kind : "complete");
+      const auto worst = worst_failure(r);
+      info.after_execution(i, worst != r.findings.end() ? worst->kind : "complete");
     }
     std::set<std::string> seen;
-    for (const auto& f : r->findings) seen.insert(f.kind);
+    for (const auto& f : r.findings) seen.insert(f.kind);
     for (const auto& k : seen) ++o.kinds[k];
     if (progress) progress(o.executions, a.executions);
     const bool lost = std::any_of(seen.begin(), seen.end(), sched::kinds::is_inconclusive);
@@ -63,22 +62,22 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
     // threads were left stuck in real calls (a hang, racelab losing control): then the process
     // must end, and that execution is the result. A hang is never the deadlock asked for.
     if (failed && !replaying && a.expect == "deadlock" && !seen.count(sched::kinds::kDeadlock) &&
-        !r->hung) {
+        !r.hung) {
       if (!o.other) {
-        o.other = std::move(*r);
+        o.other = std::move(r);
         o.other_execution = i;
       }
       return true;
     }
     if (failed || replaying) {
-      o.failure = std::move(*r);
+      o.failure = std::move(r);
       o.failure_execution = i;
       if (failed) {
         o.stopped_at_failure = true;
         return false;
       }
     } else {
-      o.last = std::move(*r);
+      o.last = std::move(r);
     }
     return true;
   };

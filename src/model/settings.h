@@ -10,6 +10,7 @@
 // scenario parser), tests/live/check_settings.py (settings.py against the scenario parser's
 // errors and `racelab live torch --help`, which prints kLiveTorchOptions).
 #include <array>
+#include <cstddef>
 #include <string_view>
 
 namespace racelab::model::settings {
@@ -30,8 +31,13 @@ inline constexpr std::array<std::string_view, 6> kWarmupModes = {"none",
 // The warmup mode only the model has: the live pipelines have no on-disk compile cache for
 // another process to warm. Every other mode is a live mode, under the same name.
 inline constexpr std::string_view kModelOnlyWarmup = "separate_process";
-inline constexpr std::array<std::string_view, 5> kLiveWarmupModes = {
-    "none", "sequential", "lock_first_step", "lock_first_forward", "per_thread_lock"};
+inline constexpr auto kLiveWarmupModes = [] {
+  std::array<std::string_view, kWarmupModes.size() - 1> out{};
+  std::size_t n = 0;
+  for (std::string_view m : kWarmupModes)
+    if (m != kModelOnlyWarmup) out[n++] = m;
+  return out;
+}();
 
 // `racelab live torch --attention`: a setting of the workload with no model counterpart, so it
 // keeps its own names. Every variant compiles its kernels lazily under compile_lock, the compile

@@ -97,7 +97,6 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   const Budget budget(options.iterations, options.time_limit_s, [&options] {
     return options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed);
   });
-  auto elapsed = [&] { return budget.elapsed(); };
   auto strategy = make_strategy(options.strategy);
   ExploreResult out;
   out.strategy = strategy->describe();
@@ -106,24 +105,23 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   const bool proves = strategy_proves(options.strategy.kind);
 
   auto run_one = [&](std::uint64_t i) { return run_execution(subject, *strategy, i, options.run); };
-  auto after = [&](std::uint64_t i, ExecutionResult& result) {
-    ExecutionResult* run = &result;
+  auto after = [&](std::uint64_t i, ExecutionResult& run) {
     ++out.executions;
-    out.steps += run->exec->steps().size();
-    coverage.add(handoff_fingerprint(*run->exec));
+    out.steps += run.exec->steps().size();
+    coverage.add(handoff_fingerprint(*run.exec));
     std::vector<Finding> fresh;
-    for (const Finding& f : run->findings()) {
+    for (const Finding& f : run.findings()) {
       if (out.find(f.kind) == nullptr) fresh.push_back(f);
     }
     if (!fresh.empty()) {
-      const std::vector<ThreadId> choices = run->choices();
+      const std::vector<ThreadId> choices = run.choices();
       for (std::size_t k = 0; k < fresh.size(); ++k) {
         FoundKind fk;
         fk.finding = fresh[k];
         fk.execution = i;
-        fk.preemptions = fk.original_preemptions = run->preemptions;
+        fk.preemptions = fk.original_preemptions = run.preemptions;
         if (k + 1 == fresh.size()) {
-          fk.result = std::move(*run);
+          fk.result = std::move(run);
         } else {  // several kinds in one execution: each keeps its own copy (a guided re-run)
           GuidedStrategy again(choices);
           fk.result = std::move(*run_execution(subject, again, 0, options.run));
@@ -133,14 +131,14 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
     }
     if (options.progress && clock::now() - last_progress > std::chrono::milliseconds(100)) {
       last_progress = clock::now();
-      options.progress({out.executions, options.iterations, out.found.size(), elapsed()});
+      options.progress({out.executions, options.iterations, out.found.size(), budget.elapsed()});
     }
     return true;
   };
   out.stop = run_loop(budget, *strategy, proves, run_one, after).value_or(StopReason::kBudget);
   out.classes = strategy->classes();
   out.interleavings = coverage.summary();
-  split::finish(subject, out, options, elapsed());
+  split::finish(subject, out, options, budget.elapsed());
   return out;
 }
 
