@@ -214,6 +214,9 @@ def run(script, argv, table, search_path):
     import concurrent.futures.thread as cft
     threading._counter = itertools.count(1).__next__
     cft.ThreadPoolExecutor._counter = itertools.count().__next__
+    # Threads and futures are numbered in each execution, for the orders that would otherwise
+    # follow their addresses (racelab_threads.restart_order).
+    racelab_threads.restart_order()
     # ThreadPoolExecutor.submit holds this module lock while it starts a worker and queues the
     # work item (scheduling points): it must be racelab's, or a second submitter would wait for
     # it out of the scheduler's sight.

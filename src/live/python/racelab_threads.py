@@ -5,9 +5,10 @@ It holds what makes the standard library's threads and synchronisation racelab's
 starting controlled threads, the lock (_Lock) that threading's Lock and RLock, Condition, Event,
 Semaphore, Barrier, queue and concurrent.futures use on the user's behalf, who made a lock or a
 thread (the user's code or a library), what a blocked thread waits for in words, virtual time for
-timeouts and sleeps, os._exit on a controlled thread, and the classification of an exception that
-ends a thread (the table's "exceptions"). racelab_bridge.py applies the rest of the interposition
-table and runs the script.
+timeouts and sleeps, the numbering of threads and futures that replaces their addresses in the
+standard library's orders, os._exit on a controlled thread, and the classification of an exception
+that ends a thread (the table's "exceptions"). racelab_bridge.py applies the rest of the
+interposition table and runs the script.
 """
 import functools
 import os
@@ -199,6 +200,59 @@ def _vclock_advance(seconds):
 
 def _vmonotonic():
     return _real_monotonic() + _vclock_offset[0]
+
+
+# ---- Orders that do not depend on addresses (docs/live.md, "Threads").
+#
+# The standard library orders threads and futures by id(), an address that differs from process
+# to process and from one execution to the next: concurrent.futures' wait and as_completed take
+# their futures' locks sorted by id() and keep them in sets (hashed by id()), and
+# ThreadPoolExecutor.shutdown joins its workers from a set. Which lock a thread blocks on, and so
+# which threads the scheduler may pick, would then change with the addresses. A thread or future
+# the user's code makes during an execution is numbered instead, in the order the execution makes
+# them (counted from 0 in every execution, so that a schedule replays in a fresh process), and is
+# hashed and sorted by its number.
+
+_order = [None]  # next(_order[0]): the number of the next thread or future; restart_order()
+
+
+def restart_order():
+    """Numbers threads and futures from 0 again (at the start of every execution)."""
+    import itertools
+    _order[0] = itertools.count()
+
+
+def _number(obj, frame):
+    """Gives `obj` its number when the user's code makes it on a controlled thread (a library's,
+    or one made on a foreign thread, whose moment the scheduler does not fix, keeps id())."""
+    if _order[0] is not None and _racelab.active() and _racelab.controlled() and \
+            _creator(frame)[0]:
+        obj._racelab_order = next(_order[0])
+
+
+def _ordered_hash(self):
+    n = getattr(self, "_racelab_order", None)
+    return object.__hash__(self) if n is None else n
+
+
+def _order_key(obj):
+    """What replaces id() as a sort key: numbered objects in their order, after the others."""
+    n = getattr(obj, "_racelab_order", None)
+    return (0, id(obj)) if n is None else (1, n)
+
+
+def _numbered(cls):
+    """Numbers the instances of `cls` (before its __init__ runs: Thread.__init__ already puts the
+    thread in a WeakSet, by its hash) and hashes them by their number."""
+    real_init = cls.__init__
+
+    def init(self, *args, **kwargs):
+        _number(self, sys._getframe(1))
+        real_init(self, *args, **kwargs)
+
+    functools.update_wrapper(init, real_init)
+    cls.__init__ = init
+    cls.__hash__ = _ordered_hash
 
 
 def _classify(exc):
@@ -403,6 +457,22 @@ def patch_threading(before_start):
 
     functools.update_wrapper(set_exception, real_set_exception)
     concurrent.futures.Future.set_exception = set_exception
+
+    # Threads and futures in the order the execution made them, not by address (_numbered);
+    # wait and as_completed take their futures' locks in that order (one total order still, so
+    # that two of them cannot deadlock each other).
+    import concurrent.futures._base as cfb
+    _numbered(T)
+    _numbered(cfb.Future)
+    real_acquire_init = cfb._AcquireFutures.__init__
+
+    def acquire_init(self, futures):
+        real_acquire_init(self, futures)
+        if isinstance(getattr(self, "futures", None), list):
+            self.futures.sort(key=_order_key)
+
+    functools.update_wrapper(acquire_init, real_acquire_init)
+    cfb._AcquireFutures.__init__ = acquire_init
 
     queue.Queue.put = tracked(queue.Queue.put, "_racelab_putters")
     queue.Queue.get = tracked(queue.Queue.get, "_racelab_getters")
