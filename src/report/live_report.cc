@@ -62,24 +62,20 @@ std::string trace_text(const live::Result& r) {
 std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& info,
                            const live::Result& r, std::uint64_t execution,
                            const std::string& strategy_desc) {
-  sched::Schedule s;
-  s.racelab_version = kVersion;
-  s.subject_name = info.subject;
-  s.subject_hash = info.hash;
-  s.strategy_name = a.strategy;
-  s.strategy_description = strategy_desc;
-  s.seed = a.seed;
-  s.execution = execution;
-  s.parameters = nlohmann::json::parse(info.parameters.dump());
+  const sched::ScheduleSource source{.subject_name = info.subject,
+                                     .subject_hash = info.hash,
+                                     .strategy_name = a.strategy,
+                                     .strategy_description = strategy_desc,
+                                     .seed = a.seed,
+                                     .parameters = nlohmann::json::parse(info.parameters.dump())};
   // Named after its worst failure (the registry's order: a deadlock before the FX errors that
   // came first), so that another execution's schedule of a lesser kind never takes its name.
-  const auto first = live::worst_failure(r);
-  if (first != r.findings.end()) {
-    s.finding_kind = first->kind;
-    s.finding_message = first->message;
-  }
-  s.preemptions = r.preemptions;
-  for (auto& [t, op] : r.decisions()) s.steps.push_back({t, op});
+  const auto worst = live::worst_failure(r);
+  std::vector<sched::ReplayStep> steps;
+  for (auto& [t, op] : r.decisions()) steps.push_back({t, op});
+  const sched::Schedule s =
+      sched::make_schedule(source, execution, worst != r.findings.end() ? &*worst : nullptr,
+                           r.preemptions, std::move(steps));
   const std::string path =
       (std::filesystem::path(a.out) /
        fmt::format("schedule-{}.json", s.finding_kind.empty() ? "run" : s.finding_kind))

@@ -20,24 +20,19 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::FoundKind& found) {
-  sched::Schedule s;
-  s.racelab_version = kVersion;
-  s.subject_name = run.scenario.name;
-  s.subject_hash = run.scenario.hash;
-  s.subject_path = run.scenario.path;
-  s.strategy_name = sched::strategy_name(run.options.strategy.kind);
-  s.strategy_description = run.result.strategy;
-  s.seed = run.options.strategy.seed;
-  s.execution = found.execution;
-  s.parameters = {{"depth", run.options.strategy.depth},
-                  {"max_preemptions", run.options.strategy.max_preemptions},
-                  {"iterations", run.options.iterations},
-                  {"shrunk", run.options.shrink}};
-  s.finding_kind = found.finding.kind;
-  s.finding_message = found.finding.message;
-  s.preemptions = found.preemptions;
-  s.steps = sched::replay_steps(*found.result.exec);
-  return s;
+  const sched::ScheduleSource source{
+      .subject_name = run.scenario.name,
+      .subject_hash = run.scenario.hash,
+      .subject_path = run.scenario.path,
+      .strategy_name = sched::strategy_name(run.options.strategy.kind),
+      .strategy_description = run.result.strategy,
+      .seed = run.options.strategy.seed,
+      .parameters = {{"depth", run.options.strategy.depth},
+                     {"max_preemptions", run.options.strategy.max_preemptions},
+                     {"iterations", run.options.iterations},
+                     {"shrunk", run.options.shrink}}};
+  return sched::make_schedule(source, found.execution, &found.finding, found.preemptions,
+                              sched::replay_steps(*found.result.exec));
 }
 
 std::string message_text(const sched::Finding& f) {

@@ -41,6 +41,26 @@ struct Schedule {
 // The steps of an execution as a schedule records them.
 std::vector<ReplayStep> replay_steps(const Execution& exec);
 
+// What a schedule's header says about where its execution came from: the subject that ran and the
+// strategy that chose it. Each report writer fills it from its own run (report.cc for scenarios,
+// live_report.cc for live subjects); the rest of the header comes from the execution.
+struct ScheduleSource {
+  std::string subject_name;
+  std::string subject_hash;
+  std::string subject_path;  // the scenario file, when there is one ("" for a live subject)
+  std::string strategy_name;
+  std::string strategy_description;
+  std::uint64_t seed = 0;
+  nlohmann::json parameters = nlohmann::json::object();
+};
+
+// The one conversion of a result into a schedule, model and live alike: `source`'s header, this
+// racelab's version, execution index `execution` of the search, the finding the schedule
+// reproduces (nullptr: none, an empty kind), the execution's preemptions and its steps.
+Schedule make_schedule(const ScheduleSource& source, std::uint64_t execution,
+                       const Finding* finding, std::uint64_t preemptions,
+                       std::vector<ReplayStep> steps);
+
 std::string schedule_to_json(const Schedule& s);
 // Throws InputError "<origin>: <key>: <problem>" for anything malformed.
 Schedule parse_schedule(std::string_view text, const std::string& origin);

@@ -1,5 +1,6 @@
 // Schedule files: the format round-trips and every malformed file is one clear InputError.
 #include "catch.h"
+#include "racelab/version.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 
@@ -54,6 +55,38 @@ TEST_CASE("a schedule round-trips through its JSON form", "[schedule]") {
   CHECK(schedule_to_json(back) == text);
   // One step per line.
   CHECK(text.find("    [\"drafter 0.0\", \"lock compile_lock\"]") != std::string::npos);
+}
+
+TEST_CASE("make_schedule: a source and an execution become one schedule header", "[schedule]") {
+  const ScheduleSource source{.subject_name = "live-python",
+                              .subject_hash = "0123456789abcdef",
+                              .strategy_name = "random",
+                              .strategy_description = "random(seed=4)",
+                              .seed = 4,
+                              .parameters = {{"drafters", 2}}};
+  Finding f;
+  f.kind = "deadlock";
+  f.message = "deadlock: cycle";
+  Schedule s = make_schedule(source, 9, &f, 2, {{"main", "start"}});
+  CHECK(s.racelab_version == kVersion);
+  CHECK(s.subject_name == "live-python");
+  CHECK(s.subject_hash == "0123456789abcdef");
+  CHECK(s.subject_path.empty());
+  CHECK(s.strategy_name == "random");
+  CHECK(s.strategy_description == "random(seed=4)");
+  CHECK(s.seed == 4);
+  CHECK(s.execution == 9);
+  CHECK(s.parameters["drafters"] == 2);
+  CHECK(s.finding_kind == "deadlock");
+  CHECK(s.finding_message == "deadlock: cycle");
+  CHECK(s.preemptions == 2);
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].op == "start");
+  // No finding: an empty kind and message (an execution recorded without one).
+  s = make_schedule(source, 0, nullptr, 0, {});
+  CHECK(s.finding_kind.empty());
+  CHECK(s.finding_message.empty());
+  CHECK(s.steps.empty());
 }
 
 TEST_CASE("malformed schedules are refused with the key and the problem", "[schedule]") {
