@@ -171,8 +171,10 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     if (at.exit_code == 2 || at.exit_code == 3) break;
     const bool missing = std::any_of(s.must.begin(), s.must.end(),
                                      [&](const std::string& m) { return !run.kinds.count(m); });
-    // Another seed only changes a sampling search: dfs ignores it.
-    if (!missing || executions >= c.executions || c.strategy == "dfs") break;
+    // Another seed only changes a seeded (sampling) search: dfs ignores the seed.
+    if (!missing || executions >= c.executions ||
+        !sched::strategy_info(sched::parse_strategy(c.strategy)).seeded)
+      break;
   }
   std::string memory_problem;  // why the allocator expectation does not hold
   if (!c.alloc.empty() && run.exit_code != 2 && run.exit_code != 3) {

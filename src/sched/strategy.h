@@ -1,7 +1,12 @@
 #pragma once
-// Strategy: who runs next. The whole interface is three calls, as in shuttle: begin an execution,
-// pick a thread among the enabled ones, end the execution. Strategies never see a backend or a
-// subject; they see a Decision. One strategy per file under strategies/.
+// Strategy: who runs next. Every strategy implements three calls, as in shuttle: begin_execution
+// (prepare execution i), pick (a thread among the enabled ones) and describe (its name and
+// parameters, for reports). The other virtuals are optional capabilities whose defaults mean "not
+// this strategy": end_execution (learn from the execution that ended), exhausted (the whole space
+// is covered: dfs), classes (interleaving classes covered: dpor), clone and calibration (split
+// across workers and shards by execution index) and awaited (a thread it insists on although it
+// is not enabled: replay). Strategies never see a backend or a subject; they see a Decision. One
+// strategy per file under strategies/.
 #include <cstdint>
 #include <memory>
 #include <optional>

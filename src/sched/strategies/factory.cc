@@ -11,13 +11,13 @@ namespace {
 
 // Order: help texts and errors list the names in it.
 constexpr std::array<StrategyInfo, 6> kStrategies = {{
-    // kind, name, proves, live, split, bounded, optional_bound
-    {StrategyKind::kRandom, "random", false, true, SplitKind::kIndices, false, false},
-    {StrategyKind::kPct, "pct", false, true, SplitKind::kIndices, false, false},
-    {StrategyKind::kDfs, "dfs", true, true, SplitKind::kSubtrees, true, false},
-    {StrategyKind::kDpor, "dpor", true, false, SplitKind::kNone, false, true},
-    {StrategyKind::kPos, "pos", false, true, SplitKind::kIndices, false, false},
-    {StrategyKind::kSurw, "surw", false, true, SplitKind::kIndices, false, false},
+    // kind, name, proves, live, split, bounded, optional_bound, seeded
+    {StrategyKind::kRandom, "random", false, true, SplitKind::kIndices, false, false, true},
+    {StrategyKind::kPct, "pct", false, true, SplitKind::kIndices, false, false, true},
+    {StrategyKind::kDfs, "dfs", true, true, SplitKind::kSubtrees, true, false, false},
+    {StrategyKind::kDpor, "dpor", true, false, SplitKind::kNone, false, true, false},
+    {StrategyKind::kPos, "pos", false, true, SplitKind::kIndices, false, false, true},
+    {StrategyKind::kSurw, "surw", false, true, SplitKind::kIndices, false, false, true},
 }};
 
 std::string joined(bool live_only) {

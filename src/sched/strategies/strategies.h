@@ -37,6 +37,9 @@ struct StrategyInfo {
   bool bounded;
   // max_preemptions is optional for it (dpor: unbounded unless given).
   bool optional_bound;
+  // Its executions depend on the seed (the sampling strategies): another seed explores other
+  // executions. dfs and dpor ignore it, so searching again with another seed repeats the search.
+  bool seeded;
 };
 std::span<const StrategyInfo> strategy_table();
 
