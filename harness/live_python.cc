@@ -16,6 +16,7 @@
 #include "racelab/version.h"
 #include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
+#include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -53,8 +54,8 @@ int run_plain_python(const LiveArgs& a) {
     ended = r.failures.front().first;
   if (!a.alloc.empty()) print_capture(lp::finish_alloc_capture(ended));
   nlohmann::ordered_json report;
-  report["format"] = "racelab-live-report";
-  report["version"] = 1;
+  report["format"] = kLiveReportFormat;
+  report["version"] = kLiveReportVersion;
   report["racelab_version"] = kVersion;
   report["subject"] = "live-python";
   report["uncontrolled"] = true;

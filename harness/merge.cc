@@ -77,7 +77,7 @@ int merge_command(const MergeArgs& a) {
   if (suites) {
     write_file_atomic(
         fs::path(a.out) / "summary.json",
-        report::document_text(report::suite_summary(entries, false, seconds, sched::Partition{})));
+        document_text(report::suite_summary(entries, false, seconds, sched::Partition{})));
   }
   write_file_atomic(
       fs::path(a.out) / "report.html",

@@ -113,7 +113,7 @@ int run_suite(SuiteArgs a) {
   ensure_directory(out_dir);
   const nlohmann::json doc =
       report::suite_summary(summary, interrupted().load(), seconds, a.partition);
-  write_file_atomic(std::filesystem::path(out_dir) / "summary.json", report::document_text(doc));
+  write_file_atomic(std::filesystem::path(out_dir) / "summary.json", document_text(doc));
   std::vector<report::HtmlScenario> pages;
   for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
   write_file_atomic(std::filesystem::path(out_dir) / "report.html",

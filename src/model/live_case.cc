@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/check.h"
+#include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
@@ -116,15 +117,23 @@ Attempt run_once(const Scenario& s, const std::string& racelab, const std::strin
   const auto t0 = std::chrono::steady_clock::now();
   at.exit_code = spawn_and_wait(at.argv, python_path, at.log);
   at.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  try {
-    at.report = nlohmann::json::parse(read_file((fs::path(out) / "report.json").string()));
-  } catch (const std::exception&) {
-    at.report = nullptr;
-  }
+  at.report = read_live_report(fs::path(out) / "report.json");
   return at;
 }
 
 }  // namespace
+
+nlohmann::json read_live_report(const fs::path& path) {
+  nlohmann::json report;
+  try {
+    report = nlohmann::json::parse(read_file(path.string()));
+  } catch (const std::exception&) {
+    return nullptr;  // none, or cut off: the child died first, and its log says why
+  }
+  check_format(report, path.string(), kLiveReportFormat, kLiveReportVersion,
+               "the report.json of racelab live python --out");
+  return report;
+}
 
 LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
                           const std::string& out_dir) {

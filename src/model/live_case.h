@@ -10,7 +10,9 @@
 // fail (a `must` kind never seen, a `must_not` kind seen, or racelab refused the case), and
 // inconclusive (racelab lost control of a thread: exit 3).
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,12 @@ struct LiveCaseRun {
   std::string memory_summary;
   std::string command() const;  // argv as one shell line
 };
+
+// The report.json a live case's child wrote: null when there is none or it is not JSON (the child
+// died before it wrote one: the verdict says so with the child's log); InputError, one line, when
+// it is of another format or of a newer version than this racelab reads (racelab suite then
+// exits 2, as racelab merge does for a report.json it cannot read).
+nlohmann::json read_live_report(const std::filesystem::path& path);
 
 // Runs the live case of `s` (which must have one) with the racelab executable `racelab`.
 LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "util/document.h"
 #include "util/errors.h"
 
 namespace racelab::report {
@@ -92,9 +93,9 @@ FileKind from_json_keys(const nlohmann::json& j) {
       j.contains("format") && j["format"].is_string() ? j["format"].get<std::string>() : "";
   if (format == "racelab-schedule") return FileKind::kSchedule;
   if (format == "racelab-interpose") return FileKind::kInterposeTable;
-  if (format == "racelab-summary") return FileKind::kSuiteSummary;
-  if (format == "racelab-report") return FileKind::kExploreReport;
-  if (format == "racelab-live-report") return FileKind::kLiveReport;
+  if (format == kSummaryFormat) return FileKind::kSuiteSummary;
+  if (format == kReportFormat) return FileKind::kExploreReport;
+  if (format == kLiveReportFormat) return FileKind::kLiveReport;
   if (j.contains("scenarios") && j.contains("passed")) return FileKind::kSuiteSummary;
   if (j.contains("scenario_hash") && j.contains("findings")) return FileKind::kExploreReport;
   if (j.contains("reports") && j["reports"].is_array()) return FileKind::kAllocReport;
@@ -127,9 +128,9 @@ std::string leading_format(const std::string& head) {
 // distinctive ones are early; report.json and summary.json put their "format" first).
 FileKind from_json_text(const std::string& head) {
   const std::string format = leading_format(head);
-  if (format == "racelab-summary") return FileKind::kSuiteSummary;
-  if (format == "racelab-report") return FileKind::kExploreReport;
-  if (format == "racelab-live-report") return FileKind::kLiveReport;
+  if (format == kSummaryFormat) return FileKind::kSuiteSummary;
+  if (format == kReportFormat) return FileKind::kExploreReport;
+  if (format == kLiveReportFormat) return FileKind::kLiveReport;
   if (has(head, "\"racelab-schedule\"")) return FileKind::kSchedule;
   if (has(head, "\"racelab-interpose\"")) return FileKind::kInterposeTable;
   if (has(head, "\"scenarios\"") && has(head, "\"passed\"")) return FileKind::kSuiteSummary;

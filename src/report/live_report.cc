@@ -7,6 +7,7 @@
 #include "sched/coverage_json.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
+#include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -91,8 +92,8 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   ensure_directory(dir);
   std::string schedule_path;
   nlohmann::ordered_json report;
-  report["format"] = "racelab-live-report";
-  report["version"] = 1;
+  report["format"] = kLiveReportFormat;
+  report["version"] = kLiveReportVersion;
   report["racelab_version"] = kVersion;
   report["subject"] = info.subject;
   report["build"] = info.build;

@@ -1,8 +1,8 @@
 #pragma once
 // What a live search (racelab live torch | live python, src/live/search.h) writes, beside the
-// model's writers (report.h): report.json (format "racelab-live-report", version 1), trace.txt
-// (time, decision, thread, operation) and the failing execution's schedule-<kind>.json, a schedule
-// file like the model's (docs/schedules.md) whose header names the live subject.
+// model's writers (report.h): report.json (kLiveReportFormat and its version, util/document.h),
+// trace.txt (time, decision, thread, operation) and the failing execution's schedule-<kind>.json,
+// a schedule file like the model's (docs/schedules.md) whose header names the live subject.
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>

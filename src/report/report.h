@@ -8,6 +8,7 @@
 #include "model/live_case.h"
 #include "model/suite.h"
 #include "sched/schedule.h"
+#include "util/document.h"
 
 namespace racelab::report {
 
@@ -28,22 +29,8 @@ double round_seconds(double s);
 std::string replay_command(const std::string& schedule_path);
 
 // report.json and summary.json name their format and its version in their first keys
-// ("format": "racelab-report", "version": 1); racelab merge refuses another format or a newer
-// version, and reads files without the keys (written before racelab had them) as version 1.
-inline constexpr const char* kReportFormat = "racelab-report";
-inline constexpr int kReportVersion = 1;
-inline constexpr const char* kSummaryFormat = "racelab-summary";
-inline constexpr int kSummaryVersion = 1;
-
-// A report's or summary's file text: "format" and "version" first, then the other keys in order
-// (indent 2, a final newline).
-std::string document_text(const nlohmann::json& doc);
-
-// Throws InputError, one line naming `path`, when `doc` is not of `format` (`what` says what that
-// is: "the report.json of racelab explore --out") or is of a version newer than `version`; a
-// document without "format" and "version" passes (an older racelab's).
-void check_format(const nlohmann::json& doc, const std::string& path, const char* format,
-                  int version, const std::string& what);
+// (kReportFormat, kSummaryFormat: util/document.h, beside the live report's); racelab merge
+// refuses another format or a newer version (check_format). Write them with document_text.
 
 // Writes <dir>/schedules/<scenario>.<kind>.json for every finding, then <dir>/report.json, each
 // atomically. Returns the report. An empty dir writes nothing and only builds the report.
@@ -64,7 +51,7 @@ std::string xml_escape(const std::string& text);
 nlohmann::json suite_summary_entry(const model::ScenarioRun& run, const nlohmann::json& report,
                                    const std::string& dir);
 // Counts passed, failed and inconclusive from the entries' verdicts. Write it with
-// document_text (its "format" and "version" first).
+// document_text (util/document.h: its "format" and "version" first).
 nlohmann::json suite_summary(const std::vector<nlohmann::json>& entries, bool interrupted,
                              double seconds, const sched::Partition& partition);
 

@@ -1,5 +1,7 @@
 // The verdict contract (pass / fail / inconclusive), report order of findings, and the command
 // line's own words (suggestions, option checks, file kinds).
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -188,27 +190,26 @@ TEST_CASE("report.json and summary.json name their format and version first", "[
   const nlohmann::json report = report::write_explore_outputs(run, "");
   CHECK(report["format"] == "racelab-report");
   CHECK(report["version"] == 1);
-  CHECK(report::document_text(report).rfind(
+  CHECK(document_text(report).rfind(
             "{\n  \"format\": \"racelab-report\",\n  \"version\": 1,\n  \"coverage\": ", 0) == 0);
   const nlohmann::json summary = report::suite_summary({}, false, 1.5, sched::Partition{});
-  CHECK(report::document_text(summary).rfind(
+  CHECK(document_text(summary).rfind(
             "{\n  \"format\": \"racelab-summary\",\n  \"version\": 1,\n  \"failed\": 0,", 0) == 0);
   // The other keys keep their order and layout: only the two come first.
   const nlohmann::json doc = {
       {"b", 1}, {"version", 1}, {"format", "x"}, {"a", {{"z", 1.5}, {"y", {1, "s", nullptr}}}}};
-  CHECK(report::document_text(doc) ==
+  CHECK(document_text(doc) ==
         "{\n  \"format\": \"x\",\n  \"version\": 1,\n  \"a\": {\n    \"y\": [\n      1,\n      "
         "\"s\",\n      null\n    ],\n    \"z\": 1.5\n  },\n  \"b\": 1\n}\n");
-  CHECK(report::document_text({{"b", 1}, {"a", 2}}) ==
-        nlohmann::json({{"b", 1}, {"a", 2}}).dump(2) + "\n");
+  CHECK(document_text({{"b", 1}, {"a", 2}}) == nlohmann::json({{"b", 1}, {"a", 2}}).dump(2) + "\n");
 }
 
 TEST_CASE("check_format: another format or a newer version is one line; none is an old file",
           "[formats]") {
   auto message = [](const nlohmann::json& doc) -> std::string {
     try {
-      report::check_format(doc, "d/report.json", report::kReportFormat, report::kReportVersion,
-                           "the report.json of racelab explore or suite --out");
+      check_format(doc, "d/report.json", kReportFormat, kReportVersion,
+                   "the report.json of racelab explore or suite --out");
     } catch (const InputError& e) {
       return e.what();
     }
@@ -231,6 +232,44 @@ TEST_CASE("check_format: another format or a newer version is one line; none is 
         std::string::npos);
   CHECK(message({{"format", 7}}).find("not the report.json") != std::string::npos);
   for (const std::string& m : {other, newer}) CHECK(m.find('\n') == std::string::npos);
+}
+
+TEST_CASE("a live case refuses a live report of another format or a newer version in one line",
+          "[formats]") {
+  const fs::path dir = fs::temp_directory_path() / "racelab-test-live-report";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path path = dir / "report.json";
+  auto read = [&](const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+    return model::read_live_report(path);
+  };
+  auto refusal = [&](const std::string& text) -> std::string {
+    try {
+      read(text);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(model::read_live_report(dir / "none.json").is_null());  // the child died first
+  CHECK(read("{\"format\": \"racelab-live-re").is_null());      // cut off
+  const nlohmann::json ours =
+      read(fmt::format("{{\"format\": \"{}\", \"version\": {}, \"executions\": 3}}",
+                       kLiveReportFormat, kLiveReportVersion));
+  CHECK(ours.value("executions", 0) == 3);
+  CHECK(read("{\"executions\": 2}").value("executions", 0) == 2);  // before the keys: accepted
+  const std::string other = refusal("{\"format\": \"racelab-report\", \"version\": 1}");
+  CHECK(other ==
+        path.string() +
+            ": this is a \"racelab-report\" file, not the report.json of racelab live python "
+            "--out (\"format\": \"racelab-live-report\")");
+  const std::string newer = refusal(
+      "{\"format\": \"racelab-live-report\", \"version\": 2, \"racelab_version\": \"9.0.0\"}");
+  CHECK(newer.find(path.string() + ": racelab-live-report version 2 (written by racelab 9.0.0) is "
+                                   "newer than racelab ") == 0);
+  for (const std::string& m : {other, newer}) CHECK(m.find('\n') == std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("file kinds: report.json and summary.json are known by their format, whatever the size",

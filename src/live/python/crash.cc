@@ -15,6 +15,7 @@
 
 #include "live/python/bridge.h"
 #include "live/python/interpreter.h"
+#include "util/document.h"
 #include "util/files.h"
 
 namespace py = pybind11;
@@ -94,8 +95,9 @@ void arm_crash_report(const std::string& dir) {
   const std::string stacks = (fs::path(dir) / "stacks.txt").string();
   const std::string tmp = report + ".crash-tmp";
   const std::string head = fmt::format(
-      "{{\"format\": \"racelab-live-report\", \"version\": 1, \"subject\": \"live-python\", "
-      "\"crashed\": true, \"execution\": ");
+      "{{\"format\": \"{}\", \"version\": {}, \"subject\": \"live-python\", \"crashed\": "
+      "true, \"execution\": ",
+      kLiveReportFormat, kLiveReportVersion);
   if (report.size() >= sizeof g_crash_path || tmp.size() >= sizeof g_crash_tmp ||
       stacks.size() >= sizeof g_crash_stacks || head.size() >= sizeof g_crash_head)
     return;  // a path too long to prepare: crashes then go unreported, as before

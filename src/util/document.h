@@ -1,0 +1,36 @@
+#pragma once
+// Versioned documents: the JSON files racelab writes for a later racelab (merge, suite, check) to
+// read name their format and its version in their first keys, as rr's trace carries the version
+// it is checked against on load. The formats and versions are here, in one place, so that every
+// writer and reader uses the same constant whatever its layer: the model's report writers
+// (report/report.cc), racelab merge, the live report writers (report/live_report.cc, racelab live
+// python --uncontrolled, the crash handler of live/python/crash.cc) and the live cases of racelab
+// suite (model/live_case.cc), which read a live report back. A reader refuses another format or a
+// newer version (check_format); bump a version when a reader could misread the new files.
+// Schedule files have a stricter reader of their own (sched/schedule.h).
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace racelab {
+
+// report.json and summary.json of racelab explore | suite | merge ("format": "racelab-report",
+// "version": 1). Files without the keys (written before racelab had them) read as version 1.
+inline constexpr const char* kReportFormat = "racelab-report";
+inline constexpr int kReportVersion = 1;
+inline constexpr const char* kSummaryFormat = "racelab-summary";
+inline constexpr int kSummaryVersion = 1;
+// report.json of racelab live torch | live python, searched, uncontrolled or crashed.
+inline constexpr const char* kLiveReportFormat = "racelab-live-report";
+inline constexpr int kLiveReportVersion = 1;
+
+// A document's file text: "format" and "version" first, then the other keys in order (indent 2,
+// a final newline).
+std::string document_text(const nlohmann::json& doc);
+
+// Throws InputError, one line naming `path`, when `doc` is not of `format` (`what` says what that
+// is: "the report.json of racelab explore --out") or is of a version newer than `version`; a
+// document without "format" and "version" passes (an older racelab's).
+void check_format(const nlohmann::json& doc, const std::string& path, const char* format,
+                  int version, const std::string& what);
+
+}  // namespace racelab
