@@ -125,8 +125,10 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
       field<int>(first["strategy_params"], "max_preemptions", dirs[0]);
   run.options.iterations = field<std::uint64_t>(first, "iterations", dirs[0]);
   run.result.strategy = first["strategy_description"].get<std::string>();
-  const bool dfs =
-      sched::strategy_info(run.options.strategy.kind).split == sched::SplitKind::kSubtrees;
+  // DFS and dpor: shards ran subtrees (the comments below say DFS for both).
+  const sched::SplitKind how = sched::strategy_info(run.options.strategy.kind).split;
+  const bool dfs = how != sched::SplitKind::kIndices;
+  std::uint64_t redundant = 0;
 
   // DFS: the subtrees of all shards, in order, give each subtree's place in the single order.
   std::vector<std::uint64_t> offsets;
@@ -147,6 +149,8 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
         if (j >= count || sizes[j] >= 0)
           throw InputError(fmt::format("{}: subtree {} out of range or repeated", dirs[k], j));
         sizes[j] = t["executions"].get<std::int64_t>();
+        if (how == sched::SplitKind::kFullTop)
+          redundant += field<std::uint64_t>(t, "redundant", dirs[k]);
         all_complete = all_complete && t["complete"].get<bool>();
         run.result.steps += t["steps"].get<std::uint64_t>();
       }
@@ -216,6 +220,9 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   if (dfs) {
     run.result.executions = std::min(total, run.options.iterations);
     if (stop == "budget" && all_complete && total <= run.options.iterations) stop = "exhausted";
+    // dpor: every execution not abandoned is a class, when none lies beyond the cut.
+    if (how == sched::SplitKind::kFullTop && total <= run.options.iterations)
+      run.result.classes = sched::Strategy::Classes{total - redundant, redundant};
   }
   run.result.stop = stop == "interrupted"  ? sched::StopReason::kInterrupted
                     : stop == "time_limit" ? sched::StopReason::kTimeLimit

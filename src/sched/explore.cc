@@ -147,24 +147,18 @@ ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options)
   if (p.shards == 0 || p.shard >= p.shards || p.jobs == 0) {
     throw std::invalid_argument("explore: invalid partition");
   }
-  const SplitKind how = strategy_info(options.strategy.kind).split;
-  if (how == SplitKind::kNone && p.shards > 1) {
-    throw InputError(fmt::format(
-        "{} does not split across shards (its backtrack sets grow as it runs): run it as one "
-        "shard",
-        strategy_name(options.strategy.kind)));
-  }
-  if (!p.split() || how == SplitKind::kNone) {  // dpor: one job (explore.h)
+  if (!p.split()) {
     auto subject = make();
-    ExploreResult out = explore(*subject, options);
-    if (p.jobs > 1)
-      out.strategy +=
-          fmt::format(", one job: {} does not split", strategy_name(options.strategy.kind));
-    return out;
+    return explore(*subject, options);
   }
-  if (how == SplitKind::kSubtrees) {
-    return p.shards > 1 ? split::explore_dfs_shards(make, options)
-                        : split::explore_dfs_jobs(make, options);
+  switch (strategy_info(options.strategy.kind).split) {
+    case SplitKind::kSubtrees:
+      return p.shards > 1 ? split::explore_dfs_shards(make, options)
+                          : split::explore_dfs_jobs(make, options);
+    case SplitKind::kFullTop:
+      return split::explore_dpor_split(make, options);
+    case SplitKind::kIndices:
+      break;
   }
   return split::explore_indices(make, options);
 }

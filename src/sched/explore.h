@@ -28,9 +28,9 @@ struct ExploreProgress {
   double seconds = 0;
 };
 
-// How the executions of one exploration are split. Execution indices (random, PCT) or DFS subtrees
-// are dealt to shards by index modulo `shards`; within a shard, `jobs` threads take them in
-// order. Findings are kept by their position in the single-worker order, so the result is the
+// How the executions of one exploration are split. Execution indices (random, PCT) or DFS and dpor
+// subtrees are dealt to shards by index modulo `shards`; within a shard, `jobs` threads take them
+// in order. Findings are kept by their position in the single-worker order, so the result is the
 // same for any jobs and, once shards are merged, for any shards.
 struct Partition {
   std::uint64_t shard = 0;
@@ -61,12 +61,13 @@ struct FoundKind {
   ExecutionResult result;  // the (shrunk) execution
 };
 
-// One DFS subtree run by this shard (split explorations).
+// One DFS or dpor subtree run by this shard (split explorations).
 struct DfsSubtree {
   std::uint64_t index = 0;
   std::uint64_t executions = 0;
   std::uint64_t steps = 0;
-  bool complete = false;  // every execution of the subtree ran (not cut by the budget)
+  bool complete = false;        // every execution of the subtree ran (not cut by the budget)
+  std::uint64_t redundant = 0;  // dpor: executions abandoned as sleep-set blocked
 };
 
 struct ExploreResult {
@@ -103,9 +104,10 @@ void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& r
 // Sequential exploration of one subject (options.partition must not split).
 ExploreResult explore(Subject& subject, const ExploreOptions& options);
 
-// Any partition: every worker thread gets its own subject from `make`. dpor runs on one thread
-// whatever the jobs (its describe() then says so) and refuses shards: its backtrack sets are
-// learned as it goes, so it has no fixed subtrees to deal out.
+// Any partition: every worker thread gets its own subject from `make`. A split dpor explores its
+// first decisions in full to a depth that depends on the subject alone, so that the subtrees
+// below are independent (explore_dpor.cc): it explores the same classes as one job, with more
+// redundant executions, and the same for any jobs and shards.
 using SubjectFactory = std::function<std::unique_ptr<Subject>()>;
 ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options);
 

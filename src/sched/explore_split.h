@@ -2,7 +2,8 @@
 // The parts of a split exploration (--jobs, --shard), private to src/sched: how findings are kept
 // in the single-worker order whatever the worker that met them, how workers stop, and the three
 // split searches (execution indices for the sampling strategies, DFS subtrees dealt to shards, DFS
-// subtrees shared and re-split among the jobs of one process).
+// subtrees shared and re-split among the jobs of one process, dpor subtrees below a top part
+// explored in full).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -141,5 +142,11 @@ ExploreResult explore_dfs_shards(const SubjectFactory& make, const ExploreOption
 // DFS in one process with several jobs: subtrees taken in order and split again while they run,
 // under one budget (explore_dfs.cc).
 ExploreResult explore_dfs_jobs(const SubjectFactory& make, const ExploreOptions& o);
+
+// dpor's top part, explored in full to the first depth with enough leaves for any split (or the
+// whole space): its prefixes, in order; `depth` receives the depth (explore_dpor.cc).
+DporPrefixes split_dpor(Subject& subject, const ExploreOptions& o, std::size_t& depth);
+// dpor across jobs and shards: the subtrees of split_dpor's prefixes.
+ExploreResult explore_dpor_split(const SubjectFactory& make, const ExploreOptions& o);
 
 }  // namespace racelab::sched::split

@@ -173,6 +173,29 @@ bool check_against_brute_force(Subject& subject, std::uint64_t cap = UINT64_MAX)
   REQUIRE(classes.has_value());
   CHECK(classes->classes == traces.size());
   CHECK(classes->classes + classes->redundant == dpor.executions);
+  // Split (--jobs, --shard) at any depth: the subtrees below the top part's leaves, explored
+  // apart, together explore every class once.
+  for (std::size_t depth : {1u, 2u, 3u}) {
+    DporPrefixes prefixes;
+    auto top = make_dpor_prefixes(std::nullopt, depth, &prefixes);
+    for (std::uint64_t i = 0; run_execution(subject, *top, i); ++i) {
+    }
+    INFO("split at depth " << depth << " into " << prefixes.size() << " subtrees");
+    CHECK(top->exhausted());
+    std::multiset<std::string> split_classes;
+    std::set<std::string> split_kinds;
+    for (const auto& prefix : prefixes) {
+      auto below = make_dpor_subtree(std::nullopt, *prefix);
+      const Census c = census(subject, *below);
+      CHECK(below->exhausted());
+      split_classes.insert(c.classes.begin(), c.classes.end());
+      split_kinds.insert(c.kinds.begin(), c.kinds.end());
+    }
+    const std::set<std::string> split_distinct(split_classes.begin(), split_classes.end());
+    CHECK(split_classes.size() == split_distinct.size());
+    CHECK(split_distinct == traces);
+    CHECK(split_kinds == brute.kinds);
+  }
   return true;
 }
 
@@ -291,7 +314,6 @@ TEST_CASE("dpor finds what unbounded dfs finds on the corpus, in fewer execution
 
 TEST_CASE("dpor is deterministic: the same executions and findings on every run", "[dpor]") {
   corpus::CompileLockDeadlock subject(false, 3);
-  auto make = [&] { return std::unique_ptr<Subject>(new corpus::CompileLockDeadlock(false, 3)); };
   ExploreOptions o;
   o.strategy.kind = StrategyKind::kDpor;
   o.iterations = 1'000'000;
@@ -315,13 +337,67 @@ TEST_CASE("dpor is deterministic: the same executions and findings on every run"
   ExploreOptions coroutines = threads;
   coroutines.run.backend = Backend::kCoroutine;
   CHECK(explore(small, threads).executions == explore(small, coroutines).executions);
-  // --jobs runs dpor on one thread, with the same result; shards are refused.
-  o.partition.jobs = 2;
-  const ExploreResult jobs = explore(make, o);
-  CHECK(jobs.executions == one.executions);
-  CHECK(jobs.strategy == one.strategy + ", one job: dpor does not split");
-  o.partition.shards = 2;
-  CHECK_THROWS(explore(make, o));
+}
+
+TEST_CASE("dpor split: the same classes and kinds for any jobs and shards", "[dpor]") {
+  for (bool fixed : {false, true}) {
+    auto make = [fixed] {
+      return std::unique_ptr<Subject>(new corpus::CompileLockDeadlock(fixed, 3));
+    };
+    ExploreOptions o;
+    o.strategy.kind = StrategyKind::kDpor;
+    o.iterations = 1'000'000;
+    const ExploreResult one = explore(make, o);
+    REQUIRE(one.exhausted());
+    REQUIRE(one.classes.has_value());
+    auto kinds = [](const ExploreResult& r) {
+      std::set<std::string> k;
+      for (const FoundKind& f : r.found) k.insert(f.finding.kind);
+      return k;
+    };
+    o.partition.jobs = 2;
+    const ExploreResult two = explore(make, o);
+    INFO((fixed ? "fixed" : "deadlock") << ": one job " << one.executions << " executions, "
+                                        << two.strategy << " " << two.executions);
+    REQUIRE(two.exhausted());
+    REQUIRE(two.classes.has_value());
+    CHECK(two.subtree_count > 1);
+    CHECK(two.classes->classes == one.classes->classes);
+    CHECK(two.classes->classes + two.classes->redundant == two.executions);
+    CHECK(kinds(two) == kinds(one));
+    // Any number of jobs: the same split, the same executions, the same first findings.
+    o.partition.jobs = 3;
+    const ExploreResult three = explore(make, o);
+    CHECK(three.strategy == two.strategy);
+    CHECK(three.executions == two.executions);
+    REQUIRE(three.found.size() == two.found.size());
+    for (std::size_t i = 0; i < two.found.size(); ++i) {
+      CHECK(three.found[i].finding.kind == two.found[i].finding.kind);
+      CHECK(three.found[i].execution == two.found[i].execution);
+      CHECK(three.found[i].result.trace_text() == two.found[i].result.trace_text());
+    }
+    // Shards: together, every subtree once, and the same classes.
+    std::uint64_t executions = 0, redundant = 0, subtrees = 0;
+    std::set<std::string> shard_kinds;
+    for (std::uint64_t s = 0; s < 3; ++s) {
+      o.partition = {s, 3, 2};
+      const ExploreResult shard = explore(make, o);
+      CHECK(shard.exhausted());
+      CHECK(shard.subtree_count == two.subtree_count);
+      for (const DfsSubtree& t : shard.subtrees) {
+        CHECK(t.index % 3 == s);
+        CHECK(t.complete);
+        executions += t.executions;
+        redundant += t.redundant;
+        ++subtrees;
+      }
+      for (const FoundKind& f : shard.found) shard_kinds.insert(f.finding.kind);
+    }
+    CHECK(subtrees == two.subtree_count);
+    CHECK(executions == two.executions);
+    CHECK(executions - redundant == one.classes->classes);
+    CHECK(shard_kinds == kinds(one));
+  }
 }
 
 // A view without footprints, as the live runtime's.

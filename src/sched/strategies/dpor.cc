@@ -27,9 +27,18 @@
 // An optional preemption bound (max_preemptions, as dfs counts them) prunes alternatives that
 // would exceed it; bounded DPOR is then a heuristic, not a proof within the bound (reversing a
 // race can need a preemption the bound forbids: Coons, Musuvathi, McKinley, OOPSLA 2013).
+//
+// Split (--jobs, --shard): the first `depth` decisions are explored in full, every enabled thread
+// that is not asleep, with the same sleep sets; below them, by source-DPOR. A race whose first
+// event lies in that top part needs no backtracking (every alternative there is explored), so the
+// subtrees of the top part's leaves are independent: each is a function of its prefix and the
+// prefix's sleep sets alone, and they can run anywhere, in any order. Sleep sets still keep any
+// two explored complete executions inequivalent and source sets still reach every class, so the
+// split explores the same classes; only the redundant (sleep-set blocked) executions differ.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -37,22 +46,62 @@
 #include "sched/strategies/strategies.h"
 
 namespace racelab::sched {
+namespace {}  // namespace
+
+struct DporPrefix {
+  struct Sleeper {
+    ThreadId thread;
+    std::vector<dpor::Access> footprint;
+  };
+  struct Frame {
+    std::vector<ThreadId> enabled;
+    ThreadId chosen = kNoThread;
+    std::vector<Sleeper> sleep;  // the node's sleep set when the prefix was reached
+    ThreadId previous = kNoThread;
+    bool previous_enabled = false;
+    int preemptions_before = 0;
+  };
+  std::vector<Frame> frames;
+  bool cut = false;  // stopped at the top part's depth
+};
+
+std::size_t dpor_prefix_length(const DporPrefix& prefix) { return prefix.frames.size(); }
+bool dpor_prefix_cut(const DporPrefix& prefix) { return prefix.cut; }
+
 namespace {
 
 class DporStrategy : public Strategy {
  public:
   explicit DporStrategy(std::optional<int> max_preemptions) : bound_(max_preemptions) {}
+  // The top part of a split: every decision above `depth` in full; each execution stops at
+  // `depth` (or ends before it) and its prefix is appended to `out`.
+  DporStrategy(std::optional<int> max_preemptions, std::size_t depth, DporPrefixes* out)
+      : bound_(max_preemptions), cut_depth_(depth), out_(out) {}
+  // One subtree of a split: the prefix's decisions are fixed, the search stays below them.
+  DporStrategy(std::optional<int> max_preemptions, const DporPrefix& prefix)
+      : bound_(max_preemptions), frozen_(prefix.frames.size()) {
+    for (const DporPrefix::Frame& f : prefix.frames) {
+      Node& n = stack_.emplace_back();
+      n.enabled = f.enabled;
+      n.chosen = f.chosen;
+      for (const auto& e : f.sleep) n.sleep.push_back({e.thread, e.footprint});
+      n.previous = f.previous;
+      n.previous_enabled = f.previous_enabled;
+      n.preemptions_before = f.preemptions_before;
+    }
+  }
 
   bool begin_execution(std::uint64_t) override {
     view_ = nullptr;
     abandoned_ = false;
+    cut_ = false;
     steps_ = 0;
     if (!started_) {
       started_ = true;
       first_new_ = 0;
       return true;
     }
-    while (!stack_.empty()) {
+    while (stack_.size() > frozen_) {
       const std::size_t k = stack_.size() - 1;
       Node& n = stack_[k];
       const auto done = log_.footprint(k);
@@ -95,6 +144,11 @@ class DporStrategy : public Strategy {
       ++steps_;
       return n.chosen;
     }
+    if (out_ != nullptr && s == cut_depth_) {  // the top part of a split ends here
+      record_prefix(s, true);
+      cut_ = true;
+      return kNoThread;
+    }
     Node n;
     n.enabled.assign(d.enabled.begin(), d.enabled.end());
     n.previous = d.previous;
@@ -119,6 +173,9 @@ class DporStrategy : public Strategy {
     }
     n.chosen = choice;
     n.backtrack[static_cast<std::size_t>(choice)] = 1;
+    if (s < cut_depth_) {  // the top part of a split: every alternative
+      for (ThreadId t : n.enabled) n.backtrack[static_cast<std::size_t>(t)] = 1;
+    }
     n.op = *d.exec->pending_op(choice);
     stack_.push_back(std::move(n));
     ++steps_;
@@ -128,6 +185,11 @@ class DporStrategy : public Strategy {
   void end_execution() override {
     if (view_ == nullptr || steps_ == 0) return;
     if (stack_.size() > steps_) stack_.resize(steps_);  // stopped inside the replayed prefix
+    if (cut_) {  // pick() appended the last step; the subtree below is another worker's
+      view_ = nullptr;
+      return;
+    }
+    if (out_ != nullptr) record_prefix(stack_.size(), false);  // a leaf above the cut
     const bool fatal = !abandoned_ && view_->ended_by_finding();
     append(steps_ - 1, fatal);
     if (abandoned_) {
@@ -191,6 +253,7 @@ class DporStrategy : public Strategy {
   // try a thread that can run the second event first.
   void reverse_races() {
     for (const dpor::Race& race : log_.take_races()) {
+      if (race.earlier < std::max(frozen_, cut_depth_)) continue;  // a split's top: all explored
       Node& n = stack_[race.earlier];
       const std::vector<ThreadId> initials = log_.initials(race);
       bool covered = false;
@@ -215,7 +278,27 @@ class DporStrategy : public Strategy {
     }
   }
 
+  void record_prefix(std::size_t length, bool cut) {
+    auto prefix = std::make_shared<DporPrefix>();
+    prefix->cut = cut;
+    for (std::size_t k = 0; k < length; ++k) {
+      const Node& n = stack_[k];
+      DporPrefix::Frame& f = prefix->frames.emplace_back();
+      f.enabled = n.enabled;
+      f.chosen = n.chosen;
+      for (const SleepEntry& e : n.sleep) f.sleep.push_back({e.thread, e.footprint});
+      f.previous = n.previous;
+      f.previous_enabled = n.previous_enabled;
+      f.preemptions_before = n.preemptions_before;
+    }
+    out_->push_back(std::move(prefix));
+  }
+
   std::optional<int> bound_;
+  std::size_t cut_depth_ = 0;    // a split's top part: the depth it stops at (0: not one)
+  DporPrefixes* out_ = nullptr;  // ... and where its prefixes go
+  std::size_t frozen_ = 0;       // a split's subtree: the fixed prefix's length
+  bool cut_ = false;             // this execution stopped at cut_depth_
   std::vector<Node> stack_;
   dpor::EventLog log_;  // the current execution's events, rebuilt from step 0 each time
   const ThreadView* view_ = nullptr;  // the current execution's, valid until end_execution
@@ -233,6 +316,16 @@ class DporStrategy : public Strategy {
 
 std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions) {
   return std::make_unique<DporStrategy>(max_preemptions);
+}
+
+std::unique_ptr<Strategy> make_dpor_prefixes(std::optional<int> max_preemptions, std::size_t depth,
+                                             DporPrefixes* out) {
+  return std::make_unique<DporStrategy>(max_preemptions, depth, out);
+}
+
+std::unique_ptr<Strategy> make_dpor_subtree(std::optional<int> max_preemptions,
+                                            const DporPrefix& prefix) {
+  return std::make_unique<DporStrategy>(max_preemptions, prefix);
 }
 
 }  // namespace racelab::sched

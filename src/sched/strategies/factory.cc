@@ -15,7 +15,7 @@ constexpr std::array<StrategyInfo, 6> kStrategies = {{
     {StrategyKind::kRandom, "random", false, true, SplitKind::kIndices, false, false, true},
     {StrategyKind::kPct, "pct", false, true, SplitKind::kIndices, false, false, true},
     {StrategyKind::kDfs, "dfs", true, true, SplitKind::kSubtrees, true, false, false},
-    {StrategyKind::kDpor, "dpor", true, false, SplitKind::kNone, false, true, false},
+    {StrategyKind::kDpor, "dpor", true, false, SplitKind::kFullTop, false, true, false},
     {StrategyKind::kPos, "pos", false, true, SplitKind::kIndices, false, false, true},
     {StrategyKind::kSurw, "surw", false, true, SplitKind::kIndices, false, false, true},
 }};

@@ -19,7 +19,9 @@ enum class StrategyKind { kRandom, kPct, kDfs, kDpor, kPos, kSurw };
 enum class SplitKind {
   kIndices,   // execution i depends only on i (and the calibration): indices are dealt out
   kSubtrees,  // a search tree: subtrees are dealt to shards and shared among the jobs
-  kNone,      // learns as it goes (dpor): one job, no shards
+  // A search that learns where to branch as it goes (dpor): its top decisions are explored in
+  // full so that the subtrees below them are independent, then dealt like kSubtrees.
+  kFullTop,
 };
 
 // The one table of strategy names (factory.cc): parsing, listing and capabilities read it, so
@@ -119,6 +121,23 @@ class DfsWorker : public Strategy {
   virtual std::vector<DfsPrefix> split(std::uint64_t room) = 0;
 };
 std::unique_ptr<DfsWorker> make_dfs_worker(int max_preemptions, DfsPrefix prefix);
+
+// Splitting dpor (dpor.cc): its first `depth` decisions explored in full (every enabled thread
+// not asleep, with sleep sets), the rest by source-DPOR below each prefix. A prefix holds the
+// decisions and the sleep sets there; its subtree depends on nothing else.
+struct DporPrefix;
+using DporPrefixes = std::vector<std::shared_ptr<const DporPrefix>>;
+// The top part: one execution per leaf, each stopped at `depth` (or ended before it, complete,
+// fatal or sleep-set blocked), its prefix appended to `out`, in order.
+std::unique_ptr<Strategy> make_dpor_prefixes(std::optional<int> max_preemptions, std::size_t depth,
+                                             DporPrefixes* out);
+// The decisions a prefix fixes, and whether the top part stopped it at its depth (false: the
+// execution ended above it, so the subtree is that one execution).
+std::size_t dpor_prefix_length(const DporPrefix& prefix);
+bool dpor_prefix_cut(const DporPrefix& prefix);
+// dpor below `prefix`: its classes, with those of the other prefixes, are dpor's classes.
+std::unique_ptr<Strategy> make_dpor_subtree(std::optional<int> max_preemptions,
+                                            const DporPrefix& prefix);
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& params);
 
 // A recorded step to replay: the thread's name and the operation's text, as schedule files hold.

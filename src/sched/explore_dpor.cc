@@ -1,0 +1,160 @@
+// dpor split across jobs and shards. The top part of the search (split_dpor) is explored in full
+// to a depth that depends only on the subject, never on the partition, so every split of one
+// subject has the same subtrees, in the same order: the single-worker order is subtree after
+// subtree, shards take subtree j when j % shards == shard, the jobs of a shard take theirs in
+// order, and findings are kept by (subtree, execution within it). The classes explored are dpor's
+// classes, the same as unsplit; what the top part adds is sleep-set blocked executions, counted
+// as redundant.
+//
+// Budget, as for DFS: one process (jobs) cuts the single-worker order at the cap (a worker stops
+// once the executions before its subtree and its own pass it); a shard runs each of its subtrees
+// up to the cap and reports them, and racelab merge cuts.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "sched/explore_split.h"
+
+namespace racelab::sched::split {
+namespace {
+
+// Leaves the top part aims at: enough for 16 workers to take four each.
+constexpr std::size_t kDporSubtrees = 64;
+
+struct Sub {
+  std::uint64_t index = 0;
+  std::atomic<std::uint64_t> ran{0};  // executions so far (only grows)
+  std::vector<std::uint32_t> step_counts;
+  std::vector<std::uint64_t> fingerprints;
+  std::vector<char> redundant;  // per execution: abandoned as sleep-set blocked
+  bool complete = false;
+  Hits hits;
+};
+
+}  // namespace
+
+DporPrefixes split_dpor(Subject& subject, const ExploreOptions& o, std::size_t& depth) {
+  DporPrefixes prefixes;
+  for (depth = 1; depth <= 512; ++depth) {
+    prefixes.clear();
+    auto enumerate = make_dpor_prefixes(o.strategy.dpor_max_preemptions, depth, &prefixes);
+    for (std::uint64_t i = 0; run_execution(subject, *enumerate, i, o.run); ++i) {
+    }
+    if (prefixes.size() >= kDporSubtrees) break;
+    // No execution reached the depth: the leaves are whole executions, deeper adds nothing.
+    if (std::none_of(prefixes.begin(), prefixes.end(),
+                     [](const auto& p) { return dpor_prefix_cut(*p); }))
+      break;
+  }
+  return prefixes;
+}
+
+ExploreResult explore_dpor_split(const SubjectFactory& make, const ExploreOptions& o) {
+  const Partition& p = o.partition;
+  const bool sharded = p.shards > 1;
+  StopFlag stop;
+  Workers workers(o, stop);
+  auto subject0 = make();
+  ExploreResult out;
+  const DporPrefixes prefixes = split_dpor(*subject0, o, out.split_depth);
+  out.subtree_count = prefixes.size();
+  out.strategy =
+      fmt::format("{}, split at depth {} into {} subtrees", make_strategy(o.strategy)->describe(),
+                  out.split_depth, prefixes.size());
+
+  std::vector<std::unique_ptr<Sub>> subs;  // this shard's, in the single-worker order
+  for (std::uint64_t j = p.shard; j < prefixes.size(); j += p.shards) {
+    subs.push_back(std::make_unique<Sub>());
+    subs.back()->index = j;
+  }
+  std::mutex m;
+  std::set<std::string> kind_names;
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<std::uint64_t> executions{0};
+  std::atomic<std::size_t> kinds{0};
+  workers.run(
+      p.jobs,
+      [&](unsigned) {
+        auto subject = make();
+        for (;;) {
+          const std::uint64_t k = next.fetch_add(1);
+          if (k >= subs.size() || !workers.go()) return;
+          Sub& sub = *subs[k];
+          auto strat = make_dpor_subtree(o.strategy.dpor_max_preemptions, *prefixes[sub.index]);
+          std::uint64_t earlier = 0;  // executions before this subtree (a lower bound: they grow)
+          for (std::uint64_t local = 0;; ++local) {
+            if (!workers.go()) break;
+            if (!sharded && local % 32 == 0) {
+              earlier = 0;
+              for (std::uint64_t q = 0; q < k; ++q)
+                earlier += subs[q]->ran.load(std::memory_order_relaxed);
+            }
+            if (earlier + local >= o.iterations) {  // past the cap; does the subtree go on?
+              if (!strat->begin_execution(local)) sub.complete = true;
+              break;
+            }
+            auto run = run_execution(*subject, *strat, local, o.run);
+            if (!run) {
+              sub.complete = true;
+              break;
+            }
+            executions.fetch_add(1);
+            sub.ran.fetch_add(1, std::memory_order_relaxed);
+            sub.step_counts.push_back(static_cast<std::uint32_t>(run->exec->steps().size()));
+            sub.fingerprints.push_back(handoff_fingerprint(*run->exec));
+            sub.redundant.push_back(run->abandoned ? 1 : 0);
+            if (!run->findings().empty()) sub.hits.add(sharded ? sub.index : k, local, *run);
+          }
+          std::lock_guard<std::mutex> lock(m);
+          for (const auto& [kind, h] : sub.hits.by_kind) kind_names.insert(kind);
+          kinds.store(kind_names.size());
+        }
+      },
+      executions, kinds);
+
+  // The single-worker order, cut at the cap (a shard's subtrees are cut by merge instead).
+  Hits hits;
+  Coverage coverage;
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t total = 0;
+  std::uint64_t redundant = 0;
+  bool all_complete = true;
+  for (const auto& s : subs) {
+    offsets.push_back(total);
+    const std::uint64_t room = sharded                ? o.iterations
+                               : total < o.iterations ? o.iterations - total
+                                                      : 0;
+    const std::uint64_t counted = std::min<std::uint64_t>(room, s->step_counts.size());
+    std::uint64_t steps = 0;
+    for (std::uint64_t e = 0; e < counted; ++e) {
+      steps += s->step_counts[e];
+      coverage.add(s->fingerprints[e]);
+      redundant += s->redundant[e];
+    }
+    out.steps += steps;
+    out.executions += counted;
+    if (sharded) {
+      out.subtrees.push_back({s->index, counted, steps, s->complete});
+      out.subtrees.back().redundant =
+          static_cast<std::uint64_t>(std::count(s->redundant.begin(), s->redundant.end(), 1));
+    }
+    for (const auto& [kind, h] : s->hits.by_kind) {
+      if (std::get<1>(h.key) < room) hits.offer(h);
+    }
+    total += s->step_counts.size();
+    all_complete = all_complete && s->complete;
+  }
+  const bool within = sharded || total <= o.iterations;
+  out.stop = stop.raised()            ? static_cast<StopReason>(stop.reason.load())
+             : all_complete && within ? StopReason::kExhausted
+                                      : StopReason::kBudget;
+  out.classes = Strategy::Classes{out.executions - redundant, redundant};
+  collect_found(*subject0, hits, o, out, sharded, offsets);
+  if (sharded) out.interleaving_counts = std::make_shared<Coverage>(coverage);
+  out.interleavings = coverage.summary();
+  finish(*subject0, out, o, workers.elapsed());
+  return out;
+}
+
+}  // namespace racelab::sched::split
