@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -107,7 +108,7 @@ TEST_CASE("--version, --help and usage errors", "[cli]") {
 }
 
 TEST_CASE("numbers out of range are one line in racelab's words, never a 300-digit range",
-          "[cli]") {
+          "[cli2]") {
   struct Case {
     std::string args, message;
   };
@@ -214,7 +215,7 @@ TEST_CASE("replay --scenario FIXED: the recorded interleaving against a fix, as 
   fs::remove_all(out);
 }
 
-TEST_CASE("evidence kinds never change an exit code on their own", "[cli]") {
+TEST_CASE("evidence kinds never change an exit code on their own", "[cli2]") {
   const fs::path out = scratch("evidence");
   // Exhaustive, and only compile_after_warmup (evidence) found: explore exits 0.
   auto e = racelab("explore scenarios/warmup/lock-first-forward.toml --out " + out.string());
@@ -383,7 +384,7 @@ TEST_CASE("suite without --out writes to racelab-out/suite and says so", "[cli]"
   fs::remove_all(dir);
 }
 
-TEST_CASE("the dfs progress line counts executions up to the cap, without a percentage", "[cli]") {
+TEST_CASE("the dfs progress line counts executions up to the cap, without a percentage", "[cli2]") {
   if (std::system("command -v script >/dev/null 2>&1") != 0) {
     WARN("script(1) missing: the terminal progress line is not checked");
     return;
@@ -457,8 +458,9 @@ TEST_CASE("bad input: exit 2, one line, no output written", "[cli]") {
 
 TEST_CASE("SIGINT and --time-limit end a run with the report and schedules found so far", "[cli]") {
   const fs::path out = scratch("interrupt");
-  // SIGINT one second into a run of a hundred million executions.
-  auto i = shell("timeout --preserve-status -s INT 1 " + std::string(bin()) +
+  // SIGINT three seconds into a run of a hundred million executions (racelab must have started
+  // and set its handler, also on a loaded machine: it loads LibTorch and CPython first).
+  auto i = shell("timeout --preserve-status -s INT 3 " + std::string(bin()) +
                  " explore scenarios/deadlock/lazy-2-drafters.toml --iterations 100000000 --out " +
                  (out / "int").string());
   CHECK(i.code == 1);
@@ -657,7 +659,7 @@ std::string file_text(const fs::path& file) {
 
 TEST_CASE(
     "explore --shard: 4 merged DFS shards are the unsharded run, byte for byte apart from timings",
-    "[cli]") {
+    "[cli2]") {
   const fs::path base = scratch("shards");
   const std::string sc =
       std::string(std::getenv("RACELAB_SOURCE_DIR")) + "/scenarios/deadlock/lazy-2-drafters.toml";
@@ -688,7 +690,51 @@ TEST_CASE(
   CHECK(fs::exists(base / "split/out/report.html"));
 }
 
-TEST_CASE("merge refuses shards that do not belong together", "[cli]") {
+TEST_CASE("explore --shard: merged dpor shards are the --jobs run; one job has the same classes",
+          "[cli2]") {
+  const fs::path base = scratch("dpor-shards");
+  const std::string sc =
+      std::string(std::getenv("RACELAB_SOURCE_DIR")) + "/scenarios/deadlock/lazy-2-drafters.toml";
+  const std::string flags = " --strategy dpor --iterations 1000000";
+  fs::create_directories(base / "one");
+  fs::create_directories(base / "jobs");
+  fs::create_directories(base / "split");
+  auto one = shell("cd " + (base / "one").string() + " && " + bin() + " explore " + sc + flags +
+                   " --out out");
+  CHECK(one.code == 1);
+  auto jobs = shell("cd " + (base / "jobs").string() + " && " + bin() + " explore " + sc + flags +
+                    " --jobs 2 --out out");
+  CHECK(jobs.code == 1);
+  std::string dirs;
+  for (int k = 0; k < 3; ++k) {
+    auto s = shell("cd " + (base / "split").string() + " && " + bin() + " explore " + sc + flags +
+                   " --shard " + std::to_string(k) + "/3 --out s" + std::to_string(k));
+    CHECK(s.code <= 1);
+    dirs += " s" + std::to_string(k);
+  }
+  auto m =
+      shell("cd " + (base / "split").string() + " && " + bin() + " merge" + dirs + " --out out");
+  CHECK(m.code == 1);
+  CHECK(without_timings(base / "jobs/out/report.json") ==
+        without_timings(base / "split/out/report.json"));
+  // One job and the split: the same classes and kinds ("N classes" in the coverage line).
+  auto classes = [](const fs::path& report) {
+    const auto r = nlohmann::json::parse(file_text(report));
+    const std::string c = r["coverage"].get<std::string>();
+    const auto end = c.find(" classes");
+    const auto begin = c.rfind(' ', end - 1);
+    std::set<std::string> kinds;
+    for (const auto& f : r["findings"]) kinds.insert(f["kind"].get<std::string>());
+    return std::make_pair(c.substr(begin + 1, end - begin - 1), kinds);
+  };
+  const auto a = classes(base / "one/out/report.json");
+  const auto b = classes(base / "jobs/out/report.json");
+  CHECK(a.first == b.first);
+  CHECK(a.second == b.second);
+  CHECK(a.second.count("deadlock") == 1);
+}
+
+TEST_CASE("merge refuses shards that do not belong together", "[cli2]") {
   const fs::path base = scratch("merge-bad");
   const std::string sc = "scenarios/deadlock/lazy-2-drafters.toml";
   auto run = [&](const std::string& extra, const std::string& out) {
@@ -725,7 +771,7 @@ TEST_CASE("merge refuses shards that do not belong together", "[cli]") {
 }
 
 TEST_CASE("report.json and summary.json carry their format; merge refuses others, reads old ones",
-          "[cli]") {
+          "[cli2]") {
   const fs::path base = scratch("merge-format");
   const std::string sc = "scenarios/deadlock/lazy-2-drafters.toml";
   for (const char* k : {"0", "1"}) {
