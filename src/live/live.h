@@ -17,6 +17,11 @@
 // inside, the thread is *away*: the engine does not wait for it, and a hang report draws the edge
 // "inside <call>, served by <thread>".
 //
+// Daemon threads (spawn's `daemon`) are Python's: the execution is over once every non-daemon
+// controlled thread has finished, as a Python process exits once its main thread (which waits for
+// the non-daemon threads) is done; daemon threads still parked then are stopped where they are,
+// blocked or not, and get no further step. A deadlock needs an unfinished non-daemon thread.
+//
 // Hang detection: when no controlled thread can make progress (none enabled, or the running one
 // never comes back to a scheduling point) for `Options::hang_timeout`, the execution ends with a
 // `deadlock` finding (naming the wait-for cycle) or a `hang` finding. Threads stuck in real
@@ -174,8 +179,9 @@ class Blocking {
 void name_this_thread(std::string name);
 // True on a controlled thread of the running execution.
 bool controlled();
-// Spawns a controlled thread; from setup or from a controlled thread.
-ThreadId spawn(std::string name, std::function<void()> body);
+// Spawns a controlled thread; from setup or from a controlled thread. A `daemon` thread does not
+// keep the execution going (see the top of this file).
+ThreadId spawn(std::string name, std::function<void()> body, bool daemon = false);
 // Waits for a controlled thread to finish (a scheduling point, enabled once it has).
 void join(ThreadId t);
 
@@ -213,8 +219,9 @@ struct Result {
   std::vector<std::string> foreign;  // foreign threads, in order of first appearance
   std::vector<ThreadId> choices;     // the thread picked at each decision
   std::uint64_t preemptions = 0;
-  bool completed = false;  // every controlled thread finished
-  bool hung = false;       // threads were left stuck in real calls; the process should exit soon
+  // Every non-daemon controlled thread finished (daemon threads still running were stopped).
+  bool completed = false;
+  bool hung = false;  // threads were left stuck in real calls; the process should exit soon
   double seconds = 0;
 
   bool found(std::string_view kind) const;
@@ -261,7 +268,7 @@ class Runtime final : public sched::ThreadView {
     adopt_var(std::unique_ptr<SharedVar>(v));
     return *v;
   }
-  ThreadId spawn(std::string name, std::function<void()> body);
+  ThreadId spawn(std::string name, std::function<void()> body, bool daemon = false);
   // Records a finding; `fatal` ends the execution at the next decision.
   void report(std::string kind, std::string message, bool fatal = false);
   // Ends the execution at the next decision without a finding (the program ended itself:
@@ -285,7 +292,7 @@ class Runtime final : public sched::ThreadView {
   friend void point(std::string_view);
   friend void name_this_thread(std::string);
   friend bool controlled();
-  friend ThreadId live::spawn(std::string, std::function<void()>);
+  friend ThreadId live::spawn(std::string, std::function<void()>, bool);
   friend void join(ThreadId);
   friend bool wait_hung_threads(std::chrono::milliseconds);
   friend bool stopping();

@@ -4,8 +4,9 @@
 //
 // One decision: wait for the running thread to come back to a scheduling point (or finish, or go
 // away into a blocking call), let foreign threads settle, collect the enabled threads, and let the
-// strategy pick one, whose pending operation is then applied. No thread enabled ends the
-// execution: every thread finished, a deadlock, or a hang (runtime_stuck.cc says which).
+// strategy pick one, whose pending operation is then applied. The execution ends when every
+// non-daemon thread has finished (daemon threads are stopped), or when no thread is enabled: a
+// deadlock or a hang (runtime_stuck.cc says which).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -94,12 +95,19 @@ bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& v
         if (activity == seen) break;
       }
     }
-    // 3. Choose.
+    // 3. The program's end: every non-daemon thread has finished. The daemon threads left are
+    // stopped where they are, as the interpreter's exit stops them (live.h).
+    if (non_daemons_finished()) {
+      for (int c : controlled)
+        if (agents[c].state != State::kFinished)
+          record(c, "stopped at exit (daemon thread)", false);
+      return false;
+    }
+    // 4. Choose.
     enabled_threads.clear();
     for (ThreadId t = 0; t < static_cast<ThreadId>(controlled.size()); ++t)
       if (enabled(controlled[t])) enabled_threads.push_back(t);
     if (enabled_threads.empty()) {
-      if (all_finished()) return false;
       if (!can_change()) {
         report_stuck("deadlock: no thread can run", true);
         return false;
@@ -147,6 +155,7 @@ bool Runtime::Impl::wind_down(bool hung, bool failed) {
   aborting = true;
   woke();
   for (int c : controlled) agents[c].cv.notify_all();
+  mutex_cv.notify_all();  // the uncontrolled baseline's daemon threads wait there
   if (!hung) {
     const bool all = engine_cv.wait_for(lk, options.hang_timeout, [&] {
       for (int c : controlled) {
@@ -208,7 +217,7 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
       hung = impl.decide_until_end(strategy, *rt, lk);
     } else {
       // The baseline: the threads run as plain code; wait for them to end.
-      impl.engine_cv.wait(lk, [&] { return impl.all_finished() || impl.fatal; });
+      impl.engine_cv.wait(lk, [&] { return impl.non_daemons_finished() || impl.fatal; });
     }
   } catch (...) {
     error = std::current_exception();

@@ -103,6 +103,7 @@ struct Runtime::Impl {
   struct Agent {
     std::string name;
     bool foreign = false;
+    bool daemon = false;             // controlled threads: does not keep the execution going
     ThreadId id = sched::kNoThread;  // controlled threads: the id strategies see
     State state = State::kAtPoint;
     Pending pending;
@@ -248,6 +249,12 @@ struct Runtime::Impl {
   bool all_finished() const {
     for (int c : controlled)
       if (agents[c].state != State::kFinished) return false;
+    return true;
+  }
+  // The end of the program: every non-daemon controlled thread has finished (live.h, daemons).
+  bool non_daemons_finished() const {
+    for (int c : controlled)
+      if (!agents[c].daemon && agents[c].state != State::kFinished) return false;
     return true;
   }
   int running() const {

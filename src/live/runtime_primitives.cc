@@ -206,10 +206,10 @@ void name_this_thread(std::string name) {
 
 bool controlled() { return tl_rt != nullptr && tl_agent >= 0 && g_active.load() == tl_rt; }
 
-ThreadId spawn(std::string name, std::function<void()> body) {
+ThreadId spawn(std::string name, std::function<void()> body, bool daemon) {
   Runtime* rt = tl_rt != nullptr ? tl_rt : g_active.load();
   if (rt == nullptr) throw std::logic_error("racelab::live::spawn outside a live execution");
-  return rt->spawn(std::move(name), std::move(body));
+  return rt->spawn(std::move(name), std::move(body), daemon);
 }
 
 void join(ThreadId t) {

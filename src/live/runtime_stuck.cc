@@ -80,8 +80,10 @@ std::pair<std::string, int> Runtime::Impl::wait_of(int agent, bool timed) const 
 std::vector<int> Runtime::Impl::find_cycle() const {
   std::vector<int> cycle = sched::find_wait_cycle(
       static_cast<int>(agents.size()), [&](int t) { return wait_of(t).second; },
-      [&](int t) { return agents[t].state == State::kFinished; }, [](int) { return true; });
+      [&](int t) { return agents[t].state == State::kFinished; },
+      [&](int t) { return !agents[t].daemon; });
   if (cycle.empty()) return cycle;
+  // (Only a cycle that a non-daemon thread waits in: daemon threads alone cannot hang a program.)
   // Controlled threads first, by id: the same cycle reads the same whichever thread closed it.
   auto first = std::min_element(cycle.begin(), cycle.end(), [&](int x, int y) {
     const auto key = [&](int v) { return std::pair(agents[v].foreign, agents[v].id); };

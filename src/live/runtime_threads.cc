@@ -150,7 +150,9 @@ void Runtime::Impl::free_op(std::unique_lock<std::mutex>& lk, int agent, const P
   switch (p.kind) {
     case OpKind::kLock: {
       MutexState& mx = mutexes[p.object];
-      mutex_cv.wait(lk, [&] { return can_take(mx, agent); });
+      // A daemon thread blocked at the end of the program is stopped there (wind_down).
+      mutex_cv.wait(lk, [&] { return can_take(mx, agent) || aborting; });
+      if (!can_take(mx, agent)) throw Aborted{};
       mx.owner = agent;
       ++mx.depth;
       break;
@@ -169,7 +171,8 @@ void Runtime::Impl::free_op(std::unique_lock<std::mutex>& lk, int agent, const P
       break;
     case OpKind::kJoin: {
       const Agent& target = agents[controlled[p.object]];
-      mutex_cv.wait(lk, [&] { return target.state == State::kFinished; });
+      mutex_cv.wait(lk, [&] { return target.state == State::kFinished || aborting; });
+      if (target.state != State::kFinished) throw Aborted{};
       break;
     }
     default:
@@ -253,12 +256,13 @@ void Runtime::note(std::string text) {
                                        impl_->agents[agent].foreign, false, impl_->seconds()});
 }
 
-ThreadId Runtime::spawn(std::string name, std::function<void()> body) {
+ThreadId Runtime::spawn(std::string name, std::function<void()> body, bool daemon) {
   Impl& impl = *impl_;
   std::lock_guard lk(impl.state_mutex);
   const int parent = (tl_rt == this) ? tl_agent : -1;
   const int agent = impl.add_agent(std::move(name), false);
   Impl::Agent& a = impl.agents[agent];
+  a.daemon = daemon;
   if (parent >= 0) {
     clock_join(a.clock, impl.agents[parent].clock);
     impl.tick(parent);

@@ -498,6 +498,63 @@ TEST_CASE(
   CHECK(r->completed);
 }
 
+TEST_CASE("Daemon threads do not keep an execution going; a non-daemon deadlock is still one",
+          "[live]") {
+  // main lets a daemon consumer take one item, then returns: the consumer is left waiting for
+  // the next item (blocked) and a second daemon keeps reaching points (it could run for ever).
+  // Python's exit: the execution is complete. `stuck`: a non-daemon thread waits for m for ever
+  // (without the heartbeat, which could still release m for all the runtime knows).
+  struct Daemons : live::Subject {
+    bool stuck = false;
+    std::string name() const override { return "daemons"; }
+    std::string content_hash() const override { return "1"; }
+    void setup(live::Runtime& rt) override {
+      auto& item = rt.python_lock("item");
+      auto& m = rt.mutex("m");
+      rt.spawn("main", [this, &item, &m] {
+        item.lock();  // empty: the consumer's take waits until main releases it
+        live::spawn(
+            "consumer",
+            [&item] {
+              for (;;) item.lock();  // takes the one item, then waits for another for ever
+            },
+            true);
+        if (!stuck) {
+          live::spawn(
+              "heartbeat",
+              [] {
+                for (;;) live::point("beat");
+              },
+              true);
+        }
+        item.unlock();
+        if (stuck) {
+          m.lock();
+          live::spawn("waiter", [&m] { std::lock_guard g(m); });
+        }
+      });
+    }
+  } subject;
+  auto rnd = sched::make_random(5);
+  for (std::uint64_t i = 0; i < 30; ++i) {
+    auto r = live::run(subject, *rnd, i, fast());
+    REQUIRE(r);
+    INFO((r->findings.empty() ? std::string() : r->findings.front().message));
+    CHECK(r->findings.empty());
+    CHECK(r->completed);
+    CHECK_FALSE(r->hung);
+  }
+  subject.stuck = true;
+  bool deadlock = false;
+  for (std::uint64_t i = 0; i < 30 && !deadlock; ++i) {
+    auto r = live::run(subject, *rnd, i, fast());
+    REQUIRE(r);
+    CHECK_FALSE(r->found("livelock"));
+    deadlock = r->found("deadlock");
+  }
+  CHECK(deadlock);
+}
+
 TEST_CASE("Without control the same subject runs as plain code", "[live]") {
   Counter locked(true);
   live::Options o = fast();

@@ -196,10 +196,16 @@ PYBIND11_EMBEDDED_MODULE(_racelab, m) {
     py::gil_scoped_release release;
     rt->end_execution();
   });
-  m.def("spawn", [](const std::string& name, py::object fn) {
-    auto held = racelab::live::python::hold(std::move(fn));
-    return spawn(name, [held] { racelab::live::python::call_on_controlled(held); });
-  });
+  // A daemon thread does not keep the execution going (live.h): as a Python process, it ends
+  // once its non-daemon threads have.
+  m.def(
+      "spawn",
+      [](const std::string& name, py::object fn, bool daemon) {
+        auto held = racelab::live::python::hold(std::move(fn));
+        return spawn(
+            name, [held] { racelab::live::python::call_on_controlled(held); }, daemon);
+      },
+      py::arg("name"), py::arg("fn"), py::arg("daemon") = false);
   m.def("join", [](int t) {
     parking([&] {
       py::gil_scoped_release release;

@@ -201,12 +201,20 @@ def missing_module(table, search_path):
     return ""
 
 
+def _as_main_thread():
+    """The script's main runs on a thread racelab made, which threading sees as a _DummyThread,
+    a daemon: threads it starts would inherit daemon=True. Like the interpreter's main thread it is
+    not a daemon, so they do not either (the interpreter waits for them at exit)."""
+    threading.current_thread()._daemonic = False
+
+
 def run(script, argv, table, search_path):
     """One execution: fresh interposition, then the script as __main__ on this (controlled) thread."""
     for p in reversed(search_path):
         if p not in sys.path:
             sys.path.insert(0, p)
     _tls.name = "main"
+    _as_main_thread()
     _vclock_offset[0] = 0.0
     # Unnamed threads are named from counters ("Thread-3", "ThreadPoolExecutor-0_1"): every
     # execution counts from the start, so that a schedule replays in a fresh process.

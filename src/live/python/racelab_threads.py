@@ -351,7 +351,9 @@ def patch_threading(before_start):
         with threading._active_limbo_lock:
             threading._limbo[self] = self
         before_start()
-        self._racelab_tid = _racelab.spawn(self.name, controlled_body(self))
+        # A daemon thread does not keep the execution going: once every non-daemon thread has
+        # finished (main included), the execution ends, as the interpreter's exit does.
+        self._racelab_tid = _racelab.spawn(self.name, controlled_body(self), self.daemon)
 
     def join(self, timeout=None):
         tid = getattr(self, "_racelab_tid", None)
