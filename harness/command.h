@@ -49,6 +49,9 @@ sched::Partition partition_from(const PartitionArgs& args);
 
 // Raised by SIGINT; long runs stop at the next execution and write what they found.
 std::atomic<bool>& interrupted();
+// After a search (explore, live) that an interrupt or the time limit stopped: "interrupted:
+// results so far written" or "time limit reached: results so far written". Nothing otherwise.
+void print_stopped_early(bool interrupted, bool time_limit);
 
 // A progress line on stderr, redrawn in place, only when stderr is a terminal. Sampling
 // strategies run their whole budget: a bar, a percentage and the time left. A proving search

@@ -90,10 +90,8 @@ int run_explore(const ExploreArgs& a) {
         break;
     }
   }
-  if (run.result.stop == sched::StopReason::kInterrupted)
-    fmt::print("interrupted: results so far written\n");
-  if (run.result.stop == sched::StopReason::kTimeLimit)
-    fmt::print("time limit reached: results so far written\n");
+  print_stopped_early(run.result.stop == sched::StopReason::kInterrupted,
+                      run.result.stop == sched::StopReason::kTimeLimit);
   fmt::print("report: {}/report.json, {}/report.html\n", out, out);
   if (const std::string line = run.interleavings(); !line.empty()) fmt::print("{}\n", line);
   fmt::print("{}; {:.2f} s ({:.0f} executions/s)\n", run.coverage(), run.result.seconds,

@@ -68,8 +68,7 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
     fmt::print("{}\n", paint(verdict.cut_short ? "no deadlock, hang or exception so far"
                                                : "no deadlock, hang or exception",
                              verdict.cut_short ? Colour::kYellow : Colour::kGreen));
-  if (o.interrupted) fmt::print("interrupted: results so far written\n");
-  if (o.time_limit) fmt::print("time limit reached: results so far written\n");
+  print_stopped_early(o.interrupted, o.time_limit);
   const live::SearchOptions so = search_options(a);
   fmt::print("{}; {:.2f} s on {}\n", live::coverage_brief(so, o, strategy_desc), o.seconds,
              info.build);

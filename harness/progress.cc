@@ -46,6 +46,11 @@ std::atomic<bool>& interrupted() {
   return flag;
 }
 
+void print_stopped_early(bool interrupted, bool time_limit) {
+  if (interrupted) fmt::print("interrupted: results so far written\n");
+  if (time_limit) fmt::print("time limit reached: results so far written\n");
+}
+
 std::vector<std::string>& program_args() {
   static std::vector<std::string> args;
   return args;

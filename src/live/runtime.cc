@@ -79,7 +79,7 @@ bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& v
   for (;;) {
     // 1. The running thread comes back to a scheduling point, goes away or finishes.
     if (!wait_activity([&] { return running() < 0 || fatal; })) {
-      report_stuck(fmt::format("hang: no progress for {:.1f} s",
+      report_stuck(fmt::format("no progress for {:.1f} s",
                                std::chrono::duration<double>(options.hang_timeout).count()));
       return true;
     }
@@ -109,7 +109,9 @@ bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& v
       if (enabled(controlled[t])) enabled_threads.push_back(t);
     if (enabled_threads.empty()) {
       if (!can_change()) {
-        report_stuck("deadlock: no thread can run", true);
+        // A deadlock unless a foreign thread could still wake one (report_stuck): then a hang.
+        report_stuck("no thread can run, and only a thread racelab does not control could wake one",
+                     true);
         return false;
       }
       // Only something outside the engine's control can move now. A wait-for cycle through it
@@ -119,7 +121,7 @@ bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& v
       const auto patience =
           cycle ? std::min(options.cycle_confirm, options.hang_timeout) : options.hang_timeout;
       if (!engine_cv.wait_for(lk, patience, [&] { return activity != seen || fatal; })) {
-        report_stuck(fmt::format("hang: no progress for {:.1f} s",
+        report_stuck(fmt::format("no progress for {:.1f} s",
                                  std::chrono::duration<double>(patience).count()));
         return true;
       }

@@ -326,8 +326,10 @@ struct Runtime::Impl {
   // `settled`: no controlled thread can run and nothing outside the engine's control can change
   // that (no thread is inside a blocking call, no foreign thread holds or waits for a mutex or has
   // ever released a Python lock), so the threads wait for each other even where no single
-  // wait-for cycle can be named (Condition waits name no waker).
-  void report_stuck(std::string_view headline, bool settled = false);
+  // wait-for cycle can be named (Condition waits name no waker). `hang_reason`: why the execution
+  // hangs, should it be a hang ("no progress for 10.0 s"); its message is then "hang: <reason>:
+  // <the first stuck thread>", so that a hang is never worded as a deadlock.
+  void report_stuck(std::string_view hang_reason, bool settled = false);
 };
 
 }  // namespace racelab::live

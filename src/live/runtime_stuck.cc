@@ -41,8 +41,8 @@ std::pair<std::string, int> Runtime::Impl::wait_of(int agent, bool timed) const 
                           waits_for.empty() ? "a wake-up on " + mx.obj->name() : waits_for),
               -1};
     }
-    return {fmt::format("waits for {} held by {}", waits_for.empty() ? mx.obj->name() : waits_for,
-                        mx.owner >= 0 ? agents[mx.owner].name : "nobody"),
+    return {sched::held_wait_text(waits_for.empty() ? mx.obj->name() : waits_for,
+                                  mx.owner >= 0 ? agents[mx.owner].name : "nobody"),
             mx.owner};
   };
   switch (a.state) {
@@ -93,7 +93,7 @@ std::vector<int> Runtime::Impl::find_cycle() const {
   return cycle;
 }
 
-void Runtime::Impl::report_stuck(std::string_view headline, bool settled) {
+void Runtime::Impl::report_stuck(std::string_view hang_reason, bool settled) {
   sched::Finding f;
   f.step = static_cast<std::int64_t>(decisions);
   for (std::size_t i = 0; i < agents.size(); ++i) {
@@ -116,17 +116,14 @@ void Runtime::Impl::report_stuck(std::string_view headline, bool settled) {
   if (!f.cycle.empty()) {
     f.kind = sched::kinds::kDeadlock;
   } else if (settled && !foreign_released_python_lock) {
-    std::string msg = "deadlock: no thread can run and nothing else can wake one: ";
-    bool first = true;
+    std::vector<std::string> waits;
     for (int c : controlled) {
       if (agents[c].state == State::kFinished) continue;
       f.cycle.push_back(agents[c].name);
-      msg += fmt::format("{}{} {}{}", first ? "" : "; ", agents[c].name, holds_text(c),
-                         wait_of(c).first);
-      first = false;
+      waits.push_back(fmt::format("{} {}{}", agents[c].name, holds_text(c), wait_of(c).first));
     }
     f.kind = sched::kinds::kDeadlock;
-    f.message = msg;
+    f.message = sched::stuck_deadlock_message(waits);
   } else if (lost >= 0) {
     // The thread holding the turn never came back: it waits in a call racelab does not see
     // (a lock or queue a library made, real I/O). That is racelab's blind spot, not a verdict.
@@ -139,8 +136,8 @@ void Runtime::Impl::report_stuck(std::string_view headline, bool settled) {
         agents[lost].name, holds_text(lost) + wait_of(lost, true).first);
   } else {
     f.kind = kinds::kHang;
-    f.message =
-        fmt::format("{}: {}", headline, f.details.empty() ? "no thread left" : f.details.front());
+    f.message = fmt::format("hang: {}: {}", hang_reason,
+                            f.details.empty() ? "no thread left" : f.details.front());
   }
   result.findings.push_back(std::move(f));
 }

@@ -54,10 +54,25 @@ std::vector<int> find_wait_cycle(int n, const std::function<int(int)>& waits_for
   return {};
 }
 
-std::string deadlock_message(const std::vector<std::string>& waits) {
-  std::string msg = "deadlock: ";
+namespace {
+
+std::string joined(std::string msg, const std::vector<std::string>& waits) {
   for (std::size_t i = 0; i < waits.size(); ++i) msg += (i == 0 ? "" : "; ") + waits[i];
   return msg;
+}
+
+}  // namespace
+
+std::string deadlock_message(const std::vector<std::string>& waits) {
+  return joined("deadlock: ", waits);
+}
+
+std::string stuck_deadlock_message(const std::vector<std::string>& waits) {
+  return joined("deadlock: no thread can run: ", waits);
+}
+
+std::string held_wait_text(std::string_view what, std::string_view owner) {
+  return fmt::format("waits for {} held by {}", what, owner);
 }
 
 }  // namespace racelab::sched

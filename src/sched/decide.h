@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sched/strategy.h"
@@ -54,5 +55,12 @@ std::vector<int> find_wait_cycle(int n, const std::function<int(int)>& waits_for
 
 // "deadlock: A holds x and waits for y; B holds y and waits for x", from each cycle member's text.
 std::string deadlock_message(const std::vector<std::string>& waits);
+// The deadlock where no thread can run and no wait-for cycle can be named (an event never set, a
+// Condition nobody notifies): "deadlock: no thread can run: " and what the stuck threads wait
+// for, "; "-separated (the model names the first, the live runtime every controlled one).
+std::string stuck_deadlock_message(const std::vector<std::string>& waits);
+// A thread's wait for a lock that another holds, in both worlds' words: "waits for compile_lock
+// held by drafter 1". `what`: the lock (or what the live bridge says its waiter waits for).
+std::string held_wait_text(std::string_view what, std::string_view owner);
 
 }  // namespace racelab::sched

@@ -526,8 +526,7 @@ std::string Execution::wait_text(ThreadId id) const {
   switch (op.kind) {
     case OpKind::kLock: {
       const Mutex& m = mutexes_[op.object];
-      return fmt::format("{}{} waits for {} held by {}{}", name, held, m.name,
-                         threads_[m.owner].name,
+      return fmt::format("{}{} {}{}", name, held, held_wait_text(m.name, threads_[m.owner].name),
                          threads_[m.owner].finished ? " (finished without releasing it)" : "");
     }
     case OpKind::kWaitJob: {
@@ -570,7 +569,8 @@ void Execution::check_deadlock() {
   }
   if (!cycle.empty()) f.message = deadlock_message(waits);
   if (f.cycle.empty()) {
-    f.message = "deadlock: no thread can run: " + (f.details.empty() ? "" : f.details.front());
+    f.message = stuck_deadlock_message(f.details.empty() ? std::vector<std::string>{}
+                                                         : std::vector{f.details.front()});
   }
   stopped_ = true;
   findings_.push_back(std::move(f));

@@ -6,6 +6,7 @@
 
 #include "catch.h"
 #include "corpus.h"
+#include "sched/decide.h"
 #include "sched/explore.h"
 #include "sched/schedule.h"
 #include "sched/shrink.h"
@@ -69,7 +70,39 @@ class WrongStrategy : public Strategy {
   bool missing_;
 };
 
+// A thread waits for an event nobody sets: a deadlock without a wait-for cycle.
+class NeverSet : public Subject {
+ public:
+  std::string name() const override { return "never-set"; }
+  std::string content_hash() const override { return "never-set/1"; }
+  void setup(Context& ctx) override {
+    ready_ = ctx.event("ready");
+    ctx.spawn("waiter", body(ctx));
+  }
+
+ private:
+  Task body(Context& ctx) { co_await ctx.wait(ready_); }
+  int ready_ = -1;
+};
+
 }  // namespace
+
+TEST_CASE("deadlock messages: one wording for the model and the live runtime", "[scheduler]") {
+  CHECK(deadlock_message({"a holds x and waits for y", "b holds y and waits for x"}) ==
+        "deadlock: a holds x and waits for y; b holds y and waits for x");
+  CHECK(stuck_deadlock_message({}) == "deadlock: no thread can run: ");
+  CHECK(stuck_deadlock_message({"a waits for e", "b waits for f"}) ==
+        "deadlock: no thread can run: a waits for e; b waits for f");
+  CHECK(held_wait_text("compile_lock", "drafter 1") == "waits for compile_lock held by drafter 1");
+  // The model's deadlock without a cycle names the first stuck thread (its traces must not change).
+  NeverSet subject;
+  auto random = make_random(1);
+  ExecutionResult r = once(subject, *random);
+  REQUIRE(r.found("deadlock"));
+  CHECK(r.findings().front().message ==
+        "deadlock: no thread can run: waiter waits for ready, which is never set");
+  CHECK(r.findings().front().cycle.empty());
+}
 
 TEST_CASE("the same seed gives a byte-identical trace across 100 runs", "[scheduler]") {
   corpus::CompileLockDeadlock subject(false, 3);
