@@ -6,7 +6,11 @@ pipelines written the way users write them (tests/live/pipelines):
 - daemon threads (log_daemon.py): a daemon consumer left waiting for an item, or a daemon that
   could still run, once main and the other non-daemon threads are done is the interpreter's exit,
   not a deadlock: clean, and `python3 SCRIPT` exits 0; a deadlock among non-daemon threads, or
-  main waiting for ever, is still a deadlock; two processes give the same executions.
+  main waiting for ever, is still a deadlock; two processes give the same executions;
+- a module-level ThreadPoolExecutor never shut down (module_pool.py): CPython's exit tells its
+  workers to exit (threading's exit callbacks), so it is clean, as `python3 SCRIPT` exits 0; a
+  task that never returns is the deadlock of main's join at exit; two processes give the same
+  executions, and a dfs search finds them deterministic.
 Usage: check_cpython.py RACELAB SOURCE_DIR
 """
 import json, os, subprocess, sys, tempfile
@@ -14,6 +18,7 @@ import json, os, subprocess, sys, tempfile
 racelab, src = sys.argv[1], sys.argv[2]
 pipelines = os.path.join(src, "tests", "live", "pipelines")
 log_daemon = os.path.join(pipelines, "log_daemon.py")
+module_pool = os.path.join(pipelines, "module_pool.py")
 env = dict(os.environ)
 env.pop("PYTHONHASHSEED", None)
 failures = []
@@ -99,6 +104,23 @@ with tempfile.TemporaryDirectory() as tmp:
           "main waits for Event at log_daemon.py:" in first(r).get("message", ""),
           "log_daemon.py --wait-ready: main waiting for ever is not a deadlock", r)
 
+    # 2. A pool never shut down: its workers are told to exit at the interpreter's exit.
+    p = python(module_pool)
+    check(p.returncode == 0, "python3 module_pool.py did not exit 0", p)
+    for strategy in ("random", "pct"):
+        r = live(f"{tmp}/pool-{strategy}", module_pool, strategy=strategy)
+        check(clean(r, 20), f"module_pool.py ({strategy}) is not clean", r)
+    same(f"{tmp}/pool-random", module_pool)
+    r = live(f"{tmp}/pool-stuck", module_pool, "--stuck-task", executions=5)
+    message = first(r).get("message", "")
+    check(r.returncode == 1 and first(r).get("kind") == "deadlock" and
+          "main waits for loader_" in message and "waits for Event at module_pool.py:" in message,
+          "module_pool.py --stuck-task: main's join of the stuck worker at exit is no deadlock", r)
+    r = live(f"{tmp}/pool-dfs", module_pool, strategy="dfs", executions=10,
+             more=("--max-preemptions", "1"))
+    check(r.returncode == 1 and "cut short by the execution cap after 10 executions" in r.stdout,
+          "a dfs search of module_pool.py did not run its 10 executions", r)
+
 if failures:
     sys.exit("\n".join(failures))
-print("cpython: racelab agrees with CPython on daemon threads")
+print("cpython: racelab agrees with CPython on daemon threads and pools never shut down")

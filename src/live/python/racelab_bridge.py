@@ -225,6 +225,7 @@ def run(script, argv, table, search_path):
     # Threads and futures are numbered in each execution, for the orders that would otherwise
     # follow their addresses (racelab_threads.restart_order).
     racelab_threads.restart_order()
+    racelab_threads.restart_exit()
     # ThreadPoolExecutor.submit holds this module lock while it starts a worker and queues the
     # work item (scheduling points): it must be racelab's, or a second submitter would wait for
     # it out of the scheduler's sight.
@@ -232,8 +233,9 @@ def run(script, argv, table, search_path):
     interpose(table)
     _wrap_dicts()  # dicts of modules already imported
     sys.argv = [script] + list(argv)
+    main_globals = None
     try:
-        runpy.run_path(script, run_name="__main__")
+        main_globals = runpy.run_path(script, run_name="__main__")
     except _ProcessExit:
         return
     except SystemExit as e:  # sys.exit(0) ends the script normally; any other status is a failure
@@ -244,6 +246,11 @@ def run(script, argv, table, search_path):
         if found is None:
             raise
         _racelab.report(*found)
+    # The interpreter's exit begins (os._exit skips it): threading's exit callbacks, with the
+    # script's globals alive as __main__'s are until then (a module-level pool is not collected
+    # first); then the execution ends once the non-daemon threads have (live.h).
+    racelab_threads.at_exit()
+    del main_globals
 
 
 def run_plain(script, argv, table, search_path):

@@ -255,6 +255,53 @@ def _numbered(cls):
     cls.__hash__ = _ordered_hash
 
 
+# ---- The end of the script: what the interpreter's exit does before it waits for the non-daemon
+# threads (threading._shutdown), under control (docs/live.md, "The end of the script").
+
+_execution_atexits = []  # the callbacks the user's code registered in this execution
+
+
+def _this_execution(thread):
+    return getattr(thread, "_racelab_tid", None) is not None  # earlier ones: restart_exit
+
+
+def restart_exit():
+    """Undoes the last execution's exit (at the start of every execution): threading and
+    concurrent.futures no longer shutting down, the user's callbacks of the last execution gone
+    (its script registers them again), and the last execution's pool workers forgotten."""
+    import concurrent.futures.thread as cft
+    threading._SHUTTING_DOWN = False
+    cft._shutdown = False
+    for call in _execution_atexits:
+        if call in threading._threading_atexits:
+            threading._threading_atexits.remove(call)
+    _execution_atexits.clear()
+    for t in [t for t in list(cft._threads_queues) if _this_execution(t)]:
+        cft._threads_queues.pop(t, None)
+
+
+def at_exit():
+    """Once the script's main has returned: the callbacks registered with
+    threading._register_atexit, last first, as threading._shutdown calls them at the
+    interpreter's exit; on main, so that their steps are scheduled. They are the ones the user's
+    code registered in this execution and concurrent.futures' (which tells the workers of the
+    pools made in this execution to exit and joins them: a pool never shut down ends as in
+    CPython). Callbacks a module registered when it was imported act on the process's state and
+    stay for the process's own exit, and so do the pools of threads racelab does not control."""
+    import weakref
+    import concurrent.futures.thread as cft
+    threading._SHUTTING_DOWN = True
+    everything = cft._threads_queues
+    cft._threads_queues = weakref.WeakKeyDictionary(
+        {t: q for t, q in list(everything.items()) if _this_execution(t)})
+    try:
+        for call in reversed(list(threading._threading_atexits)):
+            if call in _execution_atexits or getattr(call, "func", None) is cft._python_exit:
+                call()
+    finally:
+        cft._threads_queues = everything
+
+
 def _classify(exc):
     """(kind, message) for an exception the table's "exceptions" classify, else None. A
     "holder_of" lock names the thread that held it, as seen when the exception was noted."""
@@ -514,3 +561,15 @@ def patch_threading(before_start):
         real_exit(status)
 
     os._exit = exit_now
+
+    # A callback the user's code registers for the interpreter's exit during an execution is that
+    # execution's (restart_exit, at_exit); one a module registers while it is imported stays.
+    real_register = threading._register_atexit
+
+    def register_atexit(func, *args, **kwargs):
+        real_register(func, *args, **kwargs)
+        if _racelab.active() and _creator(sys._getframe(1))[0]:
+            _execution_atexits.append(threading._threading_atexits[-1])
+
+    functools.update_wrapper(register_atexit, real_register)
+    threading._register_atexit = register_atexit
