@@ -14,13 +14,12 @@ namespace racelab::live {
 
 bool is_failure(const std::string& kind) { return sched::kinds::is_failure(kind); }
 
-// The failure (or lost control) of an execution that ranks first in the registry's order.
+// The failure (or lost control) of an execution that comes first in report order.
 std::vector<sched::Finding>::const_iterator worst_failure(const Result& r) {
   auto best = r.findings.end();
   for (auto it = r.findings.begin(); it != r.findings.end(); ++it) {
     if (!is_failure(it->kind) && !sched::kinds::is_inconclusive(it->kind)) continue;
-    if (best == r.findings.end() || sched::kinds::rank(it->kind) < sched::kinds::rank(best->kind))
-      best = it;
+    if (best == r.findings.end() || sched::kinds::before(it->kind, best->kind)) best = it;
   }
   return best;
 }

@@ -69,7 +69,8 @@ struct JobInfo {
 };
 
 bool is_failure(const std::string& kind);  // a kind that fails a live run (not evidence)
-// The failure (or lost control) of an execution that ranks first in the registry's order.
+// The failure (or lost control) of an execution that comes first in report order
+// (sched::kinds::before); the first of them where one kind is found twice.
 std::vector<sched::Finding>::const_iterator worst_failure(const Result& r);
 
 // Runs executions until a failure, the budget, the time limit or `stop()` (an interrupt);

@@ -156,18 +156,15 @@ std::vector<std::string> ScenarioRun::failures() const {
 void judge(ScenarioRun& run) {
   std::stable_sort(run.result.found.begin(), run.result.found.end(),
                    [](const sched::FoundKind& a, const sched::FoundKind& b) {
-                     const int ra = sched::kinds::rank(a.finding.kind);
-                     const int rb = sched::kinds::rank(b.finding.kind);
-                     return ra != rb ? ra < rb : a.finding.kind < b.finding.kind;
+                     return sched::kinds::before(a.finding.kind, b.finding.kind);
                    });
   run.missing.clear();
   run.unexpected.clear();
   for (const auto& kind : run.scenario.must) {
     if (run.result.find(kind) == nullptr) run.missing.push_back(kind);
   }
-  std::stable_sort(run.missing.begin(), run.missing.end(), [](const auto& a, const auto& b) {
-    return sched::kinds::rank(a) < sched::kinds::rank(b);
-  });
+  std::stable_sort(run.missing.begin(), run.missing.end(),
+                   [](const auto& a, const auto& b) { return sched::kinds::before(a, b); });
   // In report order too: the found kinds that must not occur.
   const auto& no = run.scenario.must_not;
   for (const auto& f : run.result.found) {

@@ -63,8 +63,8 @@ sched::ExploreOptions explore_options(const Scenario& s);
 
 ScenarioRun run_scenario(const Scenario& s, const sched::ExploreOptions& options);
 
-// Puts run.result.found in report order (sched::kinds::rank, then name: the same order on every
-// run) and fills run.missing and run.unexpected from the scenario's [expect].
+// Puts run.result.found in report order (sched::kinds::before: rank, then name, the same order on
+// every run) and fills run.missing and run.unexpected from the scenario's [expect].
 void judge(ScenarioRun& run);
 
 // The exit code of `racelab explore` for a run (docs/cli.md): 1 when a failure kind was found, or

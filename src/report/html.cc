@@ -446,8 +446,7 @@ std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::
     std::vector<const sched::FoundKind*> found;
     for (const sched::FoundKind& f : run.result.found) found.push_back(&f);
     std::stable_sort(found.begin(), found.end(), [](const auto* a, const auto* b) {
-      const int ra = sched::kinds::rank(a->finding.kind), rb = sched::kinds::rank(b->finding.kind);
-      return ra != rb ? ra < rb : a->finding.kind < b->finding.kind;
+      return sched::kinds::before(a->finding.kind, b->finding.kind);
     });
     const auto& findings =
         h.report.contains("findings") ? h.report["findings"] : nlohmann::json::array();

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "racelab/version.h"
+#include "report/report.h"
 #include "sched/coverage_json.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
@@ -36,16 +37,6 @@ std::string lost_thread(const sched::Finding& f) {
   if (f.message.rfind(prefix, 0) != 0) return {};
   const auto colon = f.message.find(": ", prefix.size());
   return f.message.substr(prefix.size(), colon - prefix.size());
-}
-
-nlohmann::ordered_json finding_json(const sched::Finding& f) {
-  nlohmann::ordered_json j;
-  j["kind"] = f.kind;
-  j["message"] = f.message;
-  j["decision"] = f.step;
-  j["details"] = f.details;
-  j["cycle"] = f.cycle;
-  return j;
 }
 
 std::string trace_text(const live::Result& r) {
@@ -109,7 +100,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   if (o.failure) {
     const live::Result& r = *o.failure;
     for (const auto& f : r.findings) {
-      auto j = finding_json(f);
+      auto j = finding_json(f, {{"decision", f.step}});
       j["execution"] = o.failure_execution;
       report["findings"].push_back(j);
     }
@@ -123,7 +114,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   if (o.other) {
     const std::string path = write_schedule(a, info, *o.other, o.other_execution, strategy_desc);
     const auto f = live::worst_failure(*o.other);
-    auto j = finding_json(*f);
+    auto j = finding_json(*f, {{"decision", f->step}});
     j["execution"] = o.other_execution;
     j["schedule"] = path;
     report["other_failure"] = j;

@@ -15,8 +15,7 @@ namespace racelab::report {
 // The Python stack of thread `name` in a stacks.txt, innermost frames last ('' if absent).
 std::string thread_stack(const std::filesystem::path& stacks, const std::string& name);
 std::string lost_thread(const sched::Finding& f);  // "racelab lost control of NAME: ..." -> NAME
-nlohmann::ordered_json finding_json(const sched::Finding& f);
-std::string trace_text(const live::Result& r);  // trace.txt: time, decision, thread, operation
+std::string trace_text(const live::Result& r);     // trace.txt: time, decision, thread, operation
 
 // Writes the schedule of execution `execution` (result `r`) as schedule-<kind>.json; its path.
 std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& info,

@@ -45,11 +45,17 @@ std::vector<const sched::Finding*> ordered(const std::vector<sched::Finding>& fi
   std::vector<const sched::Finding*> out;
   for (const auto& f : findings) out.push_back(&f);
   std::stable_sort(out.begin(), out.end(), [](const sched::Finding* a, const sched::Finding* b) {
-    const int ra = sched::kinds::rank(a->kind);
-    const int rb = sched::kinds::rank(b->kind);
-    return ra != rb ? ra < rb : a->kind < b->kind;
+    return sched::kinds::before(a->kind, b->kind);
   });
   return out;
+}
+
+nlohmann::ordered_json finding_json(const sched::Finding& f, const nlohmann::ordered_json& where) {
+  nlohmann::ordered_json j = {{"kind", f.kind}, {"message", f.message}};
+  for (const auto& [key, value] : where.items()) j[key] = value;
+  j["details"] = f.details;
+  j["cycle"] = f.cycle;
+  return j;
 }
 
 double round_seconds(double s) { return std::round(s * 1e6) / 1e6; }
@@ -62,15 +68,13 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
   const model::Scenario& sc = run.scenario;
   json findings = json::array();
   for (const sched::FoundKind& f : run.result.found) {
-    json item = {{"kind", f.finding.kind},
-                 {"execution", f.execution},
-                 {"message", f.finding.message},
-                 {"preemptions", f.preemptions},
-                 {"preemptions_before_shrink", f.original_preemptions},
-                 {"steps", f.result.exec->steps().size()},
-                 {"virtual_time_s", round_seconds(f.result.exec->makespan())},
-                 {"details", f.finding.details},
-                 {"cycle", f.finding.cycle}};
+    // A json, not an ordered_json: report.json's keys are in alphabetical order (document_text).
+    json item =
+        finding_json(f.finding, {{"execution", f.execution},
+                                 {"preemptions", f.preemptions},
+                                 {"preemptions_before_shrink", f.original_preemptions},
+                                 {"steps", f.result.exec->steps().size()},
+                                 {"virtual_time_s", round_seconds(f.result.exec->makespan())}});
     if (f.subtree) item["subtree"] = *f.subtree;  // DFS shard: execution counts within it
     if (!dir.empty()) {
       const fs::path sched_dir = fs::path(dir) / "schedules";

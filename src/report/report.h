@@ -18,8 +18,15 @@ sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::Fou
 // A finding's message without a leading "<kind>: " (the kind is printed beside it already).
 std::string message_text(const sched::Finding& f);
 
-// Findings in report order: sched::kinds::rank (deadlock first), then name, then as given.
+// Findings in report order: sched::kinds::before (rank, deadlock first, then name), then as given.
 std::vector<const sched::Finding*> ordered(const std::vector<sched::Finding>& findings);
+
+// A finding as the model's and the live report.json write it: "kind", "message", then `where`,
+// then "details" and "cycle". `where` locates it, and differs on purpose: a model finding is the
+// first execution of its kind in a search, shrunk ("execution", "preemptions",
+// "preemptions_before_shrink", "steps", "virtual_time_s"), a live one a decision of a real run
+// ("decision"; the writer adds its "execution").
+nlohmann::ordered_json finding_json(const sched::Finding& f, const nlohmann::ordered_json& where);
 
 // JSON numbers for people: seconds and virtual times rounded to 6 significant decimals (1 us),
 // so that 49.29800000000001 is written 49.298.

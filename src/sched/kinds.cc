@@ -83,6 +83,11 @@ int rank(std::string_view name) {
   return k == nullptr ? INT_MAX : k->rank;
 }
 
+bool before(std::string_view a, std::string_view b) {
+  const int ra = rank(a), rb = rank(b);
+  return ra != rb ? ra < rb : a < b;
+}
+
 std::vector<std::string> names_found_by(unsigned finders) {
   std::vector<std::string> out;
   for (const KindInfo& k : kRegistry) {

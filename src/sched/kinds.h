@@ -70,6 +70,10 @@ bool is_failure(std::string_view name);
 bool is_inconclusive(std::string_view name);
 // Report order of a kind; unknown kinds sort after every known one.
 int rank(std::string_view name);
+// Report order of two kinds: by rank, then by name, so that kinds of equal rank (and those the
+// registry does not know) read in the same order on every run. The comparator of every sort and
+// choice by severity (report.json's findings, the HTML pages, a live schedule's name).
+bool before(std::string_view a, std::string_view b);
 // The names of the kinds any of `finders` can report, in registry order.
 std::vector<std::string> names_found_by(unsigned finders);
 

@@ -9,6 +9,7 @@
 #include "model/suite.h"
 #include "report/cli.h"
 #include "report/report.h"
+#include "sched/kinds.h"
 #include "util/errors.h"
 
 using namespace racelab;
@@ -119,6 +120,23 @@ TEST_CASE("findings are in registry rank order, the same order whatever the disc
   CHECK(o.front()->kind == "deadlock");
   CHECK(report::message_text(*o.front()) == "y");
   CHECK(report::message_text(*o.back()) == "x");
+}
+
+TEST_CASE("report order: by rank, then by name, for kinds the registry does not know too",
+          "[verdict]") {
+  CHECK(sched::kinds::before("deadlock", "hang"));
+  CHECK_FALSE(sched::kinds::before("hang", "deadlock"));
+  CHECK_FALSE(sched::kinds::before("deadlock", "deadlock"));
+  CHECK(sched::kinds::before("crash", "oom"));                          // one rank: by name
+  CHECK(sched::kinds::before("compile_after_warmup", "a_table_kind"));  // unknown kinds last
+  CHECK(sched::kinds::before("a_table_kind", "b_table_kind"));
+}
+
+TEST_CASE("a finding's JSON: kind, message, where it was found, details, cycle", "[verdict]") {
+  const sched::Finding f{"deadlock", "deadlock: a ...", 7, {"a waits", "b waits"}, {"a", "b"}};
+  CHECK(report::finding_json(f, {{"decision", f.step}}).dump() ==
+        R"({"kind":"deadlock","message":"deadlock: a ...","decision":7,"details":["a waits",)"
+        R"("b waits"],"cycle":["a","b"]})");
 }
 
 TEST_CASE("JSON seconds are rounded to the microsecond", "[verdict]") {
