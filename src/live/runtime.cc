@@ -202,8 +202,11 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
   std::shared_ptr<Runtime> rt(new Runtime(options));
   Runtime::Impl& impl = *rt->impl_;
   Runtime* expected = nullptr;
-  if (!g_active.compare_exchange_strong(expected, rt.get()))
-    throw std::logic_error("racelab::live::run: another live execution is running");
+  const bool alone = g_active.compare_exchange_strong(expected, rt.get());
+  RACELAB_CHECK(alone,
+                "live::run of execution {} of {} under {} while another is running: one "
+                "live execution at a time in a process (live.h)",
+                index, subject.name(), strategy.describe());
   ++g_serial;
   Runtime* const outer_rt = tl_rt;
   const int outer_agent = tl_agent;

@@ -10,6 +10,7 @@
 
 #include "live/runtime_impl.h"
 #include "sched/kinds.h"
+#include "util/check.h"
 
 namespace racelab::live {
 
@@ -208,13 +209,17 @@ bool controlled() { return tl_rt != nullptr && tl_agent >= 0 && g_active.load() 
 
 ThreadId spawn(std::string name, std::function<void()> body, bool daemon) {
   Runtime* rt = tl_rt != nullptr ? tl_rt : g_active.load();
-  if (rt == nullptr) throw std::logic_error("racelab::live::spawn outside a live execution");
+  RACELAB_CHECK(rt != nullptr,
+                "live::spawn of thread {} outside a live execution: threads are spawned from a "
+                "subject's setup or from a controlled thread (live.h)",
+                name);
   return rt->spawn(std::move(name), std::move(body), daemon);
 }
 
 void join(ThreadId t) {
-  if (tl_rt == nullptr || tl_agent < 0)
-    throw std::logic_error("racelab::live::join from a thread that is not controlled");
+  RACELAB_CHECK(tl_rt != nullptr && tl_agent >= 0,
+                "live::join of controlled thread {} from {}: only a controlled thread joins one", t,
+                tl_rt == nullptr ? "a thread outside any live execution" : "a foreign thread");
   Runtime::Impl& impl = *tl_rt->impl_;
   std::unique_lock lk(impl.state_mutex);
   impl.park(lk, tl_agent, Pending{OpKind::kJoin, t, {}});

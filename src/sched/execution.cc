@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sched/decide.h"
+#include "util/check.h"
 
 namespace racelab::sched {
 
@@ -125,7 +126,10 @@ int Execution::label(std::string_view text) {
 }
 
 ThreadId Execution::spawn(std::string name, Task body, bool daemon) {
-  if (!steps_.empty()) throw std::logic_error("spawn after the first step is not supported");
+  RACELAB_CHECK(steps_.empty(),
+                "spawn of thread {} after step {}: a model subject spawns its threads in setup, "
+                "before the first step",
+                name, steps_.size());
   ThreadId id = static_cast<ThreadId>(threads_.size());
   Thread t;
   t.name = std::move(name);
@@ -366,9 +370,11 @@ void Execution::apply(ThreadId id) {
       break;
     case OpKind::kTryLock:
     case OpKind::kJoin:
-    case OpKind::kReturn:
-      throw std::logic_error(std::string("a model execution got the live-only operation ") +
-                             op_kind_name(op.kind));
+    case OpKind::kReturn:  // live-only (op.h): no Context call makes one
+      RACELAB_CHECK(false,
+                    "thread {} ({}) at step {}: a model execution got the live-only operation {}",
+                    id, t.name, steps_.size(), op_kind_name(op.kind));
+      break;
   }
   Step step{id, op, t.vtime};
   if (op.kind == OpKind::kSubmit || op.kind == OpKind::kTake) step.result = t.result;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "sched/shrink.h"
+#include "util/check.h"
 
 namespace racelab::sched::split {
 
@@ -72,7 +73,10 @@ ExploreResult explore_indices(const SubjectFactory& make, const ExploreOptions& 
         [&](unsigned w) {
           auto subject = make();
           auto strat = strategy->clone();
-          if (!strat) throw std::logic_error("strategy cannot be split: " + strategy->describe());
+          RACELAB_CHECK(strat != nullptr,
+                        "strategy {} splits by execution index (strategies/factory.cc) but its "
+                        "clone() is nullptr",
+                        strategy->describe());
           for (;;) {
             const std::uint64_t begin = next.fetch_add(kChunk);
             for (std::uint64_t pos = begin; pos < begin + kChunk; ++pos) {

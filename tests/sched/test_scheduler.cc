@@ -85,7 +85,38 @@ class NeverSet : public Subject {
   int ready_ = -1;
 };
 
+// A thread that spawns another once the execution has begun, which the model does not support.
+class LateSpawn : public Subject {
+ public:
+  std::string name() const override { return "late-spawn"; }
+  std::string content_hash() const override { return "late-spawn/1"; }
+  void setup(Context& ctx) override {
+    go_ = ctx.label("go");
+    ctx.spawn("parent", parent(ctx));
+  }
+
+ private:
+  Task parent(Context& ctx) {
+    co_await ctx.point(go_);
+    ctx.spawn("child", child(ctx));
+  }
+  Task child(Context& ctx) { co_await ctx.point(go_); }
+  int go_ = -1;
+};
+
 }  // namespace
+
+TEST_CASE("a spawn after the first step is refused with the thread and the step", "[scheduler]") {
+  LateSpawn subject;
+  auto random = make_random(1);
+  ExecutionResult r = once(subject, *random);
+  // Inside a thread's body the check's exception ends that thread, as any exception does.
+  REQUIRE(r.found("exception"));
+  const std::string& m = r.findings().front().message;
+  INFO(m);
+  CHECK(m.find("invariant violated at src/sched/execution.cc:") != std::string::npos);
+  CHECK(m.find("spawn of thread child after step ") != std::string::npos);
+}
 
 TEST_CASE("deadlock messages: one wording for the model and the live runtime", "[scheduler]") {
   CHECK(deadlock_message({"a holds x and waits for y", "b holds y and waits for x"}) ==
