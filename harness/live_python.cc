@@ -41,6 +41,7 @@ int run_plain_python(const LiveArgs& a) {
   if (!a.replay.empty() || !a.follow.empty())
     throw InputError("live python --uncontrolled runs the script as it is: no --replay, --follow");
   lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
+  job.hash_seed = lp::hash_seed_from_environment();
   if (!a.alloc.empty()) lp::start_alloc_capture(job, a.alloc, capture_name(a.script));
   fmt::print("live python --uncontrolled: {} (real threads{}); {}\n", a.script,
              a.time_limit > 0 ? fmt::format(", time limit {} s", a.time_limit) : "",
@@ -98,6 +99,7 @@ int run_python(LiveArgs a) {
   std::unique_ptr<sched::Strategy> strategy;
   std::optional<sched::Schedule> replay;
   lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
+  if (a.replay.empty()) job.hash_seed = lp::hash_seed_from_environment();  // a replay's: recorded
   if (!a.replay.empty()) {
     replay = sched::read_schedule(a.replay);
     if (replay->subject_name != "live-python")

@@ -10,7 +10,12 @@ pipelines written the way users write them (tests/live/pipelines):
 - a module-level ThreadPoolExecutor never shut down (module_pool.py): CPython's exit tells its
   workers to exit (threading's exit callbacks), so it is clean, as `python3 SCRIPT` exits 0; a
   task that never returns is the deadlock of main's join at exit; two processes give the same
-  executions, and a dfs search finds them deterministic.
+  executions, and a dfs search finds them deterministic;
+- string hashing (named_shards.py: threads started from a set of strings): the interpreter's
+  hash seed is fixed (0, or PYTHONHASHSEED's integer), recorded and used by a replay, so the
+  threads start in the same order in every process: the same traces in two processes, a failing
+  schedule replays in a fresh process whatever its PYTHONHASHSEED, hash() is python3's under the
+  same PYTHONHASHSEED; PYTHONHASHSEED=random is refused (exit 2).
 Usage: check_cpython.py RACELAB SOURCE_DIR
 """
 import json, os, subprocess, sys, tempfile
@@ -19,17 +24,22 @@ racelab, src = sys.argv[1], sys.argv[2]
 pipelines = os.path.join(src, "tests", "live", "pipelines")
 log_daemon = os.path.join(pipelines, "log_daemon.py")
 module_pool = os.path.join(pipelines, "module_pool.py")
+named_shards = os.path.join(pipelines, "named_shards.py")
 env = dict(os.environ)
 env.pop("PYTHONHASHSEED", None)
 failures = []
 
 
-def live(out, script, *args, strategy="random", executions=20, expect=None, seed=1, more=()):
-    cmd = [racelab, "live", "python", "--out", out, "--hang-timeout", "5", "--interpose", "none",
-           "--strategy", strategy, "--seed", str(seed), "--executions", str(executions), *more]
-    cmd += ["--expect", expect] if expect else []
-    cmd += [script, "--", *args]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+def live(out, script, *args, strategy="random", executions=20, expect=None, seed=1, more=(),
+         hash_seed=None):
+    cmd = [racelab, "live", "python", "--out", out, "--hang-timeout", "5"]
+    if script is not None:
+        cmd += ["--interpose", "none", "--strategy", strategy, "--seed", str(seed),
+                "--executions", str(executions)]
+    cmd += [*more, *(["--expect", expect] if expect else [])]
+    cmd += [script, "--", *args] if script is not None else []
+    run_env = dict(env, **({} if hash_seed is None else {"PYTHONHASHSEED": hash_seed}))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=run_env)
     try:
         r.report = json.load(open(os.path.join(out, "report.json")))
     except (OSError, ValueError):
@@ -37,10 +47,11 @@ def live(out, script, *args, strategy="random", executions=20, expect=None, seed
     return r
 
 
-def python(script, *args):
+def python(script, *args, hash_seed=None):
     """The script run by CPython itself: its exit status."""
+    run_env = dict(env, **({} if hash_seed is None else {"PYTHONHASHSEED": hash_seed}))
     return subprocess.run([sys.executable, script, *args], capture_output=True, text=True,
-                          timeout=60, env=env)
+                          timeout=60, env=run_env)
 
 
 def check(ok, what, r=None):
@@ -120,7 +131,30 @@ with tempfile.TemporaryDirectory() as tmp:
              more=("--max-preemptions", "1"))
     check(r.returncode == 1 and "cut short by the execution cap after 10 executions" in r.stdout,
           "a dfs search of module_pool.py did not run its 10 executions", r)
+    # 3. A set of strings: the same order in every process, as under PYTHONHASHSEED.
+    out = f"{tmp}/shards"
+    r = live(out, named_shards, "--print-hash")
+    check(clean(r, 20) and r.report.get("parameters", {}).get("hash_seed") == 0,
+          "named_shards.py is not clean, or its report does not record hash seed 0", r)
+    same(out, named_shards, "--print-hash")
+    p = python(named_shards, "--print-hash", hash_seed="0")
+    check(p.returncode == 0 and p.stdout.splitlines()[0] in r.stdout.splitlines(),
+          f"hash('racelab') differs from python3's under PYTHONHASHSEED=0 ({p.stdout.strip()})",
+          r)
+    r = live(f"{tmp}/shards-first", named_shards, "--first", "train", executions=50,
+             hash_seed="7")
+    schedule = f"{tmp}/shards-first/schedule-exception.json"
+    check(r.returncode == 1 and "was loaded first, not train" in first(r).get("message", "") and
+          r.report.get("parameters", {}).get("hash_seed") == 7 and os.path.exists(schedule),
+          "named_shards.py --first train (PYTHONHASHSEED=7): no exception, or seed 7 not kept", r)
+    again = live(f"{tmp}/shards-replay", None, more=("--replay", schedule), hash_seed="3")
+    check(again.returncode == 1 and first(again).get("message") == first(r).get("message"),
+          "the schedule of named_shards.py does not replay in a fresh process", again)
+    r = live(f"{tmp}/shards-random", named_shards, executions=1, hash_seed="random")
+    check(r.returncode == 2 and "PYTHONHASHSEED=random" in r.stderr and
+          len(r.stderr.strip().splitlines()) == 1, "PYTHONHASHSEED=random is not refused", r)
 
 if failures:
     sys.exit("\n".join(failures))
-print("cpython: racelab agrees with CPython on daemon threads and pools never shut down")
+print("cpython: racelab agrees with CPython on daemon threads, pools never shut down and "
+      "string hashing")

@@ -245,9 +245,26 @@ py::module_* load_module(const char* name, const char* source, const char* env) 
 // module (RACELAB_MODULE_PY), patches threading, then releases the GIL for the threads to come.
 // The interpreter lives until the process ends (racelab exits without finalizing it: foreign
 // threads may still be blocked in it).
-void start_interpreter() {
-  std::call_once(g_started, [] {
-    new py::scoped_interpreter(false);  // intentionally never destroyed
+//
+// Its configuration is the one pybind11's scoped_interpreter(false) makes (pybind11 2.11 on: a
+// regular Python's, without parsing argv; before: an isolated one that reads the environment),
+// without signal handlers, plus a fixed string hash seed: str and bytes hashes, and so the order
+// of a set of strings, are the same in every process, as under PYTHONHASHSEED=N.
+void start_interpreter(std::uint32_t hash_seed) {
+  std::call_once(g_started, [hash_seed] {
+    PyConfig config;
+#if PYBIND11_VERSION_HEX >= 0x020B0000
+    PyConfig_InitPythonConfig(&config);
+    config.parse_argv = 0;
+#else
+    PyConfig_InitIsolatedConfig(&config);
+    config.isolated = 0;
+    config.use_environment = 1;
+#endif
+    config.install_signal_handlers = 0;
+    config.use_hash_seed = 1;
+    config.hash_seed = hash_seed;
+    new py::scoped_interpreter(&config);  // intentionally never destroyed
     g_racelab = load_module("racelab", kRacelabPy, "RACELAB_MODULE_PY");
     g_threads = load_module("racelab_threads", kThreadsPy, "RACELAB_THREADS_PY");
     g_bridge = load_module("racelab_bridge", kBridgePy, "RACELAB_BRIDGE_PY");
@@ -458,7 +475,7 @@ std::unique_ptr<Subject> make_subject(const Job& job) {
   Job j = job;
   if (j.path.empty())
     j.path.push_back(std::filesystem::absolute(job.script).parent_path().string());
-  start_interpreter();
+  start_interpreter(j.hash_seed);
   {
     py::gil_scoped_acquire gil;
     const std::string bad = g_bridge->attr("check_script")(job.script).cast<std::string>();
@@ -480,6 +497,23 @@ std::unique_ptr<Subject> make_subject(const Job& job) {
   return std::make_unique<PythonSubject>(std::move(j), std::move(table));
 }
 
+std::uint32_t hash_seed_from_environment() {
+  const char* text = std::getenv("PYTHONHASHSEED");
+  if (text == nullptr || *text == '\0') return 0;
+  const std::string value = text;
+  if (value == "random")
+    throw InputError(
+        "PYTHONHASHSEED=random: racelab runs a script with a fixed string hash seed, so that its "
+        "executions replay in a fresh process; set PYTHONHASHSEED to an integer in "
+        "[0, 4294967295], or unset it (seed 0)");
+  if (value.size() <= 10 && value.find_first_not_of("0123456789") == std::string::npos) {
+    const unsigned long long n = std::stoull(value);
+    if (n <= 4294967295ULL) return static_cast<std::uint32_t>(n);
+  }
+  throw InputError(fmt::format(
+      "PYTHONHASHSEED={}: must be an integer in [0, 4294967295] (or unset: seed 0)", value));
+}
+
 std::string job_json(const Job& job) {
   nlohmann::ordered_json j;
   j["script"] = job.script;
@@ -490,6 +524,7 @@ std::string job_json(const Job& job) {
   if (!job.locks.empty()) j["locks"] = job.locks;
   if (!job.points.empty()) j["points"] = job.points;
   if (!job.blocking.empty()) j["blocking"] = job.blocking;
+  j["hash_seed"] = job.hash_seed;  // a replay's interpreter hashes strings as the run's did
   return j.dump();
 }
 
@@ -505,6 +540,7 @@ Job job_from_json(const std::string& text) {
     job.locks = j.value("locks", std::vector<std::string>{});
     job.points = j.value("points", std::vector<std::string>{});
     job.blocking = j.value("blocking", std::vector<std::string>{});
+    job.hash_seed = j.value("hash_seed", std::uint32_t{0});  // older schedules: 0
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("script parameters: {}", first_line(e.what())));
   }

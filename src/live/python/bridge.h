@@ -6,6 +6,7 @@
 // racelab's instrumented re-entrant lock, marks hand-offs to other threads as blocking calls and
 // makes function entries scheduling points. Threads the script did not start through threading
 // (LibTorch's autograd workers; _thread threads) stay foreign. docs/live.md explains it.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,7 +25,14 @@ struct Job {
   // re-entrant), of a function (its entry is a point), and MODULE.FUNC[=SERVED_BY] of a call that
   // waits for a thread racelab does not control.
   std::vector<std::string> dicts, locks, points, blocking;
+  // The interpreter's string hash seed, as PYTHONHASHSEED=N sets it: fixed, so that a set of
+  // strings iterates in the same order in every process (a schedule replays in a fresh one).
+  std::uint32_t hash_seed = 0;
 };
+
+// The hash seed of a new run: PYTHONHASHSEED where it is an integer in [0, 4294967295], 0 where
+// it is unset or empty; InputError for "random" (a run must replay) or anything else.
+std::uint32_t hash_seed_from_environment();
 
 bool built_with_python();
 std::string build_description();  // "CPython 3.11.2 (embedded)"

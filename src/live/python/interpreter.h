@@ -4,14 +4,16 @@
 // crash report). Not for use outside src/live/python.
 #include <pybind11/embed.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 
 namespace racelab::live::python {
 
-// Starts the interpreter once per process (see bridge.cc); the GIL is released when it returns.
-void start_interpreter();
+// Starts the interpreter once per process (see bridge.cc), its string hashing seeded with
+// `hash_seed` (the first call's holds); the GIL is released when it returns.
+void start_interpreter(std::uint32_t hash_seed);
 pybind11::module_& bridge_module();   // racelab_bridge.py (it imports racelab_threads.py)
 pybind11::module_& racelab_module();  // racelab.py, the module scripts import as `racelab`
 
