@@ -9,7 +9,6 @@ namespace racelab::sched::kinds {
 namespace {
 
 constexpr unsigned kAnySubject = kByScheduler;
-constexpr unsigned kCompilePath = kByModel | kByLiveTorch | kByLivePython;
 
 // Failures first, the ones that stop a program before the ones that corrupt it; evidence last.
 constexpr std::array<KindInfo, 13> kRegistry{{

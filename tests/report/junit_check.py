@@ -12,7 +12,8 @@ racelab, src, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 # One scenario that holds and one whose expectation is wrong on purpose.
-good = os.path.join(src, "scenarios/warmup/lock-first-forward.toml")
+# sdpa-fused: a dfs proof of 74,272 executions, a fraction of a second (also under ASan).
+good = os.path.join(src, "scenarios/sdpa/sdpa-fused.toml")
 bad = os.path.join(work, "wrong-expectation.toml")
 text = open(os.path.join(src, "scenarios/deadlock/lazy-2-drafters.toml")).read()
 text = text.replace('name = "lazy-2-drafters"', 'name = "wrong-expectation"')
@@ -28,7 +29,7 @@ suites = root.findall("testsuite")
 assert len(suites) == 1, suites
 suite = suites[0]
 cases = suite.findall("testcase")
-assert [c.get("name") for c in cases] == ["lock-first-forward", "wrong-expectation"], [c.get("name") for c in cases]
+assert [c.get("name") for c in cases] == ["sdpa-fused", "wrong-expectation"], [c.get("name") for c in cases]
 assert suite.get("tests") == "2" and suite.get("failures") == "1", suite.attrib
 assert cases[0].find("failure") is None
 failure = cases[1].find("failure")

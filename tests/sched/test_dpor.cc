@@ -339,7 +339,8 @@ TEST_CASE("dpor is deterministic: the same executions and findings on every run"
   CHECK(explore(small, threads).executions == explore(small, coroutines).executions);
 }
 
-TEST_CASE("dpor split: the same classes and kinds for any jobs and shards", "[dpor]") {
+// Tagged [parallel] so that it also runs under ThreadSanitizer (test_sched.parallel).
+TEST_CASE("dpor split: the same classes and kinds for any jobs and shards", "[parallel]") {
   for (bool fixed : {false, true}) {
     auto make = [fixed] {
       return std::unique_ptr<Subject>(new corpus::CompileLockDeadlock(fixed, 3));
