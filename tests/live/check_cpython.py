@@ -9,13 +9,16 @@ pipelines written the way users write them (tests/live/pipelines):
   main waiting for ever, is still a deadlock; two processes give the same executions;
 - a module-level ThreadPoolExecutor never shut down (module_pool.py): CPython's exit tells its
   workers to exit (threading's exit callbacks), so it is clean, as `python3 SCRIPT` exits 0; a
-  task that never returns is the deadlock of main's join at exit; two processes give the same
-  executions, and a dfs search finds them deterministic;
+  task that never returns is the deadlock of main's join at exit; a dfs search finds its
+  executions deterministic;
 - string hashing (named_shards.py: threads started from a set of strings): the interpreter's
   hash seed is fixed (0, or PYTHONHASHSEED's integer), recorded and used by a replay, so the
   threads start in the same order in every process: the same traces in two processes, a failing
   schedule replays in a fresh process whatever its PYTHONHASHSEED, hash() is python3's under the
-  same PYTHONHASHSEED; PYTHONHASHSEED=random is refused (exit 2).
+  same PYTHONHASHSEED; PYTHONHASHSEED=random is refused (exit 2);
+- `--uncontrolled` runs end as CPython's do: they wait for the non-daemon threads the script
+  started (main is not a daemon, so neither are they), not for its daemons, and a pool never
+  shut down is told to exit.
 Usage: check_cpython.py RACELAB SOURCE_DIR
 """
 import json, os, subprocess, sys, tempfile
@@ -45,6 +48,13 @@ def live(out, script, *args, strategy="random", executions=20, expect=None, seed
     except (OSError, ValueError):
         r.report = {}
     return r
+
+
+def plain(out, script, *args):
+    """The script run once with --uncontrolled (real threads)."""
+    cmd = [racelab, "live", "python", "--uncontrolled", "--interpose", "none", "--time-limit",
+           "30", "--out", out, script, "--", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
 
 
 def python(script, *args, hash_seed=None):
@@ -90,7 +100,8 @@ with tempfile.TemporaryDirectory() as tmp:
     # 1. Daemon threads: CPython exits 0 with its daemons still blocked or running; so does
     # racelab's execution (the heartbeat never blocks: random walk, as PCT can starve main).
     for args, strategies in [((), ("random", "pct")), (("--no-flush",), ("random",)),
-                             (("--heartbeat", "--no-flush"), ("random",))]:
+                             (("--heartbeat", "--no-flush"), ("random",)),
+                             (("--no-join",), ("random",))]:
         p = python(log_daemon, *args)
         check(p.returncode == 0, f"python3 log_daemon.py {' '.join(args)} did not exit 0", p)
         for strategy in strategies:
@@ -118,10 +129,8 @@ with tempfile.TemporaryDirectory() as tmp:
     # 2. A pool never shut down: its workers are told to exit at the interpreter's exit.
     p = python(module_pool)
     check(p.returncode == 0, "python3 module_pool.py did not exit 0", p)
-    for strategy in ("random", "pct"):
-        r = live(f"{tmp}/pool-{strategy}", module_pool, strategy=strategy)
-        check(clean(r, 20), f"module_pool.py ({strategy}) is not clean", r)
-    same(f"{tmp}/pool-random", module_pool)
+    r = live(f"{tmp}/pool-pct", module_pool, strategy="pct")
+    check(clean(r, 20), "module_pool.py (pct) is not clean", r)
     r = live(f"{tmp}/pool-stuck", module_pool, "--stuck-task", executions=5)
     message = first(r).get("message", "")
     check(r.returncode == 1 and first(r).get("kind") == "deadlock" and
@@ -153,6 +162,17 @@ with tempfile.TemporaryDirectory() as tmp:
     r = live(f"{tmp}/shards-random", named_shards, executions=1, hash_seed="random")
     check(r.returncode == 2 and "PYTHONHASHSEED=random" in r.stderr and
           len(r.stderr.strip().splitlines()) == 1, "PYTHONHASHSEED=random is not refused", r)
+
+    # 4. --uncontrolled: the interpreter's exit, for real.
+    for script, args, words in [(log_daemon, (), []),
+                                (log_daemon, ("--no-join",), ["worker 0 finished",
+                                                              "worker 1 finished"]),
+                                (module_pool, (), [])]:
+        name = f"{os.path.basename(script)} {' '.join(args)}"
+        r = plain(f"{tmp}/plain-{os.path.basename(script)}{''.join(args)}", script, *args)
+        check(r.returncode == 0 and "the script finished" in r.stdout and
+              all(w in r.stdout for w in words),
+              f"--uncontrolled {name}: not finished as CPython finishes it ({words})", r)
 
 if failures:
     sys.exit("\n".join(failures))

@@ -255,14 +255,17 @@ def run(script, argv, table, search_path):
 
 def run_plain(script, argv, table, search_path):
     """The script as __main__ on this thread, uncontrolled (`--uncontrolled`): its threads are
-    real threads and its locks real locks. Waits for its non-daemon threads, as the interpreter
-    does at exit, and returns the failures [(kind, message)]: an exception that ended a thread
-    (classified by the table's "exceptions"), or a failing exit status."""
+    real threads and its locks real locks. Ends as the interpreter's exit does (threading's exit
+    callbacks, then a wait for its non-daemon threads; this thread, like the interpreter's main
+    thread, is not a daemon, so neither are the threads it starts unless asked), and returns the
+    failures [(kind, message)]: an exception that ended a thread (classified by the table's
+    "exceptions"), or a failing exit status."""
     for p in reversed(search_path):
         if p not in sys.path:
             sys.path.insert(0, p)
     _exception_kinds[:] = [dict(c) for c in table.get("exceptions", [])]
     _plain_failures.clear()
+    _as_main_thread()
     sys.argv = [script] + list(argv)
     try:
         runpy.run_path(script, run_name="__main__")
@@ -273,9 +276,15 @@ def run_plain(script, argv, table, search_path):
         import traceback
         traceback.print_exc()
         _plain_failures.append(_plain_finding(e, "main"))
+    # The interpreter's exit (threading._shutdown): threading's exit callbacks (concurrent.futures
+    # tells its pools' workers to exit), then the wait for the non-daemon threads.
+    threading._SHUTTING_DOWN = True
+    for call in reversed(list(threading._threading_atexits)):
+        call()
     skip = (threading.current_thread(), threading.main_thread())  # racelab's own threads
     for t in threading.enumerate():
-        if t not in skip and not t.daemon and t.is_alive():
+        if t not in skip and not t.daemon and t.is_alive() and \
+                not isinstance(t, threading._DummyThread):  # a thread threading did not start
             t.join()
     return list(_plain_failures)
 

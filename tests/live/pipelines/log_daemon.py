@@ -9,6 +9,8 @@ and stops the daemons wherever they are.
     log_daemon.py --heartbeat     also a daemon that never blocks (time.sleep in a loop); clean
     log_daemon.py --lock-order    two workers take two locks in opposite orders: can deadlock
     log_daemon.py --wait-ready    main waits for an Event nobody sets: deadlocks, daemons or not
+    log_daemon.py --no-join       main does not join the workers, which outlive it (they sleep
+                                  a while first): CPython waits for them at exit; clean
 """
 import queue
 import sys
@@ -41,6 +43,9 @@ def worker(index):
     while True:
         batch = batches.get()
         if batch is None:
+            if "--no-join" in sys.argv:
+                time.sleep(0.3)
+                print(f"worker {index} finished", flush=True)
             return
         if "--lock-order" in sys.argv:
             first, second = (stats_lock, model_lock) if index == 0 else (model_lock, stats_lock)
@@ -60,10 +65,11 @@ for b in range(3):
     batches.put(b)
 for _ in workers:
     batches.put(None)
-for w in workers:
-    w.join()
+if "--no-join" not in sys.argv:
+    for w in workers:
+        w.join()
 if "--wait-ready" in sys.argv:
     ready.wait()
-if "--no-flush" not in sys.argv:
+if "--no-flush" not in sys.argv and "--no-join" not in sys.argv:
     log_q.join()
     assert len(written) == 3, written
