@@ -22,4 +22,8 @@ void add_report(CLI::App* alloc, Runner& run);   // alloc_report.cc
 void add_whatif(CLI::App* alloc, Runner& run);   // alloc_whatif.cc
 void add_convert(CLI::App* alloc, Runner& run);  // alloc_whatif.cc
 
+// racelab alloc report TRACE --out OUT with default settings: what racelab live alloc prints
+// after its capture (alloc_report.cc).
+int report_with_defaults(const std::string& trace, const std::string& out);
+
 }  // namespace racelab::cli::alloccmd

@@ -159,13 +159,13 @@ void add_report(CLI::App* alloc, Runner& run) {
   pc->callback([&run, pa] { run = [pa] { return report_command(*pa); }; });
 }
 
-}  // namespace alloccmd
-
-int alloc_report(const std::string& trace, const std::string& out) {
-  alloccmd::ReportArgs a;
+int report_with_defaults(const std::string& trace, const std::string& out) {
+  ReportArgs a;
   a.traces = {trace};
   a.out = out;
-  return alloccmd::report_command(a);
+  return report_command(a);
 }
+
+}  // namespace alloccmd
 
 }  // namespace racelab::cli

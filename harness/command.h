@@ -27,16 +27,8 @@ void add_merge(CLI::App& app, Runner& run);
 void add_live(CLI::App& app, Runner& run);
 void add_check(CLI::App& app, Runner& run);
 
-// racelab live torch --replay SCHEDULE --out OUT (used by racelab replay for live schedules).
-int live_torch_replay(const std::string& schedule, const std::string& out);
-// racelab live python --replay SCHEDULE --out OUT (racelab replay of a live Python schedule).
-int live_python_replay(const std::string& schedule, const std::string& out);
-
 // The command line racelab was started with (for re-running itself under rr).
 std::vector<std::string>& program_args();
-
-// racelab alloc report TRACE --out OUT with default settings (used by racelab live alloc).
-int alloc_report(const std::string& trace, const std::string& out);
 
 // --jobs N and --shard K/N (explore, suite).
 struct PartitionArgs {

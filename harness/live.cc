@@ -42,18 +42,12 @@ std::string settings_footer() {
 
 }  // namespace
 
-int live_torch_replay(const std::string& schedule, const std::string& out) {
+int livecmd::replay_live(const std::string& subject, const std::string& schedule,
+                         const std::string& out) {
   LiveArgs a;
   a.replay = schedule;
   a.out = out;
-  return run_torch(a);
-}
-
-int live_python_replay(const std::string& schedule, const std::string& out) {
-  LiveArgs a;
-  a.replay = schedule;
-  a.out = out;
-  return run_python(a);
+  return subject == "live-python" ? run_python(a) : run_torch(a);
 }
 
 // The options every live search shares (live torch, live python).

@@ -70,4 +70,8 @@ int run_alloc(AllocArgs a);
 // live_python.cc
 int run_python(LiveArgs a);
 
+// racelab replay of a live schedule (live.cc): `subject` is its header's, live-torch or
+// live-python; the schedule replays as racelab live torch | python --replay would replay it.
+int replay_live(const std::string& subject, const std::string& schedule, const std::string& out);
+
 }  // namespace racelab::cli::livecmd

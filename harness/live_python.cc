@@ -13,10 +13,9 @@
 #include "live.h"
 #include "live/python/bridge.h"
 #include "live/python/follow.h"
-#include "racelab/version.h"
+#include "report/live_report.h"
 #include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
-#include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -54,39 +53,27 @@ int run_plain_python(const LiveArgs& a) {
   else if (!r.failures.empty())
     ended = r.failures.front().first;
   if (!a.alloc.empty()) print_capture(lp::finish_alloc_capture(ended));
-  nlohmann::ordered_json report;
-  report["format"] = kLiveReportFormat;
-  report["version"] = kLiveReportVersion;
-  report["racelab_version"] = kVersion;
-  report["subject"] = "live-python";
-  report["uncontrolled"] = true;
-  report["parameters"] = nlohmann::ordered_json::parse(lp::job_json(job));
-  report["seconds"] = r.seconds;
-  report["finished"] = r.finished;
-  report["findings"] = nlohmann::ordered_json::array();
-  for (const auto& [kind, message] : r.failures)
-    report["findings"].push_back({{"kind", kind}, {"message", message}});
+  report::UncontrolledRun run;
+  run.parameters = nlohmann::ordered_json::parse(lp::job_json(job));
+  run.seconds = r.seconds;
+  run.finished = r.finished;
+  run.time_limit = a.time_limit;
+  run.failures = r.failures;
+  run.alloc = a.alloc;
   if (!r.finished) {
-    const std::string msg = fmt::format(
-        "the script was still running after --time-limit {} s (every thread's Python stack: "
-        "{}/stacks.txt)",
-        a.time_limit, a.out);
-    report["findings"].push_back({{"kind", live::kinds::kHang}, {"message", msg}});
+    ensure_directory(a.out);
+    lp::dump_stacks((std::filesystem::path(a.out) / "stacks.txt").string());
   }
-  if (!a.alloc.empty()) report["alloc"] = a.alloc;
-  ensure_directory(a.out);
-  if (!r.finished) lp::dump_stacks((std::filesystem::path(a.out) / "stacks.txt").string());
-  write_file_atomic(std::filesystem::path(a.out) / "report.json", report.dump(2) + "\n");
-  for (const auto& f : report["findings"])
-    fmt::print("{}: {}\n", paint(f["kind"].get<std::string>(), Colour::kRed),
-               f["message"].get<std::string>());
-  if (report["findings"].empty())
+  const auto findings = report::write_uncontrolled_report(a.out, run);
+  for (const auto& [kind, message] : findings)
+    fmt::print("{}: {}\n", paint(kind, Colour::kRed), message);
+  if (findings.empty())
     fmt::print("{} in {:.2f} s\n", paint("the script finished", Colour::kGreen), r.seconds);
   fmt::print("report: {}/report.json\n", a.out);
   std::fflush(stdout);
   std::fflush(stderr);
   // Not finalized: a hung run's threads are still in the interpreter.
-  std::_Exit(report["findings"].empty() ? kExitOk : kExitFound);
+  std::_Exit(findings.empty() ? kExitOk : kExitFound);
 }
 
 }  // namespace

@@ -68,7 +68,7 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
     fmt::print("{}\n", paint(verdict.cut_short ? "no deadlock, hang or exception so far"
                                                : "no deadlock, hang or exception",
                              verdict.cut_short ? Colour::kYellow : Colour::kGreen));
-  print_stopped_early(o.interrupted, o.time_limit);
+  print_stopped_early(o.interrupted(), o.time_limit());
   const live::SearchOptions so = search_options(a);
   fmt::print("{}; {:.2f} s on {}\n", live::coverage_brief(so, o, strategy_desc), o.seconds,
              info.build);

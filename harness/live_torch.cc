@@ -12,7 +12,6 @@
 // A hang cannot be unwound (threads are stuck inside LibTorch), so after writing its results the
 // command ends the process at once.
 #include <fmt/format.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,60 +21,33 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "alloc.h"
 #include "command.h"
 #include "live.h"
 #include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
-#include "util/doctor.h"
 #include "util/errors.h"
 #include "util/files.h"
+#include "util/rr.h"
 
 namespace racelab::cli::livecmd {
 
 namespace {
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// --rr: runs this same command (without --rr) under `rr record --chaos` and prints the rr replay
-// command. rr's capability check is racelab doctor's (check_rr): where rr cannot record, exit 2
-// with its reason and the schedule-replay alternative.
+// --rr: runs this same command (without --rr) under `rr record --chaos` (util/rr.h) and prints
+// the rr replay command.
 int run_under_rr(const LiveArgs& a) {
   const std::string device =
       a.replay.empty() ? a.cfg.device
                        : sched::read_schedule(a.replay).parameters.value("device", std::string());
-  if (device == "cuda")
-    throw InputError(
-        "--rr: rr cannot record a CUDA run (the NVIDIA driver's ioctls and device memory mappings "
-        "are outside what rr records); replay the schedule instead: racelab live torch --replay "
-        "SCHEDULE");
-  const DoctorItem rr = check_rr();
-  if (!rr.ok)
-    throw InputError(
-        fmt::format("--rr: {} (racelab live torch --replay SCHEDULE replays a run "
-                    "without rr)",
-                    rr.value));
-  std::vector<std::string> args = {"rr", "record", "--chaos", "/proc/self/exe"};
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) args.back() = self.string();
-  const auto& argv = program_args();
-  for (std::size_t i = 1; i < argv.size(); ++i)
-    if (argv[i] != "--rr") args.push_back(argv[i]);
-  ensure_directory(a.out);
-  const std::string trace_dir = (std::filesystem::path(a.out) / "rr").string();
-  ensure_directory(trace_dir);
-  std::string command = "_RR_TRACE_DIR=" + shell_quote(trace_dir);
-  for (const auto& s : args) command += " " + shell_quote(s);
-  fmt::print("recording under rr: {}\n", command);
-  std::fflush(stdout);
-  const int status = std::system(command.c_str());
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitInternal;
-  fmt::print("rr trace: {}/latest-trace\n  rr replay {}/latest-trace\n", trace_dir, trace_dir);
-  return code;
+  const RrRecording rec =
+      record_under_rr(program_args(), "--rr", device, a.out, [](const std::string& command) {
+        fmt::print("recording under rr: {}\n", command);
+        std::fflush(stdout);
+      });
+  fmt::print("rr trace: {}/latest-trace\n  rr replay {}/latest-trace\n", rec.trace_dir,
+             rec.trace_dir);
+  return rec.exit_code;
 }
 
 }  // namespace
@@ -143,7 +115,7 @@ int run_alloc(AllocArgs a) {
   fmt::print("{}\n", got.summary);
   fmt::print("trace: {}\nstats: {}\n", got.pickle_path, got.stats_path);
   std::fflush(stdout);
-  return alloc_report(got.pickle_path, a.out);
+  return alloccmd::report_with_defaults(got.pickle_path, a.out);
 }
 
 }  // namespace racelab::cli::livecmd

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "command.h"
+#include "live.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
 #include "report/cli.h"
@@ -35,7 +36,8 @@ int replay_command(const ReplayArgs& a) {
   const sched::Schedule s = sched::read_schedule(a.schedule);
   if (s.subject_name == "live-torch") {
     // A schedule of the live workload: it replays on real threads, with its own parameters.
-    return live_torch_replay(a.schedule, a.out.empty() ? "racelab-out/live-torch-replay" : a.out);
+    return livecmd::replay_live(s.subject_name, a.schedule,
+                                a.out.empty() ? "racelab-out/live-torch-replay" : a.out);
   }
   if (s.subject_name == "live-python") {
     // A schedule of a live Python script: it replays in the embedded interpreter, with the
@@ -44,7 +46,8 @@ int replay_command(const ReplayArgs& a) {
       throw InputError(fmt::format(
           "{}: a schedule of racelab live python; --scenario applies to model schedules only",
           a.schedule));
-    return live_python_replay(a.schedule, a.out.empty() ? "racelab-out/live-python-replay" : a.out);
+    return livecmd::replay_live(s.subject_name, a.schedule,
+                                a.out.empty() ? "racelab-out/live-python-replay" : a.out);
   }
   const model::ReplayRun run =
       model::replay_schedule(s, {a.schedule, a.scenario, a.on_divergence, a.seed});

@@ -1,6 +1,8 @@
-// The live runtime's engine (see live.h): run() and its decision loop, the wind-down that unwinds
-// parked threads and keeps stuck ones alive, and the results. The state it drives is
-// Runtime::Impl (runtime_impl.h); the threads' side of each step is in runtime_threads.cc.
+// The live runtime's engine (see live.h): run(), the real world its decisions are made in (a
+// Runtime::Impl::World for sched::decide_loop, the one decision loop of model and live subjects),
+// the wind-down that unwinds parked threads and keeps stuck ones alive, and the results. The state
+// it drives is Runtime::Impl (runtime_impl.h); the threads' side of each step is in
+// runtime_threads.cc.
 //
 // One decision: wait for the running thread to come back to a scheduling point (or finish, or go
 // away into a blocking call), let foreign threads settle, collect the enabled threads, and let the
@@ -61,95 +63,131 @@ std::uint64_t handoff_fingerprint(const Result& r) {
   return sched::handoff_fingerprint(std::move(accesses));
 }
 
-bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& view,
-                                     std::unique_lock<std::mutex>& lk) {
-  sched::Decider decider(strategy, options.max_steps);
-  std::vector<ThreadId> enabled_threads;
-  auto wait_activity = [&](auto until_done) {
-    // Waits until until_done() holds; false when nothing at all happened for hang_timeout.
-    spin(lk, until_done);
+// The real world of sched::decide_loop (decide.h): the runtime's threads, with state_mutex held
+// through `lk` except while it waits. Its waits are where a live decision differs from a
+// simulated one: the running thread must come back to a scheduling point, and threads racelab
+// does not control (foreign threads, threads inside blocking calls) must settle or change the
+// world before a choice is made.
+class Runtime::Impl::World {
+ public:
+  World(Runtime::Impl& rt, sched::Strategy& strategy, std::unique_lock<std::mutex>& lk)
+      : rt_(rt), strategy_(strategy), lk_(lk) {}
+
+  bool hung() const { return hung_; }
+
+  // 1. The running thread comes back to a scheduling point, goes away or finishes. 2. Foreign
+  // threads and threads inside blocking calls reach their next operation: while a thread is away
+  // or a foreign thread holds or waits for a mutex, wait until nothing has happened for
+  // `settle`. 3. The program's end: every non-daemon thread has finished; the daemon threads
+  // left are stopped where they are, as the interpreter's exit stops them (live.h).
+  bool ready() {
+    if (!wait_activity([&] { return rt_.running() < 0 || rt_.fatal; })) {
+      rt_.report_stuck(
+          fmt::format("no progress for {:.1f} s",
+                      std::chrono::duration<double>(rt_.options.hang_timeout).count()));
+      hung_ = true;
+      return false;
+    }
+    if (rt_.fatal) return false;
+    const auto settle_end = SteadyClock::now() + rt_.options.hang_timeout;
+    while (rt_.foreign_busy() && SteadyClock::now() < settle_end) {
+      const std::uint64_t seen = rt_.activity;
+      rt_.engine_cv.wait_for(lk_, rt_.options.settle, [&] { return rt_.activity != seen; });
+      if (rt_.activity == seen) break;
+    }
+    if (rt_.non_daemons_finished()) {
+      for (int c : rt_.controlled)
+        if (rt_.agents[c].state != State::kFinished)
+          rt_.record(c, "stopped at exit (daemon thread)", false);
+      return false;
+    }
+    return true;
+  }
+
+  const std::vector<ThreadId>& enabled() {
+    enabled_.clear();
+    for (ThreadId t = 0; t < static_cast<ThreadId>(rt_.controlled.size()); ++t)
+      if (is_enabled(t)) enabled_.push_back(t);
+    return enabled_;
+  }
+  bool is_enabled(ThreadId t) const { return rt_.enabled(rt_.controlled[t]); }
+
+  // No controlled thread can run. A deadlock unless a foreign thread could still wake one
+  // (report_stuck: then a hang). When only something outside the engine's control can move, a
+  // wait-for cycle through it that holds still for cycle_confirm is a deadlock; otherwise wait
+  // up to hang_timeout for it to move, and look again.
+  bool none_enabled() {
+    if (!rt_.can_change()) {
+      rt_.report_stuck(
+          "no thread can run, and only a thread racelab does not control could wake one", true);
+      return false;
+    }
+    const std::uint64_t seen = rt_.activity;
+    const bool cycle = !rt_.find_cycle().empty();
+    const auto patience = cycle ? std::min(rt_.options.cycle_confirm, rt_.options.hang_timeout)
+                                : rt_.options.hang_timeout;
+    if (!rt_.engine_cv.wait_for(lk_, patience, [&] { return rt_.activity != seen || rt_.fatal; })) {
+      rt_.report_stuck(
+          fmt::format("no progress for {:.1f} s", std::chrono::duration<double>(patience).count()));
+      hung_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  // A replayed step whose thread waits for a mutex a foreign thread holds, or for a thread that
+  // is away: wait for the world to catch up rather than diverge.
+  bool await(const sched::Decision& d) {
+    if (!strategy_.awaited(d) || !rt_.can_change()) return false;
+    const std::uint64_t seen = rt_.activity;
+    return rt_.engine_cv.wait_for(lk_, rt_.options.hang_timeout,
+                                  [&] { return rt_.activity != seen || rt_.fatal; });
+  }
+
+  void livelock(std::string message) {
+    rt_.result.findings.push_back(sched::Finding{sched::kinds::kLivelock,
+                                                 std::move(message),
+                                                 static_cast<std::int64_t>(rt_.decisions),
+                                                 {},
+                                                 {}});
+  }
+
+  bool take(ThreadId t, std::uint64_t /*step*/) {
+    rt_.result.choices.push_back(t);
+    rt_.apply(rt_.controlled[t]);
+    ++rt_.decisions;
+    return true;
+  }
+
+ private:
+  // Waits until until_done() holds; false when nothing at all happened for hang_timeout.
+  template <class Pred>
+  bool wait_activity(Pred until_done) {
+    rt_.spin(lk_, until_done);
     while (!until_done()) {
-      const std::uint64_t seen = activity;
-      if (!engine_cv.wait_for(lk, options.hang_timeout,
-                              [&] { return until_done() || activity != seen; }))
+      const std::uint64_t seen = rt_.activity;
+      if (!rt_.engine_cv.wait_for(lk_, rt_.options.hang_timeout,
+                                  [&] { return until_done() || rt_.activity != seen; }))
         return false;
     }
     return true;
-  };
-  for (;;) {
-    // 1. The running thread comes back to a scheduling point, goes away or finishes.
-    if (!wait_activity([&] { return running() < 0 || fatal; })) {
-      report_stuck(fmt::format("no progress for {:.1f} s",
-                               std::chrono::duration<double>(options.hang_timeout).count()));
-      return true;
-    }
-    if (fatal) return false;
-    // 2. Let foreign threads and threads inside blocking calls reach their next operation: while
-    // a thread is away or a foreign thread holds or waits for a mutex, wait until nothing has
-    // happened for `settle`.
-    {
-      const auto settle_end = SteadyClock::now() + options.hang_timeout;
-      while (foreign_busy() && SteadyClock::now() < settle_end) {
-        const std::uint64_t seen = activity;
-        engine_cv.wait_for(lk, options.settle, [&] { return activity != seen; });
-        if (activity == seen) break;
-      }
-    }
-    // 3. The program's end: every non-daemon thread has finished. The daemon threads left are
-    // stopped where they are, as the interpreter's exit stops them (live.h).
-    if (non_daemons_finished()) {
-      for (int c : controlled)
-        if (agents[c].state != State::kFinished)
-          record(c, "stopped at exit (daemon thread)", false);
-      return false;
-    }
-    // 4. Choose.
-    enabled_threads.clear();
-    for (ThreadId t = 0; t < static_cast<ThreadId>(controlled.size()); ++t)
-      if (enabled(controlled[t])) enabled_threads.push_back(t);
-    if (enabled_threads.empty()) {
-      if (!can_change()) {
-        // A deadlock unless a foreign thread could still wake one (report_stuck): then a hang.
-        report_stuck("no thread can run, and only a thread racelab does not control could wake one",
-                     true);
-        return false;
-      }
-      // Only something outside the engine's control can move now. A wait-for cycle through it
-      // that holds still for cycle_confirm is a deadlock; otherwise wait up to hang_timeout.
-      const std::uint64_t seen = activity;
-      const bool cycle = !find_cycle().empty();
-      const auto patience =
-          cycle ? std::min(options.cycle_confirm, options.hang_timeout) : options.hang_timeout;
-      if (!engine_cv.wait_for(lk, patience, [&] { return activity != seen || fatal; })) {
-        report_stuck(fmt::format("no progress for {:.1f} s",
-                                 std::chrono::duration<double>(patience).count()));
-        return true;
-      }
-      continue;
-    }
-    const ThreadId previous = decider.previous();
-    const sched::Decision d = decider.decision(
-        enabled_threads, previous != sched::kNoThread && enabled(controlled[previous]), decisions,
-        view);
-    // A replayed step whose thread waits for a mutex a foreign thread holds, or for a thread
-    // that is away: wait for the world to catch up rather than diverge.
-    if (strategy.awaited(d) && can_change()) {
-      const std::uint64_t seen = activity;
-      if (engine_cv.wait_for(lk, options.hang_timeout, [&] { return activity != seen || fatal; }))
-        continue;
-    }
-    if (auto livelock = decider.over_step_limit(decisions)) {
-      result.findings.push_back(sched::Finding{
-          sched::kinds::kLivelock, *livelock, static_cast<std::int64_t>(decisions), {}, {}});
-      return false;
-    }
-    // A live execution cannot be abandoned (kNoThread): only model subjects record what dpor needs.
-    const ThreadId t = decider.pick(d, false);
-    result.preemptions = decider.preemptions();
-    result.choices.push_back(t);
-    apply(controlled[t]);
-    ++decisions;
   }
+
+  Runtime::Impl& rt_;
+  sched::Strategy& strategy_;
+  std::unique_lock<std::mutex>& lk_;
+  std::vector<ThreadId> enabled_;
+  bool hung_ = false;
+};
+
+bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& view,
+                                     std::unique_lock<std::mutex>& lk) {
+  sched::Decider decider(strategy, options.max_steps);
+  World world(*this, strategy, lk);
+  // A live execution cannot be abandoned (kNoThread): only model subjects record what dpor needs.
+  sched::decide_loop(world, decider, view, false);
+  result.preemptions = decider.preemptions();
+  return world.hung();
 }
 
 bool Runtime::Impl::wind_down(bool hung, bool failed) {

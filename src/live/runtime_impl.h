@@ -289,6 +289,9 @@ struct Runtime::Impl {
   }
 
   // ---- The engine (runtime.cc).
+  // The real world of sched::decide_loop: this state, its waits for threads racelab does not
+  // control, and its application of a chosen step.
+  class World;
   // Runs decisions until the execution ends (state_mutex held through `lk`); true when it hung,
   // leaving threads in real calls. `view` is the Runtime, as strategies see it.
   bool decide_until_end(sched::Strategy& strategy, const Runtime& view,

@@ -80,11 +80,7 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
     }
     return true;
   };
-  if (const auto why = sched::run_loop(budget, strategy, proves, run_one, after)) {
-    o.interrupted = *why == sched::StopReason::kInterrupted;
-    o.time_limit = *why == sched::StopReason::kTimeLimit;
-    o.exhausted = *why == sched::StopReason::kExhausted;
-  }
+  if (const auto why = sched::run_loop(budget, strategy, proves, run_one, after)) o.stop = *why;
   if (!o.failure && o.other) {  // no deadlock: the other failure is the result
     o.failure = std::move(o.other);
     o.failure_execution = o.other_execution;
@@ -104,8 +100,8 @@ Judgement judge(const SearchOptions& a, const Outcome& o) {
     j.found_deadlock = o.failure->found(sched::kinds::kDeadlock);
   }
   // A dfs search asked to show the program clean proves nothing until it covers its space.
-  j.cut_short = !j.failed && !j.inconclusive && !samples(a) && !o.exhausted && a.replay.empty() &&
-                a.expect == "clean";
+  j.cut_short = !j.failed && !j.inconclusive && a.replay.empty() && a.expect == "clean" &&
+                sched::absence_cut_short(!samples(a), o.stop);
   if (j.inconclusive)
     j.exit_code = kExitInternal;
   else if (j.cut_short)
@@ -122,19 +118,17 @@ bool samples(const SearchOptions& a) {
 }
 
 std::string coverage_brief(const SearchOptions& a, const Outcome& o, const std::string& desc) {
-  const std::string stopped = o.interrupted  ? "an interrupt"
-                              : o.time_limit ? "the time limit"
-                                             : "the execution cap";
+  const std::string stopped = sched::stop_reason_words(o.stop);
   if (!a.replay.empty()) return fmt::format("replayed {} ({} execution)", a.replay, o.executions);
   if (o.stopped_at_failure)
     return fmt::format("{} executions ({}), stopped at the first failure", o.executions, desc);
   if (samples(a)) {
-    return o.interrupted || o.time_limit
+    return o.interrupted() || o.time_limit()
                ? fmt::format("sampled {} of {} executions ({}; stopped by {}), not a proof",
                              o.executions, a.executions, desc, stopped)
                : fmt::format("sampled {} executions ({}), not a proof", o.executions, desc);
   }
-  if (o.exhausted)
+  if (o.exhausted())
     return fmt::format("exhaustive within the bound ({}): {} executions", desc, o.executions);
   return fmt::format(
       "cut short by {} after {} executions ({}) before covering the bounded space: not a proof",

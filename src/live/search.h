@@ -19,6 +19,7 @@
 
 #include "live/live.h"
 #include "sched/coverage.h"
+#include "sched/loop.h"
 #include "sched/strategy.h"
 
 namespace racelab::live {
@@ -46,10 +47,12 @@ struct Outcome {
   std::optional<Result> other;
   std::uint64_t other_execution = 0;
   double seconds = 0;
-  bool exhausted = false;
-  bool interrupted = false;
-  bool time_limit = false;
+  // Why the search stopped, when not at a failure (sched/loop.h); kBudget also when it did.
+  sched::StopReason stop = sched::StopReason::kBudget;
   bool stopped_at_failure = false;  // the search ended at a failure (not at the budget)
+  bool exhausted() const { return stop == sched::StopReason::kExhausted; }
+  bool interrupted() const { return stop == sched::StopReason::kInterrupted; }
+  bool time_limit() const { return stop == sched::StopReason::kTimeLimit; }
   // The interleaving classes the executions showed (live::handoff_fingerprint).
   sched::Coverage coverage;
 };

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "model/live_case.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
@@ -90,7 +91,7 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
   const auto t0 = std::chrono::steady_clock::now();
   const int code = spawn_and_wait(r.argv, "", r.log);
   r.seconds = seconds_since(t0);
-  const nlohmann::json rep = read_json_or_null(fs::path(out) / "report.json");
+  const nlohmann::json rep = read_live_report(fs::path(out) / "report.json");
   if (code == 2 || rep.is_null()) {
     r.state = RaceVerdict::State::kError;
     r.reason = fmt::format("racelab live python exited {}: {}", code, last_line(r.log));
@@ -217,7 +218,7 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   m.log = (plain / "live.log").string();
   const auto t0 = std::chrono::steady_clock::now();
   const int code = spawn_and_wait(m.argv, python_path, m.log);
-  const nlohmann::json rep = read_json_or_null(plain / "report.json");
+  const nlohmann::json rep = read_live_report(plain / "report.json");
   m.seconds = seconds_since(t0);
   if (code == 2 || rep.is_null()) {
     const std::string line = last_line(m.log);

@@ -50,25 +50,14 @@ Verdict ScenarioRun::verdict() const {
   if (!holds()) return Verdict::kFail;
   // Finding a `must` kind is a witness (its schedule); claiming a `must_not` kind absent is a
   // proof only when the proving strategy covered its whole bounded space.
-  if (proves() && !result.exhausted() && !scenario.must_not.empty()) return Verdict::kInconclusive;
+  if (sched::absence_cut_short(proves(), result.stop) && !scenario.must_not.empty())
+    return Verdict::kInconclusive;
   return Verdict::kPass;
 }
 
 namespace {
 
-std::string cut_by(sched::StopReason r) {
-  switch (r) {
-    case sched::StopReason::kBudget:
-      return "the execution cap";
-    case sched::StopReason::kTimeLimit:
-      return "the time limit";
-    case sched::StopReason::kInterrupted:
-      return "an interrupt";
-    case sched::StopReason::kExhausted:
-      break;
-  }
-  return "?";
-}
+std::string cut_by(sched::StopReason r) { return sched::stop_reason_words(r); }
 
 }  // namespace
 

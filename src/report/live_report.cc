@@ -92,7 +92,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   report["strategy"] = strategy_desc;
   report["executions"] = o.executions;
   report["seconds"] = o.seconds;
-  report["exhausted"] = o.exhausted;
+  report["exhausted"] = o.exhausted();
   report["proves"] = !live::samples(a);
   report["interleavings"] = sched::coverage_json(o.coverage.summary(), live::samples(a));
   report["kinds_seen"] = o.kinds;
@@ -139,6 +139,33 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   }
   write_file_atomic(dir / "report.json", report.dump(2) + "\n");
   return schedule_path;
+}
+
+std::vector<std::pair<std::string, std::string>> write_uncontrolled_report(
+    const std::filesystem::path& out, const UncontrolledRun& run) {
+  std::vector<std::pair<std::string, std::string>> findings = run.failures;
+  if (!run.finished)
+    findings.emplace_back(
+        live::kinds::kHang,
+        fmt::format("the script was still running after --time-limit {} s (every thread's Python "
+                    "stack: {}/stacks.txt)",
+                    run.time_limit, out.string()));
+  nlohmann::ordered_json report;
+  report["format"] = kLiveReportFormat;
+  report["version"] = kLiveReportVersion;
+  report["racelab_version"] = kVersion;
+  report["subject"] = run.subject;
+  report["uncontrolled"] = true;
+  report["parameters"] = run.parameters;
+  report["seconds"] = run.seconds;
+  report["finished"] = run.finished;
+  report["findings"] = nlohmann::ordered_json::array();
+  for (const auto& [kind, message] : findings)
+    report["findings"].push_back({{"kind", kind}, {"message", message}});
+  if (!run.alloc.empty()) report["alloc"] = run.alloc;
+  ensure_directory(out.string());
+  write_file_atomic(out / "report.json", report.dump(2) + "\n");
+  return findings;
 }
 
 }  // namespace racelab::report

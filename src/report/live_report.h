@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "live/search.h"
 
@@ -24,5 +26,22 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
 // Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
 std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
                           const live::Outcome& o, const std::string& strategy_desc);
+
+// One plain run of a script (racelab live python --uncontrolled): real threads, nothing
+// interposed, the time limit its only bound.
+struct UncontrolledRun {
+  std::string subject = "live-python";
+  nlohmann::ordered_json parameters;  // the job, as a live search's report names it
+  double seconds = 0;
+  bool finished = false;  // false: still running at the time limit, a hang
+  double time_limit = 0;
+  std::vector<std::pair<std::string, std::string>> failures;  // (kind, message) the script raised
+  std::string alloc;  // the allocator capture's directory, or ""
+};
+// Writes `out`/report.json for it (the live report format, "uncontrolled": true); returns its
+// findings, in order: the failures, then the hang of a run still going at the time limit (whose
+// every thread's Python stack the caller writes to `out`/stacks.txt).
+std::vector<std::pair<std::string, std::string>> write_uncontrolled_report(
+    const std::filesystem::path& out, const UncontrolledRun& run);
 
 }  // namespace racelab::report

@@ -1,16 +1,17 @@
 #pragma once
-// The world-independent half of a decision loop, shared by the model's engine (engine.cc, over a
-// simulated Execution) and the live runtime (src/live/runtime.cc, over real threads): the step
+// The decision core, shared by the model's engine (engine.cc, over a simulated Execution) and the
+// live runtime (src/live/runtime.cc, over real threads): the decision loop (decide_loop), the step
 // limit and its livelock message, the Decision a strategy sees, the pick and its invariant (the
 // strategy chose an enabled thread; checked in every build type), preemption counting, and the
 // wait-for cycle search behind every deadlock message. Each world says what is enabled, applies
-// the chosen step and resumes the thread; nothing here knows how.
+// the chosen step and resumes the thread (the World of decide_loop); nothing here knows how.
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sched/strategy.h"
@@ -44,6 +45,55 @@ class Decider {
   ThreadId previous_ = kNoThread;
   std::vector<std::uint64_t> preemption_steps_;
 };
+
+// Why the decision loop ended.
+enum class LoopEnd {
+  kEnded,      // the world ended the execution: every thread done, stuck, stopped or hung
+  kLivelock,   // the step limit (the world has recorded the livelock finding)
+  kAbandoned,  // the strategy gave the execution up (kNoThread; model subjects only)
+};
+
+// The one decision loop of both worlds: the model's engine (engine.cc, over a simulated
+// Execution) and the live runtime (src/live/runtime.cc, over real threads). At each step:
+//
+//   world.ready()          false: the execution has ended (the live runtime waits here for the
+//                          running thread to come back, for foreign threads to settle, and ends
+//                          at the program's end)
+//   world.enabled()        the enabled threads, ascending
+//   none enabled           world.none_enabled(): true to look again (the live runtime waits for
+//                          a thread it does not control), false when the execution ended (a
+//                          deadlock, a hang, or every thread done)
+//   decision               previous thread enabled? world.is_enabled(t)
+//   world.await(d)         true to look again: a replayed step the world must first catch up with
+//   the step limit         world.livelock(message), LoopEnd::kLivelock
+//   the pick               checked, preemptions counted (Decider::pick); kNoThread abandons
+//   world.take(t, step)    apply t's pending operation and run t to its next scheduling point;
+//                          false when that ended the execution (a fatal finding)
+//
+// `view`: the threads as strategies see them. The world owns everything world-specific; the
+// loop, the step count, the limit and the pick are here alone.
+template <class World>
+LoopEnd decide_loop(World& world, Decider& decider, const ThreadView& view, bool may_abandon) {
+  for (std::uint64_t step = 0;;) {
+    if (!world.ready()) return LoopEnd::kEnded;
+    const auto& enabled = world.enabled();
+    if (enabled.empty()) {
+      if (world.none_enabled()) continue;
+      return LoopEnd::kEnded;
+    }
+    const ThreadId previous = decider.previous();
+    const Decision d =
+        decider.decision(enabled, previous != kNoThread && world.is_enabled(previous), step, view);
+    if (world.await(d)) continue;
+    if (auto livelock = decider.over_step_limit(step)) {
+      world.livelock(std::move(*livelock));
+      return LoopEnd::kLivelock;
+    }
+    const ThreadId t = decider.pick(d, may_abandon);
+    if (t == kNoThread) return LoopEnd::kAbandoned;
+    if (!world.take(t, step++)) return LoopEnd::kEnded;
+  }
+}
 
 // The first wait-for cycle among threads 0..n-1, each waiting for at most one other:
 // `waits_for(t)` (-1: none), `finished(t)`, and `may_start(t)` (the threads a search starts

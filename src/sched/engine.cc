@@ -40,6 +40,43 @@ std::vector<ThreadId> ExecutionResult::choices() const {
   return out;
 }
 
+namespace {
+
+// The simulated world of decide_loop (decide.h): the Execution, its threads resumed as
+// coroutines or, on the thread backend, as OS threads handed the token.
+class ModelWorld {
+ public:
+  ModelWorld(Execution& exec, ThreadBackend* threads) : exec_(exec), threads_(threads) {}
+
+  bool ready() const { return true; }
+  const std::vector<ThreadId>& enabled() const { return exec_.enabled(); }
+  bool is_enabled(ThreadId t) const { return exec_.is_enabled(t); }
+  // No thread can run: the end, or a deadlock (the wait-for cycle, or what the threads wait for).
+  bool none_enabled() {
+    if (!exec_.all_done()) exec_.check_deadlock();
+    return false;
+  }
+  bool await(const Decision&) const { return false; }  // the simulation is never behind
+  void livelock(std::string message) { exec_.report(kinds::kLivelock, std::move(message), true); }
+  bool take(ThreadId t, std::uint64_t /*step*/) {
+    exec_.set_current(t);
+    exec_.apply(t);
+    if (exec_.stopped()) return false;
+    if (threads_) {
+      threads_->resume(t);
+    } else {
+      exec_.resume_point(t).resume();
+    }
+    return !exec_.stopped();
+  }
+
+ private:
+  Execution& exec_;
+  ThreadBackend* threads_;
+};
+
+}  // namespace
+
 std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strategy,
                                              std::uint64_t index, const RunOptions& options) {
   if (!strategy.begin_execution(index)) return std::nullopt;
@@ -53,35 +90,10 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
   if (threads) threads->start();
 
   Decider decider(strategy, options.max_steps);
+  ModelWorld world(exec, threads.get());
   try {
-    for (std::uint64_t step = 0;; ++step) {
-      const std::vector<ThreadId>& enabled = exec.enabled();
-      if (enabled.empty()) {
-        if (!exec.all_done()) exec.check_deadlock();
-        break;
-      }
-      if (auto livelock = decider.over_step_limit(step)) {
-        exec.report(kinds::kLivelock, *livelock, true);
-        break;
-      }
-      const ThreadId previous = decider.previous();
-      const Decision d =
-          decider.decision(enabled, previous != kNoThread && exec.is_enabled(previous), step, exec);
-      const ThreadId t = decider.pick(d, true);
-      if (t == kNoThread) {  // the strategy abandons a redundant execution (dpor: sleep set)
-        result.abandoned = true;
-        break;
-      }
-      exec.set_current(t);
-      exec.apply(t);
-      if (exec.stopped()) break;
-      if (threads) {
-        threads->resume(t);
-      } else {
-        exec.resume_point(t).resume();
-      }
-      if (exec.stopped()) break;
-    }
+    // kNoThread from the strategy abandons a redundant execution (dpor: its sleep set).
+    result.abandoned = decide_loop(world, decider, exec, true) == LoopEnd::kAbandoned;
   } catch (...) {
     if (threads) threads->teardown();
     strategy.end_execution();

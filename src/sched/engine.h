@@ -5,8 +5,10 @@
 //         none enabled -> finished (every non-daemon thread done) or deadlock (report the cycle)
 //         t := strategy.pick(enabled); apply t's operation; run t to its next scheduling point
 //
-// Checkers sit in the loop: deadlock (above), the step limit (livelock), and, inside the
-// Execution, data races and assertions. A fatal finding ends the execution after its step.
+// The loop is sched::decide_loop (decide.h), the one the live runtime runs too; this engine is
+// its simulated world. Checkers sit in the loop: deadlock (above), the step limit (livelock), and,
+// inside the Execution, data races and assertions. A fatal finding ends the execution after its
+// step.
 #include <cstdint>
 #include <memory>
 #include <optional>

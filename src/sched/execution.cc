@@ -76,7 +76,9 @@ std::string op_text(OpKind kind, std::string_view name) {
     case OpKind::kWaitJob:
       break;  // their text names more than one object: Execution::describe
   }
-  throw std::logic_error(std::string("op_text: ") + op_kind_name(kind) + " needs describe()");
+  RACELAB_CHECK(false, "op_text({}, \"{}\"): its text names more than one object; use describe()",
+                op_kind_name(kind), n);
+  return {};
 }
 
 std::coroutine_handle<> Task::promise_type::FinalAwaiter::await_suspend(

@@ -32,6 +32,20 @@ const char* stop_reason_name(StopReason r) {
   return "?";
 }
 
+const char* stop_reason_words(StopReason r) {
+  switch (r) {
+    case StopReason::kBudget:
+      return "the execution cap";
+    case StopReason::kExhausted:
+      return "the end of the space";
+    case StopReason::kTimeLimit:
+      return "the time limit";
+    case StopReason::kInterrupted:
+      return "an interrupt";
+  }
+  return "?";
+}
+
 const FoundKind* ExploreResult::find(std::string_view kind) const {
   for (const FoundKind& f : found) {
     if (f.finding.kind == kind) return &f;

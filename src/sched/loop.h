@@ -17,7 +17,18 @@
 namespace racelab::sched {
 
 enum class StopReason { kBudget, kExhausted, kTimeLimit, kInterrupted };
-const char* stop_reason_name(StopReason r);
+const char* stop_reason_name(StopReason r);  // "budget", "exhausted": reports' words
+// How a stop reads in a sentence, model and live alike: "the execution cap", "the time limit",
+// "an interrupt" ("the end of the space" for kExhausted).
+const char* stop_reason_words(StopReason r);
+
+// The one rule for an absence claimed by a search (the model's ScenarioRun::verdict, a live
+// search's live::judge): it is proven only by a proving strategy (dfs, dpor) that covered its
+// whole (bounded) space. A proving search cut short is then not a pass but inconclusive; a
+// sampling strategy never claims a proof, so its absence is a sample's.
+inline bool absence_cut_short(bool proves, StopReason stop) {
+  return proves && stop != StopReason::kExhausted;
+}
 
 class Budget {
  public:

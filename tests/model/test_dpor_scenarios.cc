@@ -1,5 +1,6 @@
 // dpor on the pipeline model: it covers every interleaving class of the bundled scenarios it can
-// exhaust and of small unseen ones, and reaches exactly the finding kinds exhaustive dfs reaches.
+// exhaust and of small unseen ones, and reaches exactly the finding kinds exhaustive dfs reaches
+// (on the bundled dfs scenarios: test_pipeline.cc's [scenarios]).
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -101,18 +102,8 @@ TEST_CASE("dpor reaches exactly the kinds exhaustive dfs reaches on small unseen
   });
 }
 
-// Slower (dfs needs millions of executions): the model label.
-TEST_CASE("dpor reaches exactly the kinds dfs reaches on two GPUs and on the bundled scenarios",
-          "[dpor-dfs]") {
+// Slower (dfs needs millions of executions): the model label. The bundled dfs scenarios are
+// compared in test_pipeline.cc's [scenarios], which explores each of them exhaustively anyway.
+TEST_CASE("dpor reaches exactly the kinds dfs reaches on two GPUs", "[dpor-dfs]") {
   check_same_kinds({small(2, 1, 1, "none"), small(2, 1, 1, "sequential", "backward = true\n")});
-  const auto files = collect_scenario_files({source_dir() + "/scenarios"});
-  for (const Scenario& s : load_suite(files)) {
-    if (s.explore.kind != sched::StrategyKind::kDfs || s.live) continue;
-    INFO(s.name);
-    const ScenarioRun dfs = run_scenario(s, explore_options(s));
-    REQUIRE(dfs.result.exhausted());
-    const ScenarioRun dpor = run(s, sched::StrategyKind::kDpor, 1'000'000);
-    CHECK(dpor.result.exhausted());
-    CHECK(kinds(dpor) == kinds(dfs));
-  }
 }

@@ -1,5 +1,7 @@
 // The pipeline model against the H200 observations of docs/facts.md, and its rules M2-M4.
 #include <cstdlib>
+#include <set>
+#include <string>
 
 #include "catch.h"
 #include "model/pipeline.h"
@@ -29,7 +31,16 @@ ScenarioRun run_text(const std::string& text, sched::StrategyKind kind, std::uin
 
 }  // namespace
 
-TEST_CASE("every bundled scenario's expectations hold", "[scenarios]") {
+std::set<std::string> kinds(const ScenarioRun& r) {
+  std::set<std::string> out;
+  for (const auto& f : r.result.found) out.insert(f.finding.kind);
+  return out;
+}
+
+// Each bundled dfs scenario is explored exhaustively once, here, for its expectations and as the
+// reference dpor must match (test_dpor_scenarios.cc has the small unseen scenarios).
+TEST_CASE("every bundled scenario's expectations hold; dpor reaches exactly dfs's kinds",
+          "[scenarios]") {
   const auto files = collect_scenario_files({source_dir() + "/scenarios"});
   REQUIRE(files.size() >= 11);
   for (const Scenario& s : load_suite(files)) {
@@ -38,7 +49,15 @@ TEST_CASE("every bundled scenario's expectations hold", "[scenarios]") {
     INFO(s.name);
     CHECK(run.missing.empty());
     CHECK(run.unexpected.empty());
-    if (s.explore.kind == sched::StrategyKind::kDfs) CHECK(run.result.exhausted());
+    if (s.explore.kind != sched::StrategyKind::kDfs) continue;
+    REQUIRE(run.result.exhausted());
+    sched::ExploreOptions o = explore_options(s);
+    o.strategy.kind = sched::StrategyKind::kDpor;
+    o.iterations = 1'000'000;
+    o.shrink = false;
+    const ScenarioRun dpor = run_scenario(s, o);
+    CHECK(dpor.result.exhausted());
+    CHECK(kinds(dpor) == kinds(run));
   }
 }
 

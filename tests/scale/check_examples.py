@@ -3,7 +3,10 @@ Indexed Job) locally, shard by shard, merges, and checks the merged result equal
 run byte for byte apart from timings and output paths.
 
 Usage: python3 check_examples.py RACELAB_BIN SOURCE_DIR WORKDIR
-The scenarios are the bundled deadlock scenarios plus one DFS-proved warmup (to keep CI short).
+The scenarios are the bundled deadlock scenarios found by sampling plus one DFS-proved scenario,
+sdpa-fused (74,272 executions): it checks how DFS subtrees are dealt to shards and merged.
+lazy-one-drafter-per-gpu is left out: its 3.7-million-execution proof, run once unsharded and
+once per example, took most of this test's 130-170 s and checks nothing sdpa-fused does not.
 """
 import json
 import os
@@ -15,7 +18,8 @@ import sys
 racelab, src, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
-shutil.copytree(os.path.join(src, "scenarios/deadlock"), os.path.join(work, "scenarios/deadlock"))
+shutil.copytree(os.path.join(src, "scenarios/deadlock"), os.path.join(work, "scenarios/deadlock"),
+                ignore=shutil.ignore_patterns("lazy-one-drafter-per-gpu.toml"))
 os.makedirs(os.path.join(work, "scenarios/warmup"))
 shutil.copy(os.path.join(src, "scenarios/sdpa/sdpa-fused.toml"), os.path.join(work, "scenarios/warmup/"))
 

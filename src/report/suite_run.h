@@ -1,0 +1,53 @@
+#pragma once
+// racelab suite's run (harness/suite.cc parses its options and prints): every scenario in turn,
+// model scenarios under their [explore] with their report.json, schedules and determinism check
+// (report.h), live cases ([live]) through racelab itself (model/live_case.h), then the suite's
+// files: summary.json, report.html and, when asked, JUnit XML. The terminal sees each scenario
+// through the callbacks, as it ends.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/live_case.h"
+#include "model/suite.h"
+#include "sched/explore.h"
+
+namespace racelab::report {
+
+struct SuiteOptions {
+  std::string out_dir = "racelab-out/suite";  // DIR/summary.json, DIR/<scenario>/...
+  std::string junit;                          // "": none
+  double time_limit = 0;                      // per scenario, seconds; 0: none
+  sched::Partition partition;
+  bool check_determinism = true;
+  const std::atomic<bool>* interrupt = nullptr;  // stops before the next scenario and execution
+  std::string racelab;                           // the binary live cases run
+  // Progress of scenario `index` (0-based) of `total`; may return an empty function.
+  std::function<std::function<void(const sched::ExploreProgress&)>(
+      std::size_t index, std::size_t total, const model::Scenario& s, bool proves)>
+      progress;
+  // After each model scenario: its run, its report.json as written, its directory.
+  std::function<void(const model::ScenarioRun&, const nlohmann::json& report)> on_scenario;
+  std::function<void(const model::Scenario&)> on_live_start;  // before a live case runs
+  std::function<void(const model::LiveCaseRun&)> on_live;     // after it
+};
+
+struct SuiteRun {
+  std::vector<model::ScenarioRun> runs;
+  std::vector<nlohmann::json> reports;  // runs[k]'s report.json
+  std::vector<model::LiveCaseRun> live_runs;
+  int passed = 0, failed = 0, inconclusive = 0, skipped = 0;
+  bool interrupted = false;
+  double seconds = 0;
+  std::size_t scenarios() const { return runs.size() + live_runs.size(); }
+  // Every scenario passed (or was skipped) and nothing interrupted the run: exit 0.
+  bool ok() const { return failed == 0 && inconclusive == 0 && !interrupted; }
+};
+
+// Runs `suite` and writes its files (summary.json, report.html, the JUnit file).
+SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions& o);
+
+}  // namespace racelab::report
