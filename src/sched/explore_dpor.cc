@@ -19,8 +19,12 @@
 namespace racelab::sched::split {
 namespace {
 
-// Leaves the top part aims at: enough for 16 workers to take four each.
-constexpr std::size_t kDporSubtrees = 64;
+// Leaves the top part aims at. Sleep sets make the subtrees uneven (the earlier siblings' threads
+// sleep in the later ones), so it takes many: on 1 GPU x 3 drafters, 64 leaves (depth 11) left
+// one subtree with 67% of the executions, and two jobs ran 1.06 times as fast as one; 1024
+// (1154 leaves, depth 15) leaves the largest with 1.6%, and two jobs run 1.4 times as fast
+// (bench/dpor_jobs.sh, docs/performance.md). The top part costs one short execution per leaf.
+constexpr std::size_t kDporSubtrees = 1024;
 
 struct Sub {
   std::uint64_t index = 0;
