@@ -181,7 +181,7 @@ void add_live(CLI::App& app, Runner& run) {
   auto al = std::make_shared<AllocArgs>();
   auto* alloc = live->add_subcommand(
       "alloc", "record the CUDA caching allocator's history of the drafter step (CUDA builds)");
-  alloc->add_option("--attention", al->cfg.attention, "fused | chunked | dense")
+  alloc->add_option("--attention", al->cfg.attention, joined(model::settings::kWorkloadAttentions))
       ->capture_default_str();
   alloc->add_option("--iterations", al->cfg.iterations, "training iterations")
       ->capture_default_str();

@@ -12,6 +12,7 @@
 // A hang cannot be unwound (threads are stuck inside LibTorch), so after writing its results the
 // command ends the process at once.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -24,6 +25,7 @@
 #include "alloc.h"
 #include "command.h"
 #include "live.h"
+#include "model/settings.h"
 #include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
@@ -106,9 +108,10 @@ int run_torch(LiveArgs a) {
 int run_alloc(AllocArgs a) {
   if (!a.seq_lens.empty()) a.cfg.seq_lens = tw::parse_lengths(a.seq_lens, "--seq-lens");
   if (a.cfg.iterations < 1) throw InputError("--iterations must be at least 1");
-  if (a.cfg.attention != "fused" && a.cfg.attention != "chunked" && a.cfg.attention != "dense")
-    throw InputError(
-        fmt::format("--attention must be fused, chunked or dense, got '{}'", a.cfg.attention));
+  const auto& names = model::settings::kWorkloadAttentions;
+  if (std::find(names.begin(), names.end(), a.cfg.attention) == names.end())
+    throw InputError(fmt::format("--attention must be one of {}, got '{}'", fmt::join(names, ", "),
+                                 a.cfg.attention));
   a.cfg.out = a.out;
   ensure_directory(a.out);
   const tw::AllocOutcome got = tw::capture_alloc(a.cfg);
