@@ -24,7 +24,11 @@ namespace {
 // one subtree with 67% of the executions, and two jobs ran 1.06 times as fast as one; 1024
 // (1154 leaves, depth 15) leaves the largest with 1.6%, and two jobs run 1.4 times as fast
 // (bench/dpor_jobs.sh, docs/performance.md). The top part costs one short execution per leaf.
+// But a top part that already reaches the ends of executions is near the bottom of the tree:
+// deeper, it would only re-branch what source-DPOR prunes (lazy-2-drafters, 350 classes: 2688
+// executions at 1024 leaves, against 410 at 64). There it stops at kDporMinSubtrees.
 constexpr std::size_t kDporSubtrees = 1024;
+constexpr std::size_t kDporMinSubtrees = 64;
 
 struct Sub {
   std::uint64_t index = 0;
@@ -46,6 +50,10 @@ DporPrefixes split_dpor(Subject& subject, const ExploreOptions& o, std::size_t& 
     for (std::uint64_t i = 0; run_execution(subject, *enumerate, i, o.run); ++i) {
     }
     if (prefixes.size() >= kDporSubtrees) break;
+    if (prefixes.size() >= kDporMinSubtrees &&
+        std::any_of(prefixes.begin(), prefixes.end(),
+                    [](const auto& p) { return dpor_prefix_ended(*p); }))
+      break;
     // No execution reached the depth: the leaves are whole executions, deeper adds nothing.
     if (std::none_of(prefixes.begin(), prefixes.end(),
                      [](const auto& p) { return dpor_prefix_cut(*p); }))

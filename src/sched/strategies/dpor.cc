@@ -62,11 +62,13 @@ struct DporPrefix {
     int preemptions_before = 0;
   };
   std::vector<Frame> frames;
-  bool cut = false;  // stopped at the top part's depth
+  bool cut = false;    // stopped at the top part's depth
+  bool ended = false;  // ended above it on its own (not sleep-set blocked)
 };
 
 std::size_t dpor_prefix_length(const DporPrefix& prefix) { return prefix.frames.size(); }
 bool dpor_prefix_cut(const DporPrefix& prefix) { return prefix.cut; }
+bool dpor_prefix_ended(const DporPrefix& prefix) { return prefix.ended; }
 
 namespace {
 
@@ -189,7 +191,7 @@ class DporStrategy : public Strategy {
       view_ = nullptr;
       return;
     }
-    if (out_ != nullptr) record_prefix(stack_.size(), false);  // a leaf above the cut
+    if (out_ != nullptr) record_prefix(stack_.size(), false, !abandoned_);  // a leaf above the cut
     const bool fatal = !abandoned_ && view_->ended_by_finding();
     append(steps_ - 1, fatal);
     if (abandoned_) {
@@ -278,9 +280,10 @@ class DporStrategy : public Strategy {
     }
   }
 
-  void record_prefix(std::size_t length, bool cut) {
+  void record_prefix(std::size_t length, bool cut, bool ended = false) {
     auto prefix = std::make_shared<DporPrefix>();
     prefix->cut = cut;
+    prefix->ended = ended;
     for (std::size_t k = 0; k < length; ++k) {
       const Node& n = stack_[k];
       DporPrefix::Frame& f = prefix->frames.emplace_back();

@@ -132,9 +132,11 @@ using DporPrefixes = std::vector<std::shared_ptr<const DporPrefix>>;
 std::unique_ptr<Strategy> make_dpor_prefixes(std::optional<int> max_preemptions, std::size_t depth,
                                              DporPrefixes* out);
 // The decisions a prefix fixes, and whether the top part stopped it at its depth (false: the
-// execution ended above it, so the subtree is that one execution).
+// execution ended above it, so the subtree is that one execution); `ended`: it ended above the
+// depth on its own (every thread done, a deadlock, a fatal finding), not sleep-set blocked.
 std::size_t dpor_prefix_length(const DporPrefix& prefix);
 bool dpor_prefix_cut(const DporPrefix& prefix);
+bool dpor_prefix_ended(const DporPrefix& prefix);
 // dpor below `prefix`: its classes, with those of the other prefixes, are dpor's classes.
 std::unique_ptr<Strategy> make_dpor_subtree(std::optional<int> max_preemptions,
                                             const DporPrefix& prefix);
