@@ -81,13 +81,8 @@ class Runtime::Impl::World {
   // `settle`. 3. The program's end: every non-daemon thread has finished; the daemon threads
   // left are stopped where they are, as the interpreter's exit stops them (live.h).
   bool ready() {
-    if (!wait_activity([&] { return rt_.running() < 0 || rt_.fatal; })) {
-      rt_.report_stuck(
-          fmt::format("no progress for {:.1f} s",
-                      std::chrono::duration<double>(rt_.options.hang_timeout).count()));
-      hung_ = true;
-      return false;
-    }
+    if (!wait_activity([&] { return rt_.running() < 0 || rt_.fatal; }))
+      return hang(rt_.options.hang_timeout);
     if (rt_.fatal) return false;
     const auto settle_end = SteadyClock::now() + rt_.options.hang_timeout;
     while (rt_.foreign_busy() && SteadyClock::now() < settle_end) {
@@ -126,13 +121,9 @@ class Runtime::Impl::World {
     const bool cycle = !rt_.find_cycle().empty();
     const auto patience = cycle ? std::min(rt_.options.cycle_confirm, rt_.options.hang_timeout)
                                 : rt_.options.hang_timeout;
-    if (!rt_.engine_cv.wait_for(lk_, patience, [&] { return rt_.activity != seen || rt_.fatal; })) {
-      rt_.report_stuck(
-          fmt::format("no progress for {:.1f} s", std::chrono::duration<double>(patience).count()));
-      hung_ = true;
-      return false;
-    }
-    return true;
+    return rt_.engine_cv.wait_for(lk_, patience, [&] {
+      return rt_.activity != seen || rt_.fatal;
+    }) || hang(patience);
   }
 
   // A replayed step whose thread waits for a mutex a foreign thread holds, or for a thread that
@@ -152,7 +143,7 @@ class Runtime::Impl::World {
                                                  {}});
   }
 
-  bool take(ThreadId t, std::uint64_t /*step*/) {
+  bool take(ThreadId t) {
     rt_.result.choices.push_back(t);
     rt_.apply(rt_.controlled[t]);
     ++rt_.decisions;
@@ -160,6 +151,14 @@ class Runtime::Impl::World {
   }
 
  private:
+  // Nothing happened for `quiet`: the execution hangs (report_stuck says how), and ends.
+  template <class Duration>
+  bool hang(Duration quiet) {
+    rt_.report_stuck(
+        fmt::format("no progress for {:.1f} s", std::chrono::duration<double>(quiet).count()));
+    hung_ = true;
+    return false;
+  }
   // Waits until until_done() holds; false when nothing at all happened for hang_timeout.
   template <class Pred>
   bool wait_activity(Pred until_done) {

@@ -55,12 +55,6 @@ Verdict ScenarioRun::verdict() const {
   return Verdict::kPass;
 }
 
-namespace {
-
-std::string cut_by(sched::StopReason r) { return sched::stop_reason_words(r); }
-
-}  // namespace
-
 std::string ScenarioRun::coverage() const {
   const std::uint64_t n = result.executions;
   if (proves()) {
@@ -79,13 +73,14 @@ std::string ScenarioRun::coverage() const {
     return fmt::format(
         "cut short by {} after {} executions ({}, cap {}) before covering the {}space: not a "
         "proof",
-        cut_by(result.stop), n, result.strategy, options.iterations, bounded ? "bounded " : "");
+        sched::stop_reason_words(result.stop), n, result.strategy, options.iterations,
+        bounded ? "bounded " : "");
   }
   if (result.stop == sched::StopReason::kBudget) {
     return fmt::format("sampled {} executions ({}), not a proof", n, result.strategy);
   }
   return fmt::format("sampled {} of {} executions ({}; stopped by {}), not a proof", n,
-                     options.iterations, result.strategy, cut_by(result.stop));
+                     options.iterations, result.strategy, sched::stop_reason_words(result.stop));
 }
 
 std::string ScenarioRun::interleavings() const {
@@ -96,9 +91,9 @@ std::string ScenarioRun::interleavings() const {
 std::string ScenarioRun::coverage_brief() const {
   const std::uint64_t n = result.executions;
   if (proves()) {
-    return result.exhausted()
-               ? fmt::format("{} executions, exhaustive", n)
-               : fmt::format("{} executions, cut short by {}", n, cut_by(result.stop));
+    return result.exhausted() ? fmt::format("{} executions, exhaustive", n)
+                              : fmt::format("{} executions, cut short by {}", n,
+                                            sched::stop_reason_words(result.stop));
   }
   return fmt::format("{} executions sampled, not a proof", n);
 }
@@ -111,8 +106,8 @@ std::string ScenarioRun::verdict_reason() const {
       return fmt::format(
           "inconclusive: the {} search was cut short by {} after {} executions, before "
           "covering its {}space, so must_not [{}] is not proven ({})",
-          sched::strategy_name(options.strategy.kind), cut_by(result.stop), result.executions,
-          sched::strategy_info(options.strategy.kind).bounded ? "bounded " : "",
+          sched::strategy_name(options.strategy.kind), sched::stop_reason_words(result.stop),
+          result.executions, sched::strategy_info(options.strategy.kind).bounded ? "bounded " : "",
           fmt::join(scenario.must_not, ", "),
           result.stop == sched::StopReason::kBudget
               ? fmt::format("raise [explore] iterations above {} or lower max_preemptions",

@@ -67,7 +67,7 @@ enum class LoopEnd {
 //   world.await(d)         true to look again: a replayed step the world must first catch up with
 //   the step limit         world.livelock(message), LoopEnd::kLivelock
 //   the pick               checked, preemptions counted (Decider::pick); kNoThread abandons
-//   world.take(t, step)    apply t's pending operation and run t to its next scheduling point;
+//   world.take(t)          apply t's pending operation and run t to its next scheduling point;
 //                          false when that ended the execution (a fatal finding)
 //
 // `view`: the threads as strategies see them. The world owns everything world-specific; the
@@ -91,7 +91,8 @@ LoopEnd decide_loop(World& world, Decider& decider, const ThreadView& view, bool
     }
     const ThreadId t = decider.pick(d, may_abandon);
     if (t == kNoThread) return LoopEnd::kAbandoned;
-    if (!world.take(t, step++)) return LoopEnd::kEnded;
+    ++step;
+    if (!world.take(t)) return LoopEnd::kEnded;
   }
 }
 

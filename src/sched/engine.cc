@@ -58,7 +58,7 @@ class ModelWorld {
   }
   bool await(const Decision&) const { return false; }  // the simulation is never behind
   void livelock(std::string message) { exec_.report(kinds::kLivelock, std::move(message), true); }
-  bool take(ThreadId t, std::uint64_t /*step*/) {
+  bool take(ThreadId t) {
     exec_.set_current(t);
     exec_.apply(t);
     if (exec_.stopped()) return false;

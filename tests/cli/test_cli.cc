@@ -59,6 +59,17 @@ std::string read_text(const fs::path& file) {
   return ss.str();
 }
 
+// A bundled scenario (under scenarios/) with `from` replaced by `to`, written to `dest`.
+void write_variant(const std::string& scenario, const std::string& from, const std::string& to,
+                   const fs::path& dest) {
+  std::string text =
+      read_text(std::string(std::getenv("RACELAB_SOURCE_DIR")) + "/scenarios/" + scenario);
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), to);
+  std::ofstream(dest) << text;
+}
+
 std::string alloc_data_path(const std::string& rel) {
   const char* d = std::getenv("RACELAB_ALLOC_DATA");
   REQUIRE(d != nullptr);
@@ -219,12 +230,8 @@ TEST_CASE("evidence kinds never change an exit code on their own", "[cli2]") {
   const fs::path out = scratch("evidence");
   // Exhaustive, and only compile_after_warmup (evidence) found: explore exits 0. One step of
   // lock-first-forward (84,424 executions), not its two (1,255,196: minutes under ASan).
-  std::string text = read_text(std::string(std::getenv("RACELAB_SOURCE_DIR")) +
-                               "/scenarios/warmup/lock-first-forward.toml");
-  const auto at = text.find("steps = 2\n");
-  REQUIRE(at != std::string::npos);
-  text.replace(at, 9, "steps = 1");
-  std::ofstream(out / "lock-first-forward.toml") << text;
+  write_variant("warmup/lock-first-forward.toml", "steps = 2\n", "steps = 1\n",
+                out / "lock-first-forward.toml");
   auto e =
       racelab("explore " + (out / "lock-first-forward.toml").string() + " --out " + out.string());
   INFO(e.out);
@@ -245,12 +252,8 @@ TEST_CASE(
     "[cli]") {
   const fs::path out = scratch("inconclusive");
   // lock-first-forward under its own bound needs 1255196 executions; a cap of 1000 cuts it short.
-  std::string text = read_text(std::string(std::getenv("RACELAB_SOURCE_DIR")) +
-                               "/scenarios/warmup/lock-first-forward.toml");
-  const auto at = text.find("iterations = 2000000");
-  REQUIRE(at != std::string::npos);
-  text.replace(at, 20, "iterations = 1000");
-  std::ofstream(out / "capped.toml") << text;
+  write_variant("warmup/lock-first-forward.toml", "iterations = 2000000", "iterations = 1000",
+                out / "capped.toml");
   auto s = racelab("suite " + (out / "capped.toml").string() + " --out " + (out / "res").string() +
                    " --junit " + (out / "junit.xml").string());
   INFO(s.out);
