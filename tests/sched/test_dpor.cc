@@ -175,7 +175,11 @@ bool check_against_brute_force(Subject& subject, std::uint64_t cap = UINT64_MAX)
   CHECK(classes->classes + classes->redundant == dpor.executions);
   // Split (--jobs, --shard) at any depth: the subtrees below the top part's leaves, explored
   // apart, together explore every class once.
-  for (std::size_t depth : {1u, 2u, 3u}) {
+  const std::size_t deepest =
+      std::getenv("RACELAB_DPOR_SPLIT_MAX") != nullptr
+          ? std::strtoull(std::getenv("RACELAB_DPOR_SPLIT_MAX"), nullptr, 10)
+          : 3;
+  for (std::size_t depth = 1; depth <= deepest; ++depth) {
     DporPrefixes prefixes;
     auto top = make_dpor_prefixes(std::nullopt, depth, &prefixes);
     for (std::uint64_t i = 0; run_execution(subject, *top, i); ++i) {
@@ -229,6 +233,11 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of small programs exactly once"
        {{{I::kLock, 1}, {I::kTouch, 0}, {I::kUnlock, 1}},
         {{I::kRead, 0}, {I::kRead, 2}},
         {{I::kWrite, 2}}}},
+      {"lock race behind a sleeping thread",
+       // t2, holding m0, waits for its job, queued behind t1's, which the worker runs under m0:
+       // a deadlock where only t0 is enabled, asleep (its write was explored before t1's read),
+       // so the execution is abandoned; the worker taking m0 first is a class of its own.
+       {{{I::kWrite, 0}}, {{I::kLockedJob, 0}, {I::kRead, 0}}, {{I::kLock, 0}, {I::kJob, 0}}}},
       {"fatal check",  // a check that fails ends the execution: a prefix, and a class
        {{{I::kWrite, 0}, {I::kRead, 2}, {I::kWrite, 1}},
         {{I::kRead, 1}, {I::kCheck, 0}},
@@ -252,12 +261,18 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactl
   const int programs = std::getenv("RACELAB_DPOR_PROGRAMS") != nullptr
                            ? std::atoi(std::getenv("RACELAB_DPOR_PROGRAMS"))
                            : 40;
+  const std::size_t length = std::getenv("RACELAB_DPOR_LENGTH") != nullptr
+                                 ? std::strtoull(std::getenv("RACELAB_DPOR_LENGTH"), nullptr, 10)
+                                 : 3;
+  const std::uint64_t cap = std::getenv("RACELAB_DPOR_CAP") != nullptr
+                                ? std::strtoull(std::getenv("RACELAB_DPOR_CAP"), nullptr, 10)
+                                : 20'000;
   int checked = 0;
   for (int p = 0; p < programs; ++p) {
     std::vector<Script> threads(2 + next(2));
     for (Script& script : threads) {
       int held = -1;  // at most one mutex held at a time; a lock is always released
-      for (std::size_t i = 0; i < 3 + next(2); ++i) {
+      for (std::size_t i = 0; i < length + next(2); ++i) {
         const auto pick = next(10);
         const int object = static_cast<int>(next(2));
         if (held >= 0 && pick < 4) {
@@ -281,7 +296,7 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactl
       if (held >= 0) script.push_back({I::kUnlock, held});
     }
     ScriptSubject subject("random " + std::to_string(p), threads);
-    checked += check_against_brute_force(subject, 20'000) ? 1 : 0;
+    checked += check_against_brute_force(subject, cap) ? 1 : 0;
   }
   CHECK(checked * 3 > programs);  // many are small enough
 }

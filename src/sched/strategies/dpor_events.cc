@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "util/check.h"
+
 namespace racelab::sched::dpor {
 
 namespace {
@@ -72,6 +74,12 @@ void EventLog::reset(std::size_t threads, std::size_t first_new) {
   event_objects_.clear();
   vars_.clear();
   races_.clear();
+}
+
+std::int32_t EventLog::job_name(std::int32_t job) const {
+  const auto j = static_cast<std::size_t>(job);
+  RACELAB_CHECK(j < jobs_.size() && jobs_[j].name >= 0, "dpor: job {} was never submitted", job);
+  return jobs_[j].name;
 }
 
 void EventLog::add_source(std::size_t event, std::size_t self, bool mutex) {
@@ -180,19 +188,24 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
     }
     case OpKind::kSubmit: {
       QueueState& qs = grow(queues_, op.object);
+      JobState& job = grow(jobs_, static_cast<std::int32_t>(result));
+      RACELAB_CHECK(op.object < (1 << 11) && qs.fifo.size() < (1u << 20),
+                    "dpor: queue {} with {} submits is past the job names' range", op.object,
+                    qs.fifo.size());
+      job.name = (op.object << 20) | static_cast<std::int32_t>(qs.fifo.size());
+      job.create = self_index;
       accesses_.push_back({AccessKind::kSubmit, op.object});
-      accesses_.push_back({AccessKind::kJobCreate, static_cast<std::int32_t>(result)});
+      accesses_.push_back({AccessKind::kJobCreate, job.name});
       source(qs.last_control);
       candidate(qs.last_control);
       qs.last_control = self_index;
       qs.fifo.push_back(self);
-      grow(jobs_, static_cast<std::int32_t>(result)).create = self_index;
       break;
     }
     case OpKind::kTake: {
       QueueState& qs = grow(queues_, op.object);
       if (result >= 0) {
-        accesses_.push_back({AccessKind::kTakeJob, static_cast<std::int32_t>(result)});
+        accesses_.push_back({AccessKind::kTakeJob, job_name(static_cast<std::int32_t>(result))});
         source(grow(jobs_, static_cast<std::int32_t>(result)).create);
         if (qs.fifo_front < qs.fifo.size()) ++qs.fifo_front;
       } else {
@@ -203,11 +216,11 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       break;
     }
     case OpKind::kComplete:
-      accesses_.push_back({AccessKind::kComplete, op.object});
+      accesses_.push_back({AccessKind::kComplete, job_name(op.object)});
       grow(jobs_, op.object).complete = self_index;
       break;
     case OpKind::kWaitJob:
-      accesses_.push_back({AccessKind::kWaitJob, op.object});
+      accesses_.push_back({AccessKind::kWaitJob, job_name(op.object)});
       source(grow(jobs_, op.object).complete);
       break;
     case OpKind::kClose: {

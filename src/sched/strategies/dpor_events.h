@@ -10,7 +10,8 @@
 //   queue  submit, close and a take that found the queue closed, pairwise; a take of a job
 //          depends only on that job's submit (FIFO: the job at the front is taken whatever is
 //          submitted behind it)
-//   job    complete and wait of one job
+//   job    complete and wait of one job (a job is named by its queue and its place among that
+//          queue's submits, not by the execution's id, which counts submits to every queue)
 //   event  set/set and set/wait (wait/wait commute)
 //   var    read/write and write/write, atomic and plain alike (reads commute)
 //   start, point: nothing but program order
@@ -139,6 +140,7 @@ class EventLog {
   struct JobState {
     std::int64_t create = -1;
     std::int64_t complete = -1;
+    std::int32_t name = -1;  // its name in footprints (job_name)
   };
   struct EventState {
     std::int64_t first_set = -1;
@@ -155,6 +157,11 @@ class EventLog {
     return v[static_cast<std::size_t>(index)];
   }
   void access_var(std::size_t self, ThreadId thread, std::int32_t var, bool write);
+  // A job's name in footprints: its queue and its place among that queue's submits. The id the
+  // execution gave it counts submits to every queue, so two submits to different queues, which
+  // commute, would swap their jobs' ids; a footprint with ids would then differ between two
+  // equivalent executions, and a sleeping thread's footprint would be stale (woken for nothing).
+  std::int32_t job_name(std::int32_t job) const;
   void add_source(std::size_t event, std::size_t self, bool mutex = false);
   void add_candidate(std::size_t event, std::size_t self, ThreadId thread, bool skip_mutex = false);
   // The join of `base` and the clocks of the sources, leaving out `skip` (and the mutex sources).
