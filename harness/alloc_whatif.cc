@@ -31,10 +31,12 @@ int whatif_command(const WhatifArgs& a) {
   report::expect_file(a.trace, report::FileKind::kSnapshot, "alloc whatif TRACE");
   const Snapshot snap = read_snapshot(a.trace);
   const std::vector<std::size_t> devices = pick_devices(snap, a.device, a.trace);
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
   if (!a.out.empty()) ensure_directory(a.out);
+  std::vector<std::pair<std::size_t, WhatifRun>> runs;
   for (std::size_t device : devices) {
-    const WhatifRun w = whatif_device(snap, a.trace, device, a.configs, a.dev, replay_progress());
+    const WhatifRun& w = runs.emplace_back(device, whatif_device(snap, a.trace, device, a.configs,
+                                                                 a.dev, replay_progress()))
+                             .second;
     fmt::print("trace: {} (device {}: {} allocations)\n", a.trace, device, w.allocations);
     fmt::print("{:<58} {:>13} {:>14} {:>9} {:>13} {:>8} {:>5}\n", "config", "peak reserved",
                "final reserved", "segments", "device allocs", "retries", "OOMs");
@@ -45,15 +47,11 @@ int whatif_command(const WhatifArgs& a) {
     for (const WhatifLine& l : w.lines) {
       if (!l.first_oom.empty()) fmt::print("{}: {}\n", l.name, l.first_oom);
     }
-    all.push_back(whatif_json(device, w.lines));
-    if (!a.out.empty()) {
-      const std::string page =
-          devices.size() > 1 ? fmt::format("whatif.device{}.html", device) : "whatif.html";
-      write_file_atomic(fs::path(a.out) / page, whatif_html(a.trace, w.lines, w.recorded));
-      fmt::print("wrote {}\n", (fs::path(a.out) / page).string());
-    }
   }
-  if (!a.out.empty()) write_file_atomic(fs::path(a.out) / "whatif.json", all.dump(1) + "\n");
+  if (!a.out.empty()) {
+    for (const std::string& page : write_whatif_outputs(a.out, a.trace, runs))
+      fmt::print("wrote {}\n", page);
+  }
   return kExitOk;
 }
 

@@ -47,9 +47,8 @@ int check_command(const model::CheckOptions& o) {
     fmt::print("\n{}: the uncontrolled run failed, {}: {}\n  log: {}\n", v.name,
                paint(v.memory.ended, Colour::kRed), first_line(v.memory.failure), v.memory.log);
   }
+  report::write_check_outputs(r, o);
   const std::filesystem::path out(o.out);
-  write_file_atomic(out / "check.json", model::check_json(r, o).dump(2) + "\n");
-  write_file_atomic(out / "check.html", report::check_html(r, o));
   fmt::print("\nreport: {} and {} ({:.1f} s)\n", (out / "check.html").string(),
              (out / "check.json").string(), r.seconds);
   return r.exit_code() == 0 ? kExitOk : kExitFound;

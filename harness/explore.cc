@@ -55,10 +55,7 @@ int run_explore(const ExploreArgs& a) {
 
   model::ScenarioRun run = model::run_scenario(sc, o);
   clear_progress();
-  nlohmann::json report = report::write_explore_outputs(run, out);
-  write_file_atomic(
-      std::filesystem::path(out) / "report.html",
-      report::explore_html({{&run, report}}, "racelab explore " + sc.name, run.result.seconds));
+  const nlohmann::json report = report::write_explore_files(run, out);
 
   for (const auto& f : report["findings"]) {
     const std::string kind = f["kind"].get<std::string>();

@@ -47,12 +47,7 @@ int run_plain_python(const LiveArgs& a) {
              lp::build_description());
   std::fflush(stdout);
   const lp::PlainRun r = lp::run_plain(job, a.time_limit);
-  std::string ended = "complete";
-  if (!r.finished)
-    ended = "hang";
-  else if (!r.failures.empty())
-    ended = r.failures.front().first;
-  if (!a.alloc.empty()) print_capture(lp::finish_alloc_capture(ended));
+  if (!a.alloc.empty()) print_capture(lp::finish_alloc_capture(r.ended()));
   report::UncontrolledRun run;
   run.parameters = nlohmann::ordered_json::parse(lp::job_json(job));
   run.seconds = r.seconds;
@@ -84,18 +79,14 @@ int run_python(LiveArgs a) {
   if (a.uncontrolled) return run_plain_python(a);
   check_common(a);
   std::unique_ptr<sched::Strategy> strategy;
-  std::optional<sched::Schedule> replay;
+  std::optional<live::Replay> replay;
   lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
   if (a.replay.empty()) job.hash_seed = lp::hash_seed_from_environment();  // a replay's: recorded
   if (!a.replay.empty()) {
-    replay = sched::read_schedule(a.replay);
-    if (replay->subject_name != "live-python")
-      throw InputError(
-          fmt::format("{}: records subject '{}', not live-python", a.replay, replay->subject_name));
-    job = lp::job_from_json(replay->parameters.dump());
+    replay = live::open_replay(a.replay, "live-python");
+    job = lp::job_from_json(replay->schedule.parameters.dump());
     a.executions = 1;
-    strategy =
-        std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail, nullptr);
+    strategy = std::move(replay->strategy);
   } else if (!a.follow.empty()) {
     if (a.script.empty()) throw InputError("live python: --follow needs the script to run");
     const sched::Schedule model = sched::read_schedule(a.follow);
@@ -119,6 +110,7 @@ int run_python(LiveArgs a) {
     strategy = search_strategy(a);
   }
   auto subject = lp::make_subject(job);
+  if (replay) print_replay_warning(*replay, a.replay, subject->content_hash());
   JobInfo info;
   info.subject = "live-python";
   info.command = "live python";

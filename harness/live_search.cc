@@ -11,6 +11,7 @@
 #include "live.h"
 #include "report/live_report.h"
 #include "sched/kinds.h"
+#include "sched/loop.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 
@@ -77,10 +78,13 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
   fmt::print("report: {}/report.json, {}/trace.txt\n", a.out, a.out);
   const bool want_deadlock = a.expect == "deadlock";
   if (verdict.cut_short) {
-    fmt::print(
-        "{}: the {} search stopped before covering its bounded space, so it proves nothing "
-        "about the program (raise --executions, or lower --max-preemptions); exit 1\n",
-        paint("inconclusive", Colour::kYellow), a.strategy);
+    fmt::print("{}; exit 1\n",
+               paint(sched::cut_short_sentence(
+                         a.strategy, o.stop, o.executions,
+                         sched::strategy_info(sched::parse_strategy(a.strategy)).bounded,
+                         "the program's absence of a deadlock, hang or exception",
+                         "raise --executions, or lower --max-preemptions"),
+                     Colour::kYellow));
   } else if (inconclusive) {
     fmt::print(
         "{}: racelab lost control of a thread, so this run says nothing about the "
@@ -137,6 +141,12 @@ void check_common(const LiveArgs& a) {
   if (a.hang_timeout <= 0) throw InputError("--hang-timeout must be positive");
   if (a.settle_ms < 0) throw InputError("--settle-ms must not be negative");
   if (a.cycle_confirm_ms <= 0) throw InputError("--cycle-confirm-ms must be positive");
+}
+
+void print_replay_warning(const live::Replay& replay, const std::string& path,
+                          const std::string& hash) {
+  const std::string w = live::replay_hash_warning(replay, path, hash);
+  if (!w.empty()) fmt::print(stderr, "racelab: warning: {}\n", w);
 }
 
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a) {

@@ -62,18 +62,12 @@ int run_torch(LiveArgs a) {
         "with -DRACELAB_BENCH=ON): racelab_live_overhead --steps N [--device cuda] ...");
   check_common(a);
   std::unique_ptr<sched::Strategy> strategy;
-  std::optional<sched::Schedule> replay;
+  std::optional<live::Replay> replay;
   if (!a.replay.empty()) {
-    replay = sched::read_schedule(a.replay);
-    if (replay->subject_name != "live-torch")
-      throw InputError(
-          fmt::format("{}: records subject '{}', not live-torch (replay it with "
-                      "racelab replay)",
-                      a.replay, replay->subject_name));
-    a.cfg = tw::config_from_json(replay->parameters.dump());
+    replay = live::open_replay(a.replay, "live-torch");
+    a.cfg = tw::config_from_json(replay->schedule.parameters.dump());
     a.executions = 1;
-    strategy =
-        std::make_unique<sched::ReplayStrategy>(replay->steps, sched::OnDivergence::kFail, nullptr);
+    strategy = std::move(replay->strategy);
   } else {
     a.cfg.seq_lens = tw::parse_lengths(a.seq_lens, "--seq-lens");
     a.cfg.warmup_backward = !a.no_warmup_backward;
@@ -87,11 +81,7 @@ int run_torch(LiveArgs a) {
     throw InputError(fmt::format("{}: recorded with {} drafter(s) on {}: {}", a.replay,
                                  a.cfg.drafters, a.cfg.device, e.what()));
   }
-  if (replay && !replay->subject_hash.empty() && replay->subject_hash != subject->content_hash())
-    fmt::print(stderr,
-               "racelab: warning: {} was recorded with another build or workload ({}); replaying "
-               "anyway\n",
-               a.replay, replay->subject_hash);
+  if (replay) print_replay_warning(*replay, a.replay, subject->content_hash());
 
   JobInfo info;
   info.subject = "live-torch";

@@ -60,11 +60,8 @@ int replay_command(const ReplayArgs& a) {
   }
   if (a.trace && run.result) fmt::print("{}", run.result->trace_text());
   if (!a.out.empty() && run.result) {
-    ensure_directory(a.out);
-    const std::string page = (std::filesystem::path(a.out) / "report.html").string();
-    write_file_atomic(page,
-                      report::replay_html(a.schedule, *run.result, run.kind, run.reproduced()));
-    fmt::print("report: {}\n", page);
+    fmt::print("report: {}\n", report::write_replay_page(a.out, a.schedule, *run.result, run.kind,
+                                                         run.reproduced()));
   }
   if (run.result) {
     for (const auto* f : report::ordered(run.result->findings())) {

@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alloc/report.h"
+#include "alloc/runs.h"
 #include "alloc/snapshot.h"
 #include "alloc/whatif.h"
 
@@ -31,5 +33,12 @@ std::string report_junit(const std::vector<StabilityReport>& reports, const std:
 
 // whatif.json's entry for one device: the lines' numbers.
 nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifLine>& lines);
+
+// alloc whatif --out DIR: DIR/whatif.json (every device's lines) and a page per device,
+// DIR/whatif.html, or DIR/whatif.deviceN.html where `runs` has several devices. Returns the pages'
+// paths, in order.
+std::vector<std::string> write_whatif_outputs(
+    const std::filesystem::path& dir, const std::string& trace,
+    const std::vector<std::pair<std::size_t, WhatifRun>>& runs);
 
 }  // namespace racelab::alloc

@@ -42,6 +42,7 @@
 
 #include "sched/finding.h"
 #include "sched/op.h"
+#include "sched/strategies/strategies.h"
 #include "sched/strategy.h"
 
 namespace racelab::live {
@@ -225,8 +226,9 @@ struct Result {
   double seconds = 0;
 
   bool found(std::string_view kind) const;
-  // The decisions as schedule files record them: (thread, operation).
-  std::vector<std::pair<std::string, std::string>> decisions() const;
+  // The decisions as schedule files record them (thread, operation), as sched::replay_steps
+  // gives a model execution's.
+  std::vector<sched::ReplayStep> replay_steps() const;
 };
 
 // The interleaving class of a live execution: the per-resource hand-off order of its events

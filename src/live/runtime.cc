@@ -47,10 +47,10 @@ bool Result::found(std::string_view kind) const {
                      [&](const sched::Finding& f) { return f.kind == kind; });
 }
 
-std::vector<std::pair<std::string, std::string>> Result::decisions() const {
-  std::vector<std::pair<std::string, std::string>> out;
+std::vector<sched::ReplayStep> Result::replay_steps() const {
+  std::vector<sched::ReplayStep> out;
   for (const Event& e : events)
-    if (e.decision) out.emplace_back(e.thread, e.text);
+    if (e.decision) out.push_back({e.thread, e.text});
   return out;
 }
 

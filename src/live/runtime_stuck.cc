@@ -104,14 +104,11 @@ void Runtime::Impl::report_stuck(std::string_view hang_reason, bool settled) {
                         wait_of(static_cast<int>(i), true).first);
   }
   const std::vector<int> cycle = find_cycle();
-  if (!cycle.empty()) {
-    std::vector<std::string> waits;
-    for (int c : cycle) {
-      f.cycle.push_back(agents[c].name);
-      waits.push_back(fmt::format("{} {}{}", agents[c].name, holds_text(c), wait_of(c).first));
-    }
-    f.message = sched::deadlock_message(waits);
-  }
+  sched::describe_cycle(
+      f, cycle, [&](int c) { return agents[c].name; },
+      [&](int c) {
+        return fmt::format("{} {}{}", agents[c].name, holds_text(c), wait_of(c).first);
+      });
   const int lost = running();
   if (!f.cycle.empty()) {
     f.kind = sched::kinds::kDeadlock;

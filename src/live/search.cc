@@ -12,6 +12,24 @@
 
 namespace racelab::live {
 
+Replay open_replay(const std::string& path, const std::string& subject) {
+  Replay r{sched::read_schedule(path), nullptr};
+  if (r.schedule.subject_name != subject)
+    throw InputError(fmt::format("{}: records subject '{}', not {} (replay it with racelab replay)",
+                                 path, r.schedule.subject_name, subject));
+  r.strategy = std::make_unique<sched::ReplayStrategy>(r.schedule.steps, sched::OnDivergence::kFail,
+                                                       nullptr);
+  return r;
+}
+
+std::string replay_hash_warning(const Replay& replay, const std::string& path,
+                                const std::string& hash) {
+  const std::string& recorded = replay.schedule.subject_hash;
+  if (recorded.empty() || recorded == hash) return "";
+  return fmt::format("{} was recorded with another build or workload ({}); replaying anyway", path,
+                     recorded);
+}
+
 bool is_failure(const std::string& kind) { return sched::kinds::is_failure(kind); }
 
 // The failure (or lost control) of an execution that comes first in report order.
@@ -118,21 +136,16 @@ bool samples(const SearchOptions& a) {
 }
 
 std::string coverage_brief(const SearchOptions& a, const Outcome& o, const std::string& desc) {
-  const std::string stopped = sched::stop_reason_words(o.stop);
   if (!a.replay.empty()) return fmt::format("replayed {} ({} execution)", a.replay, o.executions);
   if (o.stopped_at_failure)
     return fmt::format("{} executions ({}), stopped at the first failure", o.executions, desc);
-  if (samples(a)) {
-    return o.interrupted() || o.time_limit()
-               ? fmt::format("sampled {} of {} executions ({}; stopped by {}), not a proof",
-                             o.executions, a.executions, desc, stopped)
-               : fmt::format("sampled {} executions ({}), not a proof", o.executions, desc);
-  }
-  if (o.exhausted())
-    return fmt::format("exhaustive within the bound ({}): {} executions", desc, o.executions);
-  return fmt::format(
-      "cut short by {} after {} executions ({}) before covering the bounded space: not a proof",
-      stopped, o.executions, desc);
+  const sched::StrategyKind kind = sched::parse_strategy(a.strategy);
+  return sched::coverage_sentence({.strategy = desc,
+                                   .executions = o.executions,
+                                   .cap = a.executions,
+                                   .stop = o.stop,
+                                   .proves = sched::strategy_proves(kind),
+                                   .bounded = sched::strategy_info(kind).bounded});
 }
 
 }  // namespace racelab::live

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "live/live.h"
 #include "sched/coverage.h"
 #include "sched/loop.h"
+#include "sched/schedule.h"
 #include "sched/strategy.h"
 
 namespace racelab::live {
@@ -71,6 +73,19 @@ struct JobInfo {
   std::function<void(std::uint64_t, const std::string&)> after_execution;
 };
 
+// racelab live torch | python --replay FILE: the schedule, checked to record `subject`
+// ("live-torch", "live-python"), and the strategy that replays it step by step (a divergence is
+// an InputError from search()). InputError for a schedule of another subject.
+struct Replay {
+  sched::Schedule schedule;
+  std::unique_ptr<sched::Strategy> strategy;
+};
+Replay open_replay(const std::string& path, const std::string& subject);
+// Where the replayed schedule was recorded from another build or workload than `hash`: the
+// warning line to print (without racelab's prefix), else "".
+std::string replay_hash_warning(const Replay& replay, const std::string& path,
+                                const std::string& hash);
+
 bool is_failure(const std::string& kind);  // a kind that fails a live run (not evidence)
 // The failure (or lost control) of an execution that comes first in report order
 // (sched::kinds::before); the first of them where one kind is found twice.
@@ -96,10 +111,12 @@ struct Judgement {
 Judgement judge(const SearchOptions& a, const Outcome& o);
 // True when the strategy samples (random, pct, pos, surw) rather than proves (dfs).
 bool samples(const SearchOptions& a);
-// What the search covered, for the terminal: "sampled 10 executions (pct(depth=3, seed=1)), not
-// a proof", "exhaustive within the bound (dfs(max_preemptions=2)): 41 executions" or "cut short
-// by the execution cap after 50 executions (dfs(...)) before covering the bounded space: not a
-// proof"; the time limit or an interrupt named where they stopped it.
+// What the search covered, for the terminal: "replayed SCHEDULE (1 execution)", "12 executions
+// (random(seed=1)), stopped at the first failure", or the model's sentence
+// (sched::coverage_sentence: "sampled 10 executions (pct(depth=3, seed=1)), not a proof",
+// "exhaustive within the bound (dfs(max_preemptions=2)): 41 executions", "cut short by the
+// execution cap after 50 executions (dfs(max_preemptions=2), cap 50) before covering the bounded
+// space: not a proof").
 std::string coverage_brief(const SearchOptions& a, const Outcome& o, const std::string& desc);
 
 }  // namespace racelab::live

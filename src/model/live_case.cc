@@ -1,6 +1,7 @@
 #include "model/live_case.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "model/check.h"
+#include "sched/loop.h"
+#include "sched/strategies/strategies.h"
 #include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -152,6 +155,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
   // (into OUT/seed-N), pooling the kinds, up to kAttempts searches.
   constexpr int kAttempts = 5;
   bool cut_short = false;
+  sched::StopReason stop = sched::StopReason::kBudget;  // the last search's
   for (int k = 0; k < kAttempts; ++k) {
     const std::uint64_t seed = c.seed + static_cast<std::uint64_t>(k);
     const std::string out =
@@ -171,6 +175,8 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     // A dfs search that stopped before covering its space, with nothing found: not a proof.
     cut_short = at.report.value("proves", false) && !at.report.value("exhausted", false) &&
                 at.report.value("findings", nlohmann::json::array()).empty();
+    stop = sched::parse_stop_reason(at.report.value("stopped_by", "budget"))
+               .value_or(sched::StopReason::kBudget);
     if (at.report.contains("kinds_seen") && at.report["kinds_seen"].is_object()) {
       for (const auto& [kind, n] : at.report["kinds_seen"].items())
         run.kinds[kind] += n.get<std::uint64_t>();
@@ -228,10 +234,11 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     run.reason = why;
   } else if (cut_short && !s.must_not.empty()) {
     run.verdict = LiveVerdict::kInconclusive;
-    run.reason = fmt::format(
-        "inconclusive: the {} search stopped after {} executions before covering its bounded "
-        "space, so must_not is not proven (raise [live] executions or lower max_preemptions)",
-        c.strategy, run.executions);
+    run.reason =
+        sched::cut_short_sentence(c.strategy, stop, run.executions,
+                                  sched::strategy_info(sched::parse_strategy(c.strategy)).bounded,
+                                  fmt::format("must_not [{}]", fmt::join(s.must_not, ", ")),
+                                  "raise [live] executions or lower max_preemptions");
   }
   return run;
 }

@@ -28,6 +28,16 @@ inline constexpr std::array<std::string_view, 6> kWarmupModes = {"none",
                                                                  "per_thread_lock",
                                                                  "separate_process"};
 
+// The modes by meaning, for code that tests a setting's value (the LibTorch workload keeps the
+// names as strings).
+namespace warmup {
+inline constexpr std::string_view kNone = kWarmupModes[0];
+inline constexpr std::string_view kSequential = kWarmupModes[1];
+inline constexpr std::string_view kLockFirstStep = kWarmupModes[2];
+inline constexpr std::string_view kLockFirstForward = kWarmupModes[3];
+inline constexpr std::string_view kPerThreadLock = kWarmupModes[4];
+}  // namespace warmup
+
 // The warmup mode only the model has: the live pipelines have no on-disk compile cache for
 // another process to warm. Every other mode is a live mode, under the same name.
 inline constexpr std::string_view kModelOnlyWarmup = "separate_process";
@@ -49,6 +59,11 @@ inline constexpr auto kLiveWarmupModes = [] {
 // sdpa_chunked, and its names also name its output files.)
 inline constexpr std::array<std::string_view, 3> kWorkloadAttentions = {"dense", "chunked",
                                                                         "fused"};
+namespace workload_attention {
+inline constexpr std::string_view kDense = kWorkloadAttentions[0];
+inline constexpr std::string_view kChunked = kWorkloadAttentions[1];
+inline constexpr std::string_view kFused = kWorkloadAttentions[2];
+}  // namespace workload_attention
 
 // Each key of the pipeline model's tables ([pipeline], [warmup], [torch], [gpu]: every key of
 // docs/scenarios.md's example) and the option of `racelab live torch` for the same setting (""

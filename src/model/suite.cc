@@ -56,31 +56,13 @@ Verdict ScenarioRun::verdict() const {
 }
 
 std::string ScenarioRun::coverage() const {
-  const std::uint64_t n = result.executions;
-  if (proves()) {
-    if (result.exhausted() && result.classes) {
-      return fmt::format(
-          "exhaustive: every interleaving class explored ({}): {} executions, {} classes, {} "
-          "redundant",
-          result.strategy, n, result.classes->classes, result.classes->redundant);
-    }
-    // dfs covers the space within its preemption bound; another proving strategy all of it.
-    const bool bounded = sched::strategy_info(options.strategy.kind).bounded;
-    if (result.exhausted()) {
-      return fmt::format("exhaustive{} ({}): {} executions", bounded ? " within the bound" : "",
-                         result.strategy, n);
-    }
-    return fmt::format(
-        "cut short by {} after {} executions ({}, cap {}) before covering the {}space: not a "
-        "proof",
-        sched::stop_reason_words(result.stop), n, result.strategy, options.iterations,
-        bounded ? "bounded " : "");
-  }
-  if (result.stop == sched::StopReason::kBudget) {
-    return fmt::format("sampled {} executions ({}), not a proof", n, result.strategy);
-  }
-  return fmt::format("sampled {} of {} executions ({}; stopped by {}), not a proof", n,
-                     options.iterations, result.strategy, sched::stop_reason_words(result.stop));
+  return sched::coverage_sentence({.strategy = result.strategy,
+                                   .executions = result.executions,
+                                   .cap = options.iterations,
+                                   .stop = result.stop,
+                                   .proves = proves(),
+                                   .bounded = sched::strategy_info(options.strategy.kind).bounded,
+                                   .classes = result.classes});
 }
 
 std::string ScenarioRun::interleavings() const {
@@ -103,12 +85,10 @@ std::string ScenarioRun::verdict_reason() const {
     case Verdict::kPass:
       return "";
     case Verdict::kInconclusive:
-      return fmt::format(
-          "inconclusive: the {} search was cut short by {} after {} executions, before "
-          "covering its {}space, so must_not [{}] is not proven ({})",
-          sched::strategy_name(options.strategy.kind), sched::stop_reason_words(result.stop),
-          result.executions, sched::strategy_info(options.strategy.kind).bounded ? "bounded " : "",
-          fmt::join(scenario.must_not, ", "),
+      return sched::cut_short_sentence(
+          sched::strategy_name(options.strategy.kind), result.stop, result.executions,
+          sched::strategy_info(options.strategy.kind).bounded,
+          fmt::format("must_not [{}]", fmt::join(scenario.must_not, ", ")),
           result.stop == sched::StopReason::kBudget
               ? fmt::format("raise [explore] iterations above {} or lower max_preemptions",
                             options.iterations)

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "racelab/version.h"
+#include "util/files.h"
 #include "util/html.h"
 #include "util/spawn.h"
 
@@ -97,6 +98,12 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
               html::copyable(shell_line(v.memory.argv)) + "</details>";
   }
   return html::page("racelab check", "table.variants", body);
+}
+
+void write_check_outputs(const model::CheckResult& r, const model::CheckOptions& o) {
+  const std::filesystem::path out(o.out);
+  write_file_atomic(out / "check.json", model::check_json(r, o).dump(2) + "\n");
+  write_file_atomic(out / "check.html", check_html(r, o));
 }
 
 }  // namespace racelab::report

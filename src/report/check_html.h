@@ -10,4 +10,7 @@ namespace racelab::report {
 
 std::string check_html(const model::CheckResult& r, const model::CheckOptions& o);
 
+// racelab check's files: o.out/check.json (model::check_json) and o.out/check.html, atomically.
+void write_check_outputs(const model::CheckResult& r, const model::CheckOptions& o);
+
 }  // namespace racelab::report

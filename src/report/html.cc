@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <numbers>
 
 #include "racelab/version.h"
 #include "report/report.h"
 #include "sched/kinds.h"
+#include "util/files.h"
 #include "util/html.h"
 
 namespace racelab::report {
@@ -480,6 +482,23 @@ std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::
   bool any_finding = false;
   for (const HtmlScenario& h : scenarios) any_finding = any_finding || !h.run->result.found.empty();
   return html::page(title, any_finding ? "table table.lanes" : "table", body);
+}
+
+nlohmann::json write_explore_files(const model::ScenarioRun& run, const std::string& dir) {
+  nlohmann::json report = write_explore_outputs(run, dir);
+  write_file_atomic(
+      std::filesystem::path(dir) / "report.html",
+      explore_html({{&run, report}}, "racelab explore " + run.scenario.name, run.result.seconds));
+  return report;
+}
+
+std::string write_replay_page(const std::string& dir, const std::string& schedule_path,
+                              const sched::ExecutionResult& result,
+                              const std::string& expected_kind, bool reproduced) {
+  ensure_directory(dir);
+  const std::string page = (std::filesystem::path(dir) / "report.html").string();
+  write_file_atomic(page, replay_html(schedule_path, result, expected_kind, reproduced));
+  return page;
 }
 
 }  // namespace racelab::report

@@ -21,6 +21,14 @@ std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::
 std::string replay_html(const std::string& schedule_path, const sched::ExecutionResult& result,
                         const std::string& expected_kind, bool reproduced);
 
+// racelab explore --out DIR: write_explore_outputs (report.json, schedules) and DIR/report.html.
+// Returns report.json's document.
+nlohmann::json write_explore_files(const model::ScenarioRun& run, const std::string& dir);
+// racelab replay --out DIR: DIR/report.html (replay_html), atomically; returns its path.
+std::string write_replay_page(const std::string& dir, const std::string& schedule_path,
+                              const sched::ExecutionResult& result,
+                              const std::string& expected_kind, bool reproduced);
+
 // One execution as a table (a <table class="lanes">): one column per thread, one row per step, the
 // operation written in its thread's column; a marked row where a finding was detected; a last row
 // with every thread's state at the end (finished, blocked and on what, stopped). Past 100 steps it

@@ -63,11 +63,9 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
   // Named after its worst failure (the registry's order: a deadlock before the FX errors that
   // came first), so that another execution's schedule of a lesser kind never takes its name.
   const auto worst = live::worst_failure(r);
-  std::vector<sched::ReplayStep> steps;
-  for (auto& [t, op] : r.decisions()) steps.push_back({t, op});
   const sched::Schedule s =
       sched::make_schedule(source, execution, worst != r.findings.end() ? &*worst : nullptr,
-                           r.preemptions, std::move(steps));
+                           r.preemptions, r.replay_steps());
   const std::string path =
       (std::filesystem::path(a.out) /
        fmt::format("schedule-{}.json", s.finding_kind.empty() ? "run" : s.finding_kind))
@@ -92,6 +90,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   report["strategy"] = strategy_desc;
   report["executions"] = o.executions;
   report["seconds"] = o.seconds;
+  report["stopped_by"] = sched::stop_reason_name(o.stop);
   report["exhausted"] = o.exhausted();
   report["proves"] = !live::samples(a);
   report["interleavings"] = sched::coverage_json(o.coverage.summary(), live::samples(a));

@@ -8,9 +8,11 @@
 #include <tuple>
 
 #include "model/pipeline.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "sched/coverage.h"
 #include "sched/schedule.h"
+#include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -268,6 +270,70 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   run.warmup_seconds = vt.value("warmup_s", 0.0);
   run.makespan_seconds = vt.value("makespan_s", 0.0);
   return run;
+}
+
+int merge_shards(const std::vector<std::string>& dirs, const std::string& out,
+                 const std::string& junit, const MergePrinter& print) {
+  const bool suites = fs::exists(fs::path(dirs.front()) / "summary.json");
+  for (const auto& d : dirs) {
+    if (!fs::is_directory(d)) throw InputError(d + ": not a directory");
+    if (fs::exists(fs::path(d) / "summary.json") != suites) {
+      throw InputError(fmt::format("{}: mixes suite and explore outputs ({} {} summary.json)", d, d,
+                                   suites ? "has no" : "has a"));
+    }
+  }
+  std::vector<model::ScenarioRun> runs;
+  std::vector<nlohmann::json> reports;
+  std::vector<nlohmann::json> entries;
+  std::vector<nlohmann::json> live_entries;  // live cases ran whole on shard 0: kept as judged
+  if (suites) {
+    // The scenarios of the first shard's summary, in its order; every shard must have them all.
+    const nlohmann::json summary = read_suite_summaries(dirs);
+    runs.reserve(summary["scenarios"].size());
+    for (const auto& entry : summary["scenarios"]) {
+      if (entry.value("live", false)) {
+        live_entries.push_back(entry);
+        continue;
+      }
+      const auto name = entry["scenario"].get<std::string>();
+      std::vector<std::string> scenario_dirs;
+      for (const auto& d : dirs) scenario_dirs.push_back((fs::path(d) / name).string());
+      runs.push_back(merge_exploration(scenario_dirs));
+    }
+  } else {
+    runs.push_back(merge_exploration(dirs));
+  }
+  double seconds = 0;
+  for (const auto& run : runs) {
+    const std::string dir = suites ? (fs::path(out) / run.scenario.name).string() : out;
+    reports.push_back(write_explore_outputs(run, dir));
+    entries.push_back(suite_summary_entry(run, reports.back(), dir));
+    seconds += run.result.seconds;
+    if (print.on_run) print.on_run(run);
+  }
+  for (const auto& e : live_entries) {
+    if (print.on_live) print.on_live(e);
+    entries.push_back(e);
+  }
+  std::vector<HtmlScenario> pages;
+  for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
+  ensure_directory(out);
+  if (suites) {
+    write_file_atomic(fs::path(out) / "summary.json",
+                      document_text(suite_summary(entries, false, seconds, sched::Partition{})));
+  }
+  write_file_atomic(
+      fs::path(out) / "report.html",
+      explore_html(pages, suites ? "racelab suite (merged)" : "racelab explore (merged)", seconds));
+  if (!junit.empty()) write_file_atomic(junit, junit_xml(runs, seconds));
+  if (!suites) return model::explore_exit_code(runs.front());
+  bool all_pass = true;
+  for (const auto& run : runs) all_pass = all_pass && run.verdict() == model::Verdict::kPass;
+  for (const auto& e : live_entries) {
+    const std::string v = e.value("verdict", "");
+    all_pass = all_pass && (v == "pass" || v == "skipped");
+  }
+  return all_pass ? kExitOk : kExitFound;
 }
 
 }  // namespace racelab::report

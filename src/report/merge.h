@@ -1,6 +1,7 @@
 #pragma once
 // racelab merge: shard outputs of one exploration (or one suite) combined into what a single run
 // would have written. Shards that do not belong together are refused with the reason.
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,5 +18,19 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs);
 // every shard's is one ("format": "racelab-summary", or none) of a version this racelab reads.
 // Throws InputError on invalid JSON, another format or a newer version.
 nlohmann::json read_suite_summaries(const std::vector<std::string>& dirs);
+
+// racelab merge DIR...: the shards' --out directories (of one exploration, or of one suite),
+// checked, combined and written under `out` (report.json, schedules, summary.json for a suite,
+// report.html; JUnit XML to `junit` unless empty) as one unsharded run would have written them.
+// `on_run` sees each merged model scenario, `on_live` each live case's summary entry (live cases
+// ran whole on shard 0 and are kept as judged), for the terminal. Returns the exit code: a
+// suite's 0 when every scenario passed (or was skipped), else 1; an exploration's as `racelab
+// explore` would exit. InputError for directories that do not belong together.
+struct MergePrinter {
+  std::function<void(const model::ScenarioRun&)> on_run;
+  std::function<void(const nlohmann::json&)> on_live;
+};
+int merge_shards(const std::vector<std::string>& dirs, const std::string& out,
+                 const std::string& junit, const MergePrinter& print);
 
 }  // namespace racelab::report

@@ -67,6 +67,18 @@ std::string deadlock_message(const std::vector<std::string>& waits) {
   return joined("deadlock: ", waits);
 }
 
+void describe_cycle(Finding& f, const std::vector<int>& cycle,
+                    const std::function<std::string(int)>& name,
+                    const std::function<std::string(int)>& wait) {
+  if (cycle.empty()) return;
+  std::vector<std::string> waits;
+  for (int t : cycle) {
+    f.cycle.push_back(name(t));
+    waits.push_back(wait(t));
+  }
+  f.message = deadlock_message(waits);
+}
+
 std::string stuck_deadlock_message(const std::vector<std::string>& waits) {
   return joined("deadlock: no thread can run: ", waits);
 }

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "sched/finding.h"
 #include "sched/strategy.h"
 
 namespace racelab::sched {
@@ -106,6 +107,12 @@ std::vector<int> find_wait_cycle(int n, const std::function<int(int)>& waits_for
 
 // "deadlock: A holds x and waits for y; B holds y and waits for x", from each cycle member's text.
 std::string deadlock_message(const std::vector<std::string>& waits);
+// A deadlock finding's cycle and message, both worlds alike, from a wait-for cycle
+// (find_wait_cycle): `name(t)` each member's name, `wait(t)` its text in the message. Nothing for
+// an empty cycle.
+void describe_cycle(Finding& f, const std::vector<int>& cycle,
+                    const std::function<std::string(int)>& name,
+                    const std::function<std::string(int)>& wait);
 // The deadlock where no thread can run and no wait-for cycle can be named (an event never set, a
 // Condition nobody notifies): "deadlock: no thread can run: " and what the stuck threads wait
 // for, "; "-separated (the model names the first, the live runtime every controlled one).

@@ -570,12 +570,9 @@ void Execution::check_deadlock() {
       static_cast<int>(threads_.size()), [&](int t) { return waits_for(t); },
       [&](int t) { return threads_[t].finished; },
       [&](int t) { return !threads_[t].finished && !threads_[t].daemon; });
-  std::vector<std::string> waits;
-  for (int t : cycle) {
-    f.cycle.push_back(threads_[t].name);
-    waits.push_back(wait_text(t));
-  }
-  if (!cycle.empty()) f.message = deadlock_message(waits);
+  describe_cycle(
+      f, cycle, [&](int t) { return threads_[t].name; },
+      [&](int t) { return wait_text(static_cast<ThreadId>(t)); });
   if (f.cycle.empty()) {
     f.message = stuck_deadlock_message(f.details.empty() ? std::vector<std::string>{}
                                                          : std::vector{f.details.front()});

@@ -18,34 +18,6 @@
 
 namespace racelab::sched {
 
-const char* stop_reason_name(StopReason r) {
-  switch (r) {
-    case StopReason::kBudget:
-      return "budget";
-    case StopReason::kExhausted:
-      return "exhausted";
-    case StopReason::kTimeLimit:
-      return "time_limit";
-    case StopReason::kInterrupted:
-      return "interrupted";
-  }
-  return "?";
-}
-
-const char* stop_reason_words(StopReason r) {
-  switch (r) {
-    case StopReason::kBudget:
-      return "the execution cap";
-    case StopReason::kExhausted:
-      return "the end of the space";
-    case StopReason::kTimeLimit:
-      return "the time limit";
-    case StopReason::kInterrupted:
-      return "an interrupt";
-  }
-  return "?";
-}
-
 const FoundKind* ExploreResult::find(std::string_view kind) const {
   for (const FoundKind& f : found) {
     if (f.finding.kind == kind) return &f;

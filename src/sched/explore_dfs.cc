@@ -17,14 +17,9 @@
 namespace racelab::sched::split {
 namespace {
 
-struct Piece {
+struct Piece : PieceRuns {
   DfsPrefix prefix;
   bool taken = false;
-  bool complete = false;                   // every execution of the piece ran
-  std::atomic<std::uint64_t> ran{0};       // executions run so far (only grows)
-  std::vector<std::uint32_t> step_counts;  // per execution, written by the owner, read at the end
-  std::vector<std::uint64_t> fingerprints;
-  Hits hits;  // keyed (0, execution within the piece, finding); re-keyed at the end
 };
 
 // How often an owner recomputes the executions before its piece (they only grow, so a stale sum
@@ -106,16 +101,7 @@ ExploreResult explore_dfs_jobs(const SubjectFactory& make, const ExploreOptions&
               if (!strat->begin_execution(local)) piece.complete = true;
               break;
             }
-            auto run = run_execution(*subject, *strat, local, o.run);
-            if (!run) {
-              piece.complete = true;
-              break;
-            }
-            executions.fetch_add(1);
-            piece.ran.fetch_add(1, std::memory_order_relaxed);
-            piece.step_counts.push_back(static_cast<std::uint32_t>(run->exec->steps().size()));
-            piece.fingerprints.push_back(handoff_fingerprint(*run->exec));
-            if (!run->findings().empty()) piece.hits.add(0, local, *run);
+            if (!run_piece_execution(*subject, *strat, piece, local, o.run, executions)) break;
           }
           std::lock_guard<std::mutex> lock(m);
           for (const auto& [kind, h] : piece.hits.by_kind) kind_names.insert(kind);
@@ -127,36 +113,14 @@ ExploreResult explore_dfs_jobs(const SubjectFactory& make, const ExploreOptions&
       executions, kinds);
 
   // Single-worker order: piece after piece; the budget cuts it at o.iterations.
-  Hits hits;
-  Coverage coverage;
-  std::vector<std::uint64_t> offsets;
-  std::uint64_t total = 0;
-  bool all_complete = true;
-  std::uint64_t index = 0;
-  for (const Piece& piece : order) {
-    offsets.push_back(total);
-    const std::uint64_t room = total < o.iterations ? o.iterations - total : 0;
-    const std::uint64_t counted = std::min<std::uint64_t>(room, piece.step_counts.size());
-    for (std::uint64_t e = 0; e < counted; ++e) {
-      out.steps += piece.step_counts[e];
-      coverage.add(piece.fingerprints[e]);
-    }
-    out.executions += counted;
-    for (const auto& [kind, h] : piece.hits.by_kind) {
-      if (std::get<1>(h.key) >= room) continue;
-      Hit keyed = h;
-      std::get<0>(keyed.key) = index;
-      hits.offer(keyed);
-    }
-    total += piece.step_counts.size();
-    all_complete = all_complete && piece.complete;
-    ++index;
-  }
-  out.stop = stop.raised()                           ? static_cast<StopReason>(stop.reason.load())
-             : all_complete && total <= o.iterations ? StopReason::kExhausted
-                                                     : StopReason::kBudget;
-  collect_found(*subject0, hits, o, out, false, offsets);
-  out.interleavings = coverage.summary();
+  const Fold f = fold(order, o.iterations, false);
+  out.executions = f.executions;
+  out.steps = f.steps;
+  out.stop = stop.raised() ? static_cast<StopReason>(stop.reason.load())
+             : f.exhausted ? StopReason::kExhausted
+                           : StopReason::kBudget;
+  collect_found(*subject0, f.hits, o, out, false, f.offsets);
+  out.interleavings = f.coverage.summary();
   finish(*subject0, out, o, workers.elapsed());
   return out;
 }

@@ -30,16 +30,6 @@ namespace {
 constexpr std::size_t kDporSubtrees = 1024;
 constexpr std::size_t kDporMinSubtrees = 64;
 
-struct Sub {
-  std::uint64_t index = 0;
-  std::atomic<std::uint64_t> ran{0};  // executions so far (only grows)
-  std::vector<std::uint32_t> step_counts;
-  std::vector<std::uint64_t> fingerprints;
-  std::vector<char> redundant;  // per execution: abandoned as sleep-set blocked
-  bool complete = false;
-  Hits hits;
-};
-
 }  // namespace
 
 DporPrefixes split_dpor(Subject& subject, const ExploreOptions& o, std::size_t& depth) {
@@ -75,9 +65,9 @@ ExploreResult explore_dpor_split(const SubjectFactory& make, const ExploreOption
       fmt::format("{}, split at depth {} into {} subtrees", make_strategy(o.strategy)->describe(),
                   out.split_depth, prefixes.size());
 
-  std::vector<std::unique_ptr<Sub>> subs;  // this shard's, in the single-worker order
+  std::vector<std::unique_ptr<PieceRuns>> subs;  // this shard's, in the single-worker order
   for (std::uint64_t j = p.shard; j < prefixes.size(); j += p.shards) {
-    subs.push_back(std::make_unique<Sub>());
+    subs.push_back(std::make_unique<PieceRuns>());
     subs.back()->index = j;
   }
   std::mutex m;
@@ -92,7 +82,7 @@ ExploreResult explore_dpor_split(const SubjectFactory& make, const ExploreOption
         for (;;) {
           const std::uint64_t k = next.fetch_add(1);
           if (k >= subs.size() || !workers.go()) return;
-          Sub& sub = *subs[k];
+          PieceRuns& sub = *subs[k];
           auto strat = make_dpor_subtree(o.strategy.dpor_max_preemptions, *prefixes[sub.index]);
           std::uint64_t earlier = 0;  // executions before this subtree (a lower bound: they grow)
           for (std::uint64_t local = 0;; ++local) {
@@ -106,17 +96,7 @@ ExploreResult explore_dpor_split(const SubjectFactory& make, const ExploreOption
               if (!strat->begin_execution(local)) sub.complete = true;
               break;
             }
-            auto run = run_execution(*subject, *strat, local, o.run);
-            if (!run) {
-              sub.complete = true;
-              break;
-            }
-            executions.fetch_add(1);
-            sub.ran.fetch_add(1, std::memory_order_relaxed);
-            sub.step_counts.push_back(static_cast<std::uint32_t>(run->exec->steps().size()));
-            sub.fingerprints.push_back(handoff_fingerprint(*run->exec));
-            sub.redundant.push_back(run->abandoned ? 1 : 0);
-            if (!run->findings().empty()) sub.hits.add(sharded ? sub.index : k, local, *run);
+            if (!run_piece_execution(*subject, *strat, sub, local, o.run, executions)) break;
           }
           std::lock_guard<std::mutex> lock(m);
           for (const auto& [kind, h] : sub.hits.by_kind) kind_names.insert(kind);
@@ -126,45 +106,17 @@ ExploreResult explore_dpor_split(const SubjectFactory& make, const ExploreOption
       executions, kinds);
 
   // The single-worker order, cut at the cap (a shard's subtrees are cut by merge instead).
-  Hits hits;
-  Coverage coverage;
-  std::vector<std::uint64_t> offsets;
-  std::uint64_t total = 0;
-  std::uint64_t redundant = 0;
-  bool all_complete = true;
-  for (const auto& s : subs) {
-    offsets.push_back(total);
-    const std::uint64_t room = sharded                ? o.iterations
-                               : total < o.iterations ? o.iterations - total
-                                                      : 0;
-    const std::uint64_t counted = std::min<std::uint64_t>(room, s->step_counts.size());
-    std::uint64_t steps = 0;
-    for (std::uint64_t e = 0; e < counted; ++e) {
-      steps += s->step_counts[e];
-      coverage.add(s->fingerprints[e]);
-      redundant += s->redundant[e];
-    }
-    out.steps += steps;
-    out.executions += counted;
-    if (sharded) {
-      out.subtrees.push_back({s->index, counted, steps, s->complete});
-      out.subtrees.back().redundant =
-          static_cast<std::uint64_t>(std::count(s->redundant.begin(), s->redundant.end(), 1));
-    }
-    for (const auto& [kind, h] : s->hits.by_kind) {
-      if (std::get<1>(h.key) < room) hits.offer(h);
-    }
-    total += s->step_counts.size();
-    all_complete = all_complete && s->complete;
-  }
-  const bool within = sharded || total <= o.iterations;
-  out.stop = stop.raised()            ? static_cast<StopReason>(stop.reason.load())
-             : all_complete && within ? StopReason::kExhausted
-                                      : StopReason::kBudget;
-  out.classes = Strategy::Classes{out.executions - redundant, redundant};
-  collect_found(*subject0, hits, o, out, sharded, offsets);
-  if (sharded) out.interleaving_counts = std::make_shared<Coverage>(coverage);
-  out.interleavings = coverage.summary();
+  Fold f = fold(subs, o.iterations, sharded);
+  out.executions = f.executions;
+  out.steps = f.steps;
+  if (sharded) out.subtrees = std::move(f.subtrees);
+  out.stop = stop.raised() ? static_cast<StopReason>(stop.reason.load())
+             : f.exhausted ? StopReason::kExhausted
+                           : StopReason::kBudget;
+  out.classes = Strategy::Classes{out.executions - f.redundant, f.redundant};
+  collect_found(*subject0, f.hits, o, out, sharded, f.offsets);
+  if (sharded) out.interleaving_counts = std::make_shared<Coverage>(f.coverage);
+  out.interleavings = f.coverage.summary();
   finish(*subject0, out, o, workers.elapsed());
   return out;
 }

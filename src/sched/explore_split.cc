@@ -9,6 +9,23 @@
 namespace racelab::sched::split {
 
 // Found kinds, in single-worker discovery order, re-executed on `subject` from their choices.
+bool run_piece_execution(Subject& subject, Strategy& strategy, PieceRuns& piece,
+                         std::uint64_t local, const RunOptions& run,
+                         std::atomic<std::uint64_t>& executions) {
+  auto r = run_execution(subject, strategy, local, run);
+  if (!r) {
+    piece.complete = true;
+    return false;
+  }
+  executions.fetch_add(1);
+  piece.ran.fetch_add(1, std::memory_order_relaxed);
+  piece.step_counts.push_back(static_cast<std::uint32_t>(r->exec->steps().size()));
+  piece.fingerprints.push_back(handoff_fingerprint(*r->exec));
+  piece.redundant.push_back(r->abandoned ? 1 : 0);
+  if (!r->findings().empty()) piece.hits.add(0, local, *r);
+  return true;
+}
+
 void collect_found(Subject& subject, const Hits& hits, const ExploreOptions& o, ExploreResult& out,
                    bool dfs_shard, const std::vector<std::uint64_t>& dfs_offsets) {
   std::vector<const Hit*> order;
@@ -139,15 +156,11 @@ ExploreResult explore_dfs_shards(const SubjectFactory& make, const ExploreOption
   const std::vector<DfsPrefix> prefixes = split_dfs(*subject0, o, out.split_depth);
   out.subtree_count = prefixes.size();
 
-  struct Sub {
-    std::uint64_t index = 0;
-    std::vector<std::uint32_t> step_counts;
-    std::vector<std::uint64_t> fingerprints;  // per execution, as step_counts
-    bool complete = false;
-    Hits hits;
-  };
-  std::vector<Sub> subs;
-  for (std::uint64_t j = p.shard; j < prefixes.size(); j += p.shards) subs.push_back(Sub{j});
+  std::vector<std::unique_ptr<PieceRuns>> subs;  // this shard's subtrees
+  for (std::uint64_t j = p.shard; j < prefixes.size(); j += p.shards) {
+    subs.push_back(std::make_unique<PieceRuns>());
+    subs.back()->index = j;
+  }
   std::mutex m;
   std::set<std::string> kind_names;
   std::atomic<std::uint64_t> next{0};
@@ -160,49 +173,30 @@ ExploreResult explore_dfs_shards(const SubjectFactory& make, const ExploreOption
         for (;;) {
           const std::uint64_t k = next.fetch_add(1);
           if (k >= subs.size() || !workers.go()) return;
-          Sub& sub = subs[k];
+          PieceRuns& sub = *subs[k];
           auto strat = make_dfs_subtree(o.strategy.max_preemptions, prefixes[sub.index]);
-          Sub result{sub.index};
           for (std::uint64_t local = 0;; ++local) {
             if (local >= o.iterations || !workers.go()) break;
-            auto run = run_execution(*subject, *strat, local, o.run);
-            if (!run) {
-              result.complete = true;
-              break;
-            }
-            executions.fetch_add(1);
-            result.step_counts.push_back(static_cast<std::uint32_t>(run->exec->steps().size()));
-            result.fingerprints.push_back(handoff_fingerprint(*run->exec));
-            if (!run->findings().empty()) result.hits.add(sub.index, local, *run);
+            if (!run_piece_execution(*subject, *strat, sub, local, o.run, executions)) break;
           }
           std::lock_guard<std::mutex> lock(m);
-          for (const auto& [kind, h] : result.hits.by_kind) kind_names.insert(kind);
+          for (const auto& [kind, h] : sub.hits.by_kind) kind_names.insert(kind);
           kinds.store(kind_names.size());
-          sub = std::move(result);
         }
       },
       executions, kinds);
 
-  Hits hits;
-  Coverage coverage;
-  bool all_complete = true;
-  for (const Sub& s : subs) all_complete = all_complete && s.complete;
   // A shard cannot place its subtrees in the global order: it reports them; merge does.
-  for (const Sub& s : subs) {
-    std::uint64_t st = 0;
-    for (auto c : s.step_counts) st += c;
-    out.subtrees.push_back({s.index, s.step_counts.size(), st, s.complete});
-    out.executions += s.step_counts.size();
-    out.steps += st;
-    hits.merge(s.hits);
-    for (auto fp : s.fingerprints) coverage.add(fp);
-  }
-  out.stop = stop.raised()  ? static_cast<StopReason>(stop.reason.load())
-             : all_complete ? StopReason::kExhausted
-                            : StopReason::kBudget;
-  collect_found(*subject0, hits, o, out, true, {});
-  out.interleaving_counts = std::make_shared<Coverage>(coverage);
-  out.interleavings = coverage.summary();
+  Fold f = fold(subs, o.iterations, true);
+  out.subtrees = std::move(f.subtrees);
+  out.executions = f.executions;
+  out.steps = f.steps;
+  out.stop = stop.raised() ? static_cast<StopReason>(stop.reason.load())
+             : f.exhausted ? StopReason::kExhausted
+                           : StopReason::kBudget;
+  collect_found(*subject0, f.hits, o, out, true, {});
+  out.interleaving_counts = std::make_shared<Coverage>(f.coverage);
+  out.interleavings = f.coverage.summary();
   finish(*subject0, out, o, workers.elapsed());
   return out;
 }

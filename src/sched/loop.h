@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "sched/strategy.h"
 
@@ -18,9 +20,37 @@ namespace racelab::sched {
 
 enum class StopReason { kBudget, kExhausted, kTimeLimit, kInterrupted };
 const char* stop_reason_name(StopReason r);  // "budget", "exhausted": reports' words
+std::optional<StopReason> parse_stop_reason(std::string_view name);  // a report's word back
 // How a stop reads in a sentence, model and live alike: "the execution cap", "the time limit",
 // "an interrupt" ("the end of the space" for kExhausted).
 const char* stop_reason_words(StopReason r);
+
+// What a search covered, the one sentence every command prints (the model's explore and suite, a
+// live search), from the strategy and how the search stopped:
+//   exhaustive: every interleaving class explored (dpor(unbounded)): 6 executions, 6 classes, 0
+//     redundant
+//   exhaustive within the bound (dfs(max_preemptions=2)): 41 executions
+//   cut short by the execution cap after 50 executions (dfs(max_preemptions=2), cap 50) before
+//     covering the bounded space: not a proof
+//   sampled 2000 executions (pct(depth=3, seed=1)), not a proof
+//   sampled 12 of 100 executions (random(seed=1); stopped by the time limit), not a proof
+struct SearchCover {
+  std::string strategy;  // the strategy's describe()
+  std::uint64_t executions = 0;
+  std::uint64_t cap = 0;  // the execution cap
+  StopReason stop = StopReason::kBudget;
+  bool proves = false;   // a proving strategy (dfs, dpor): exhausting its space is a proof
+  bool bounded = false;  // that space is bounded (dfs's preemption bound)
+  std::optional<Strategy::Classes> classes;  // dpor's interleaving classes
+};
+std::string coverage_sentence(const SearchCover& c);
+
+// A verdict that a proving search cut short did not earn, model and live alike: "inconclusive:
+// the dfs search was cut short by the execution cap after 3 executions, before covering its
+// bounded space, so <claim> is not proven (<remedy>)".
+std::string cut_short_sentence(std::string_view strategy_name, StopReason stop,
+                               std::uint64_t executions, bool bounded, std::string_view claim,
+                               std::string_view remedy);
 
 // The one rule for an absence claimed by a search (the model's ScenarioRun::verdict, a live
 // search's live::judge): it is proven only by a proving strategy (dfs, dpor) that covered its

@@ -163,7 +163,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # word), a sampling one says it sampled; both count the interleaving classes they saw.
     r = live(user, "--interpose", empty, "--strategy", "dfs", "--executions", "3",
              "--hang-timeout", "4", out=f"{tmp}/cut")
-    if r.returncode != 1 or "inconclusive: the dfs search stopped before covering" not in r.stdout \
+    if r.returncode != 1 or "inconclusive: the dfs search was cut short by the execution cap" not in r.stdout \
             or "cut short by the execution cap after 3 executions" not in r.stdout:
         fail("a dfs search cut short by its cap was not inconclusive", r)
     rep = json.load(open(f"{tmp}/cut/report.json"))

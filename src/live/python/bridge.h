@@ -66,6 +66,10 @@ struct PlainRun {
   bool finished = false;  // false: still running after the time limit (a hang)
   double seconds = 0;
   std::vector<std::pair<std::string, std::string>> failures;  // (kind, message)
+  // How it ended, in a live search's words: "hang", the first failure's kind, or "complete".
+  std::string ended() const {
+    return !finished ? "hang" : !failures.empty() ? failures.front().first : "complete";
+  }
 };
 PlainRun run_plain(const Job& job, double time_limit_s);  // time_limit_s 0: no limit
 

@@ -84,7 +84,7 @@ void validate(const Config& c) {
         fmt::format("--device cuda: {}", build_description().find("CUDA") == std::string::npos
                                              ? "this racelab's LibTorch has no CUDA"
                                              : "no CUDA device is present"));
-  if (c.attention == "fused" && !detail::fused_available())
+  if (c.attention == settings::workload_attention::kFused && !detail::fused_available())
     throw InputError(fmt::format(
         "--attention fused needs scaled_dot_product_attention (LibTorch 2.0 or later); this is {}",
         build_description()));

@@ -17,11 +17,14 @@
 
 #include "live/torch/kernels.h"
 #include "live/torch/workload.h"
+#include "model/settings.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/text.h"
 
 namespace racelab::live::torch_workload {
+
+namespace settings = model::settings;
 
 namespace {
 
@@ -218,14 +221,14 @@ AllocOutcome capture_alloc(const AllocConfig& c) {
     w.push_back((torch::randn({HID, H * D}, opts) * 0.02).requires_grad_());
 
   auto attention = [&](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
-    if (c.attention == "fused") {
+    if (c.attention == settings::workload_attention::kFused) {
 #if TORCH_VERSION_MAJOR >= 2
       return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true);
 #endif
     }
     const std::int64_t S = q.size(2);
     const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-    if (c.attention == "chunked") {
+    if (c.attention == settings::workload_attention::kChunked) {
       std::vector<torch::Tensor> parts;
       for (std::int64_t s = 0; s < S; s += c.chunk) {
         const std::int64_t e = std::min(S, s + c.chunk);

@@ -13,10 +13,13 @@
 
 #include "live/torch/kernels.h"
 #include "live/torch/workload.h"
+#include "model/settings.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 
 namespace racelab::live::torch_workload {
+
+namespace settings = model::settings;
 
 namespace detail {
 bool fused_available() { return TORCH_VERSION_MAJOR >= 2; }
@@ -123,9 +126,10 @@ struct Pipeline {
 
   Pipeline(const Config& c, Runtime& r)
       : cfg(c), rt(r), compile_lock(r.recursive_mutex("compile_lock")) {
-    if (c.warmup == "lock_first_step" || c.warmup == "lock_first_forward")
+    if (c.warmup == settings::warmup::kLockFirstStep ||
+        c.warmup == settings::warmup::kLockFirstForward)
       shared_warmup_lock = &r.mutex("warmup_lock");
-    if (c.warmup == "per_thread_lock") {
+    if (c.warmup == settings::warmup::kPerThreadLock) {
       for (int i = 0; i < c.drafters; ++i)
         own_locks.push_back(&r.mutex(fmt::format("drafter {} lock", i)));
     }
@@ -246,9 +250,9 @@ class AttentionFn : public torch::autograd::Function<AttentionFn> {
     const torch::Tensor& q = saved[0];
     auto kernel = p->backward_kernel(q.device(), q.size(2));
     auto fwd = p->cached_forward(q.device(), q.size(2));
-    auto [dq, dk, dv] =
-        attention_backward(*fwd, *kernel, q, saved[1], saved[2], saved[3], grads[0],
-                           p->cfg.attention == "chunked" ? p->cfg.chunk : q.size(2));
+    auto [dq, dk, dv] = attention_backward(
+        *fwd, *kernel, q, saved[1], saved[2], saved[3], grads[0],
+        p->cfg.attention == settings::workload_attention::kChunked ? p->cfg.chunk : q.size(2));
     return {dq, dk, dv, torch::Tensor()};
   }
 };
@@ -370,7 +374,7 @@ class Drafters : public Subject {
  private:
   static void run_main(Pipeline& p) {
     const Config& c = p.cfg;
-    if (c.warmup == "sequential") {
+    if (c.warmup == settings::warmup::kSequential) {
       // M3: main warms up device by device before it starts the drafters.
       const int devices = c.device == "cuda" ? std::min(c.gpus, c.drafters) : 1;
       const int len = c.warmup_seq_len > 0 ? c.warmup_seq_len : c.seq_lens.front();
@@ -395,9 +399,10 @@ class Drafters : public Subject {
       const bool first = s == 0;
       Mutex* step_lock = nullptr;
       Mutex* forward_lock = nullptr;
-      if (first && c.warmup == "lock_first_step") step_lock = p.shared_warmup_lock;
-      if (first && c.warmup == "per_thread_lock") step_lock = p.own_locks[index];
-      if (first && c.warmup == "lock_first_forward") forward_lock = p.shared_warmup_lock;
+      if (first && c.warmup == settings::warmup::kLockFirstStep) step_lock = p.shared_warmup_lock;
+      if (first && c.warmup == settings::warmup::kPerThreadLock) step_lock = p.own_locks[index];
+      if (first && c.warmup == settings::warmup::kLockFirstForward)
+        forward_lock = p.shared_warmup_lock;
       std::unique_lock<Mutex> g;
       if (step_lock != nullptr) g = std::unique_lock<Mutex>(*step_lock);
       const auto start = std::chrono::steady_clock::now();
@@ -457,7 +462,7 @@ AllocOutcome capture_alloc(const AllocConfig&) {
 std::vector<double> time_steps(const Config& c, int steps, const Options& o) {
   Config one = c;
   one.drafters = 1;
-  one.warmup = "sequential";
+  one.warmup = settings::warmup::kSequential;
   one.warmup_backward = true;
   one.warmup_seq_len = c.seq_lens.front();
   one.seq_lens.assign(static_cast<std::size_t>(std::max(steps, 1)), c.seq_lens.front());

@@ -47,22 +47,28 @@
 #include "sched/strategies/strategies.h"
 
 namespace racelab::sched {
-namespace {}  // namespace
+namespace dpor {
+
+struct SleepEntry {
+  ThreadId thread;
+  std::vector<dpor::Access> footprint;  // of its next event, as explored
+};
+
+// What a node of the search keeps that a split's subtree needs of its prefix.
+struct Frame {
+  std::vector<ThreadId> enabled;  // ascending, as the engine gave them
+  ThreadId chosen = kNoThread;
+  std::vector<SleepEntry> sleep;  // asleep here: inherited, then the siblings explored
+  ThreadId previous = kNoThread;  // for the preemption bound
+  bool previous_enabled = false;
+  int preemptions_before = 0;
+};
+
+}  // namespace dpor
 
 struct DporPrefix {
-  struct Sleeper {
-    ThreadId thread;
-    std::vector<dpor::Access> footprint;
-  };
-  struct Frame {
-    std::vector<ThreadId> enabled;
-    ThreadId chosen = kNoThread;
-    std::vector<Sleeper> sleep;  // the node's sleep set when the prefix was reached
-    ThreadId previous = kNoThread;
-    bool previous_enabled = false;
-    int preemptions_before = 0;
-  };
-  std::vector<Frame> frames;
+  // Each node's, its sleep set as it was when the prefix was reached.
+  std::vector<dpor::Frame> frames;
   bool cut = false;    // stopped at the top part's depth
   bool ended = false;  // ended above it on its own (not sleep-set blocked)
 };
@@ -83,15 +89,7 @@ class DporStrategy : public Strategy {
   // One subtree of a split: the prefix's decisions are fixed, the search stays below them.
   DporStrategy(std::optional<int> max_preemptions, const DporPrefix& prefix)
       : bound_(max_preemptions), frozen_(prefix.frames.size()) {
-    for (const DporPrefix::Frame& f : prefix.frames) {
-      Node& n = stack_.emplace_back();
-      n.enabled = f.enabled;
-      n.chosen = f.chosen;
-      for (const auto& e : f.sleep) n.sleep.push_back({e.thread, e.footprint});
-      n.previous = f.previous;
-      n.previous_enabled = f.previous_enabled;
-      n.preemptions_before = f.preemptions_before;
-    }
+    for (const dpor::Frame& f : prefix.frames) static_cast<dpor::Frame&>(stack_.emplace_back()) = f;
   }
 
   bool begin_execution(std::uint64_t) override {
@@ -223,19 +221,10 @@ class DporStrategy : public Strategy {
   }
 
  private:
-  struct SleepEntry {
-    ThreadId thread;
-    std::vector<dpor::Access> footprint;  // of its next event, as explored
-  };
-  struct Node {
-    std::vector<ThreadId> enabled;  // ascending, as the engine gave them
-    ThreadId chosen = kNoThread;
-    Op op;                          // chosen's operation here
-    std::vector<char> backtrack;    // per thread: to explore from here (chosen included)
-    std::vector<SleepEntry> sleep;  // asleep here: inherited, then the siblings explored
-    ThreadId previous = kNoThread;  // for the preemption bound
-    bool previous_enabled = false;
-    int preemptions_before = 0;
+  using SleepEntry = dpor::SleepEntry;
+  struct Node : dpor::Frame {
+    Op op;                        // chosen's operation here
+    std::vector<char> backtrack;  // per thread: to explore from here (chosen included)
   };
 
   static bool asleep(const Node& n, ThreadId t) {
@@ -286,16 +275,7 @@ class DporStrategy : public Strategy {
     auto prefix = std::make_shared<DporPrefix>();
     prefix->cut = cut;
     prefix->ended = ended;
-    for (std::size_t k = 0; k < length; ++k) {
-      const Node& n = stack_[k];
-      DporPrefix::Frame& f = prefix->frames.emplace_back();
-      f.enabled = n.enabled;
-      f.chosen = n.chosen;
-      for (const SleepEntry& e : n.sleep) f.sleep.push_back({e.thread, e.footprint});
-      f.previous = n.previous;
-      f.previous_enabled = n.previous_enabled;
-      f.preemptions_before = n.preemptions_before;
-    }
+    for (std::size_t k = 0; k < length; ++k) prefix->frames.push_back(stack_[k]);
     out_->push_back(std::move(prefix));
   }
 

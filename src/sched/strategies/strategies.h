@@ -146,6 +146,7 @@ std::unique_ptr<Strategy> make_strategy(const StrategyParams& params);
 struct ReplayStep {
   std::string thread;
   std::string op;
+  bool operator==(const ReplayStep&) const = default;
 };
 
 enum class OnDivergence { kFail, kRandom };
