@@ -70,8 +70,7 @@ std::string cut_short_sentence(std::string_view strategy_name, StopReason stop,
   return fmt::format(
       "inconclusive: the {} search was cut short by {} after {} executions, before covering its "
       "{}space, so {} is not proven ({})",
-      strategy_name, stop_reason_words(stop), executions, bounded ? "bounded " : "", claim,
-      remedy);
+      strategy_name, stop_reason_words(stop), executions, bounded ? "bounded " : "", claim, remedy);
 }
 
 }  // namespace racelab::sched
