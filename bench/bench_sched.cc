@@ -9,6 +9,7 @@
 #include "model/pipeline.h"
 #include "model/scenario.h"
 #include "report/report.h"
+#include "report/schedule_file.h"
 #include "sched/context.h"
 #include "sched/engine.h"
 #include "sched/schedule.h"
@@ -142,7 +143,7 @@ void BM_ScheduleWrite(benchmark::State& state) {
   s.steps = sched::replay_steps(*r->exec);
   std::size_t bytes = 0;
   for (auto _ : state) {
-    const std::string text = sched::schedule_to_json(s);
+    const std::string text = report::schedule_to_json(s);
     bytes += text.size();
     benchmark::DoNotOptimize(text.data());
   }

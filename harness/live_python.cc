@@ -14,6 +14,7 @@
 #include "live/python/bridge.h"
 #include "live/python/follow.h"
 #include "report/live_report.h"
+#include "report/schedule_file.h"
 #include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
@@ -83,13 +84,13 @@ int run_python(LiveArgs a) {
   lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
   if (a.replay.empty()) job.hash_seed = lp::hash_seed_from_environment();  // a replay's: recorded
   if (!a.replay.empty()) {
-    replay = live::open_replay(a.replay, "live-python");
-    job = lp::job_from_json(replay->schedule.parameters.dump());
+    replay = live::open_replay(report::read_schedule(a.replay), a.replay, "live-python");
+    job = lp::job_from_json(replay->schedule.live_configuration);
     a.executions = 1;
     strategy = std::move(replay->strategy);
   } else if (!a.follow.empty()) {
     if (a.script.empty()) throw InputError("live python: --follow needs the script to run");
-    const sched::Schedule model = sched::read_schedule(a.follow);
+    const sched::Schedule model = report::read_schedule(a.follow);
     if (model.subject_name.rfind("live-", 0) == 0)
       throw InputError(fmt::format("{}: a live schedule; replay it with --replay", a.follow));
     const auto table = nlohmann::json::parse(lp::interposition_table(a.interpose));

@@ -26,6 +26,7 @@
 #include "command.h"
 #include "live.h"
 #include "model/settings.h"
+#include "report/schedule_file.h"
 #include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
@@ -39,9 +40,12 @@ namespace {
 // --rr: runs this same command (without --rr) under `rr record --chaos` (util/rr.h) and prints
 // the rr replay command.
 int run_under_rr(const LiveArgs& a) {
-  const std::string device =
-      a.replay.empty() ? a.cfg.device
-                       : sched::read_schedule(a.replay).parameters.value("device", std::string());
+  std::string device = a.cfg.device;
+  if (!a.replay.empty()) {
+    // The recorded configuration's device ("" where it names none, or for a model schedule).
+    const std::string config = report::read_schedule(a.replay).live_configuration;
+    device = config.empty() ? "" : nlohmann::json::parse(config).value("device", std::string());
+  }
   const RrRecording rec =
       record_under_rr(program_args(), "--rr", device, a.out, [](const std::string& command) {
         fmt::print("recording under rr: {}\n", command);
@@ -64,8 +68,8 @@ int run_torch(LiveArgs a) {
   std::unique_ptr<sched::Strategy> strategy;
   std::optional<live::Replay> replay;
   if (!a.replay.empty()) {
-    replay = live::open_replay(a.replay, "live-torch");
-    a.cfg = tw::config_from_json(replay->schedule.parameters.dump());
+    replay = live::open_replay(report::read_schedule(a.replay), a.replay, "live-torch");
+    a.cfg = tw::config_from_json(replay->schedule.live_configuration);
     a.executions = 1;
     strategy = std::move(replay->strategy);
   } else {

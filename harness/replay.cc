@@ -14,6 +14,7 @@
 #include "report/cli.h"
 #include "report/html.h"
 #include "report/report.h"
+#include "report/schedule_file.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -33,7 +34,7 @@ struct ReplayArgs {
 
 int replay_command(const ReplayArgs& a) {
   report::expect_file(a.schedule, report::FileKind::kSchedule, "replay SCHEDULE");
-  const sched::Schedule s = sched::read_schedule(a.schedule);
+  const sched::Schedule s = report::read_schedule(a.schedule);
   if (s.subject_name == "live-torch") {
     // A schedule of the live workload: it replays on real threads, with its own parameters.
     return livecmd::replay_live(s.subject_name, a.schedule,

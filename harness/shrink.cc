@@ -7,6 +7,7 @@
 #include "model/pipeline.h"
 #include "model/suite.h"
 #include "report/cli.h"
+#include "report/schedule_file.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -23,7 +24,7 @@ struct ShrinkArgs {
 
 int run_shrink(const ShrinkArgs& a) {
   report::expect_file(a.schedule, report::FileKind::kSchedule, "shrink SCHEDULE");
-  sched::Schedule s = sched::read_schedule(a.schedule);
+  sched::Schedule s = report::read_schedule(a.schedule);
   if (s.finding_kind.empty())
     throw InputError(a.schedule + ": finding.kind: empty; nothing to keep while shrinking");
   const model::Scenario sc = model::scenario_for_schedule(s, a.schedule, a.scenario);
@@ -40,7 +41,7 @@ int run_shrink(const ShrinkArgs& a) {
   for (const auto& f : out.result.findings()) {
     if (f.kind == s.finding_kind) s.finding_message = f.message;
   }
-  write_file_atomic(a.out, sched::schedule_to_json(s));
+  write_file_atomic(a.out, report::schedule_to_json(s));
   fmt::print("{}: {} -> {} preemptions, {} -> {} steps ({} attempts)\n", a.out, result.preemptions,
              out.result.preemptions, result.exec->steps().size(), out.result.exec->steps().size(),
              out.attempts);

@@ -12,8 +12,8 @@
 
 namespace racelab::live {
 
-Replay open_replay(const std::string& path, const std::string& subject) {
-  Replay r{sched::read_schedule(path), nullptr};
+Replay open_replay(sched::Schedule schedule, const std::string& path, const std::string& subject) {
+  Replay r{std::move(schedule), nullptr};
   if (r.schedule.subject_name != subject)
     throw InputError(fmt::format("{}: records subject '{}', not {} (replay it with racelab replay)",
                                  path, r.schedule.subject_name, subject));

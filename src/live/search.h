@@ -73,14 +73,15 @@ struct JobInfo {
   std::function<void(std::uint64_t, const std::string&)> after_execution;
 };
 
-// racelab live torch | python --replay FILE: the schedule, checked to record `subject`
-// ("live-torch", "live-python"), and the strategy that replays it step by step (a divergence is
-// an InputError from search()). InputError for a schedule of another subject.
+// racelab live torch | python --replay FILE: the schedule read from `path`
+// (report::read_schedule), checked to record `subject` ("live-torch", "live-python"), and the
+// strategy that replays it step by step (a divergence is an InputError from search()).
+// InputError for a schedule of another subject.
 struct Replay {
   sched::Schedule schedule;
   std::unique_ptr<sched::Strategy> strategy;
 };
-Replay open_replay(const std::string& path, const std::string& subject);
+Replay open_replay(sched::Schedule schedule, const std::string& path, const std::string& subject);
 // Where the replayed schedule was recorded from another build or workload than `hash`: the
 // warning line to print (without racelab's prefix), else "".
 std::string replay_hash_warning(const Replay& replay, const std::string& path,

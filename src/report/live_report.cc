@@ -4,8 +4,9 @@
 #include <fmt/format.h>
 
 #include "racelab/version.h"
+#include "report/coverage_json.h"
 #include "report/report.h"
-#include "sched/coverage_json.h"
+#include "report/schedule_file.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
 #include "util/document.h"
@@ -59,7 +60,7 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
                                      .strategy_name = a.strategy,
                                      .strategy_description = strategy_desc,
                                      .seed = a.seed,
-                                     .parameters = nlohmann::json::parse(info.parameters.dump())};
+                                     .live_configuration = info.parameters.dump()};
   // Named after its worst failure (the registry's order: a deadlock before the FX errors that
   // came first), so that another execution's schedule of a lesser kind never takes its name.
   const auto worst = live::worst_failure(r);
@@ -70,7 +71,7 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
       (std::filesystem::path(a.out) /
        fmt::format("schedule-{}.json", s.finding_kind.empty() ? "run" : s.finding_kind))
           .string();
-  write_file_atomic(path, sched::schedule_to_json(s));
+  write_file_atomic(path, schedule_to_json(s));
   return path;
 }
 
@@ -93,7 +94,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   report["stopped_by"] = sched::stop_reason_name(o.stop);
   report["exhausted"] = o.exhausted();
   report["proves"] = !live::samples(a);
-  report["interleavings"] = sched::coverage_json(o.coverage.summary(), live::samples(a));
+  report["interleavings"] = coverage_json(o.coverage.summary(), live::samples(a));
   report["kinds_seen"] = o.kinds;
   report["findings"] = nlohmann::ordered_json::array();
   if (o.failure) {

@@ -10,6 +10,7 @@
 #include "model/pipeline.h"
 #include "report/html.h"
 #include "report/report.h"
+#include "report/schedule_file.h"
 #include "sched/coverage.h"
 #include "sched/schedule.h"
 #include "util/document.h"
@@ -241,7 +242,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     const auto kind = p->finding["kind"].get<std::string>();
     const fs::path sched_path =
         fs::path(dirs[p->shard]) / "schedules" / (run.scenario.name + "." + kind + ".json");
-    const sched::Schedule s = sched::read_schedule(sched_path.string());
+    const sched::Schedule s = read_schedule(sched_path.string());
     sched::ReplayStrategy replay(s.steps, sched::OnDivergence::kFail);
     sched::ExecutionResult result = sched::run_replay(model, replay, sched_path.string());
     sched::FoundKind fk;

@@ -8,7 +8,8 @@
 #include <map>
 
 #include "racelab/version.h"
-#include "sched/coverage_json.h"
+#include "report/coverage_json.h"
+#include "report/schedule_file.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/hash.h"
@@ -27,10 +28,10 @@ sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::Fou
       .strategy_name = sched::strategy_name(run.options.strategy.kind),
       .strategy_description = run.result.strategy,
       .seed = run.options.strategy.seed,
-      .parameters = {{"depth", run.options.strategy.depth},
-                     {"max_preemptions", run.options.strategy.max_preemptions},
-                     {"iterations", run.options.iterations},
-                     {"shrunk", run.options.shrink}}};
+      .parameters = {.depth = run.options.strategy.depth,
+                     .max_preemptions = run.options.strategy.max_preemptions,
+                     .iterations = run.options.iterations,
+                     .shrunk = run.options.shrink}};
   return sched::make_schedule(source, found.execution, &found.finding, found.preemptions,
                               sched::replay_steps(*found.result.exec));
 }
@@ -80,7 +81,7 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
       const fs::path sched_dir = fs::path(dir) / "schedules";
       ensure_directory(sched_dir);
       const std::string path = (sched_dir / (sc.name + "." + f.finding.kind + ".json")).string();
-      write_file_atomic(path, sched::schedule_to_json(finding_schedule(run, f)));
+      write_file_atomic(path, schedule_to_json(finding_schedule(run, f)));
       item["schedule"] = path;
       item["replay"] = replay_command(path);
     } else {
@@ -122,7 +123,7 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                   {{"warmup_s", round_seconds(run.warmup_seconds)},
                    {"makespan_s", round_seconds(run.makespan_seconds)}}}};
   if (const auto& c = run.result.interleavings) {
-    json cov = sched::coverage_json(*c, !run.proves());
+    json cov = coverage_json(*c, !run.proves());
     // A shard: every class with its count (sorted), so that racelab merge counts exactly.
     if (run.options.partition.shards > 1 && run.result.interleaving_counts) {
       std::map<std::uint64_t, std::uint64_t> sorted(

@@ -8,8 +8,13 @@
 //
 // docs/schedules.md is the reference. Readers reject any other format or version with a clear
 // message; bump kScheduleVersion whenever the meaning of a field or of an operation's text changes.
+//
+// This header is the schedule as the scheduler core sees it, with no JSON in it: the file's text
+// is written and read by src/report/schedule_file.h. `strategy.parameters` holds one of two
+// things, told apart by the subject's name (is_live_subject): a model schedule's search
+// parameters (SearchParameters), or a live schedule's job configuration, which only the live
+// subject reads (Schedule::live_configuration, kept as JSON text).
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +27,23 @@ namespace racelab::sched {
 inline constexpr int kScheduleVersion = 1;
 inline constexpr const char* kScheduleFormat = "racelab-schedule";
 
+// A live subject (racelab live torch | live python) is named "live-torch", "live-python"; every
+// other subject is a model scenario.
+inline bool is_live_subject(std::string_view subject_name) {
+  return subject_name.substr(0, 5) == "live-";
+}
+
+// A model schedule's `strategy.parameters`: the search that found the execution (its strategy's
+// bounds and budget, and whether the schedule was shrunk). Informational: replay uses the steps.
+// Written in key order: depth, iterations, max_preemptions, shrunk.
+struct SearchParameters {
+  std::int64_t depth = 0;            // pct's depth
+  std::int64_t max_preemptions = 0;  // dfs's bound
+  std::uint64_t iterations = 0;      // the search's budget
+  bool shrunk = false;               // the steps were shrunk after the search found them
+  bool operator==(const SearchParameters&) const = default;
+};
+
 struct Schedule {
   std::string racelab_version;
   std::string subject_name;
@@ -31,7 +53,11 @@ struct Schedule {
   std::string strategy_description;
   std::uint64_t seed = 0;
   std::uint64_t execution = 0;
-  nlohmann::json parameters = nlohmann::json::object();
+  // `strategy.parameters`: of a model subject, the search's; of a live one (is_live_subject), the
+  // job's configuration as a JSON object's text, which the live subject parses itself
+  // (live/torch config_from_json, live/python job_from_json). The other is left at its default.
+  SearchParameters parameters;
+  std::string live_configuration;
   std::string finding_kind;  // empty: the schedule records an execution without finding
   std::string finding_message;
   std::uint64_t preemptions = 0;
@@ -51,7 +77,8 @@ struct ScheduleSource {
   std::string strategy_name;
   std::string strategy_description;
   std::uint64_t seed = 0;
-  nlohmann::json parameters = nlohmann::json::object();
+  SearchParameters parameters;     // a model subject's
+  std::string live_configuration;  // a live subject's, a JSON object's text
 };
 
 // The one conversion of a result into a schedule, model and live alike: `source`'s header, this
@@ -60,11 +87,6 @@ struct ScheduleSource {
 Schedule make_schedule(const ScheduleSource& source, std::uint64_t execution,
                        const Finding* finding, std::uint64_t preemptions,
                        std::vector<ReplayStep> steps);
-
-std::string schedule_to_json(const Schedule& s);
-// Throws InputError "<origin>: <key>: <problem>" for anything malformed.
-Schedule parse_schedule(std::string_view text, const std::string& origin);
-Schedule read_schedule(const std::string& path);
 
 // Runs `subject` once under `replay`; a divergence becomes an InputError "<origin>: diverged at
 // step k: expected …, got …" (a schedule that does not fit the subject is bad input).

@@ -8,6 +8,7 @@
 #include "alloc/replay.h"
 #include "alloc/snapshot.h"
 #include "model/scenario.h"
+#include "report/schedule_file.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 
@@ -51,8 +52,9 @@ void scenario(const std::uint8_t* data, std::size_t size) {
 
 void schedule(const std::uint8_t* data, std::size_t size) {
   try {
-    const sched::Schedule s = sched::parse_schedule(view(data, size), "fuzz.json");
-    if (sched::parse_schedule(sched::schedule_to_json(s), "again").steps.size() != s.steps.size()) {
+    const sched::Schedule s = report::parse_schedule(view(data, size), "fuzz.json");
+    if (report::parse_schedule(report::schedule_to_json(s), "again").steps.size() !=
+        s.steps.size()) {
       throw std::logic_error("schedule round trip changed the steps");
     }
   } catch (const InputError&) {

@@ -1,11 +1,20 @@
-// Schedule files: the format round-trips and every malformed file is one clear InputError.
+// Schedule files: the format round-trips, every schedule racelab has written reads back to the
+// same bytes, and every malformed file is one clear InputError.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
 #include "catch.h"
 #include "racelab/version.h"
+#include "report/schedule_file.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
+#include "util/files.h"
 
 using namespace racelab;
 using namespace racelab::sched;
+using report::parse_schedule;
+using report::schedule_to_json;
 
 namespace {
 
@@ -19,7 +28,7 @@ Schedule sample() {
   s.strategy_description = "pct(depth=3, seed=1)";
   s.seed = 1;
   s.execution = 17;
-  s.parameters = {{"depth", 3}};
+  s.parameters = {.depth = 3, .max_preemptions = 2, .iterations = 2000, .shrunk = true};
   s.finding_kind = "deadlock";
   s.finding_message = "deadlock: ...";
   s.preemptions = 1;
@@ -36,6 +45,11 @@ std::string error_of(const std::string& text) {
   return "";
 }
 
+std::string source_dir() {
+  const char* dir = std::getenv("RACELAB_SOURCE_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
 }  // namespace
 
 TEST_CASE("a schedule round-trips through its JSON form", "[schedule]") {
@@ -47,14 +61,75 @@ TEST_CASE("a schedule round-trips through its JSON form", "[schedule]") {
   CHECK(back.subject_path == s.subject_path);
   CHECK(back.seed == 1);
   CHECK(back.execution == 17);
-  CHECK(back.parameters["depth"] == 3);
+  CHECK(back.parameters == s.parameters);
+  CHECK(back.live_configuration.empty());
   CHECK(back.finding_kind == "deadlock");
   REQUIRE(back.steps.size() == 2);
   CHECK(back.steps[1].thread == "drafter 0.0");
   CHECK(back.steps[1].op == "lock compile_lock");
   CHECK(schedule_to_json(back) == text);
-  // One step per line.
+  // One step per line; a model schedule's parameters in their keys' order.
   CHECK(text.find("    [\"drafter 0.0\", \"lock compile_lock\"]") != std::string::npos);
+  CHECK(text.find(R"("parameters": {
+      "depth": 3,
+      "iterations": 2000,
+      "max_preemptions": 2,
+      "shrunk": true
+    })") != std::string::npos);
+}
+
+TEST_CASE("a live schedule's parameters are its job's configuration, written in key order",
+          "[schedule]") {
+  Schedule s = sample();
+  s.subject_name = "live-torch";
+  s.subject_path.clear();
+  s.live_configuration =
+      R"({"drafters":2,"device":"cpu","seq_lens":[8,16],"warmup_backward":true})";
+  const std::string text = schedule_to_json(s);
+  CHECK(text.find(R"("parameters": {
+      "device": "cpu",
+      "drafters": 2,
+      "seq_lens": [
+        8,
+        16
+      ],
+      "warmup_backward": true
+    })") != std::string::npos);
+  const Schedule back = parse_schedule(text, "s.json");
+  // Its text, for the live subject to parse: compact, keys sorted.
+  CHECK(back.live_configuration ==
+        R"({"device":"cpu","drafters":2,"seq_lens":[8,16],"warmup_backward":true})");
+  CHECK(back.parameters == SearchParameters{});
+  CHECK(schedule_to_json(back) == text);
+  // A model schedule relabelled live keeps its parameters as a configuration (which the live
+  // subject then refuses: tests/cli "script parameters").
+  std::string relabelled = schedule_to_json(sample());
+  relabelled.replace(relabelled.find("lazy-2-drafters"), 15, "live-python");
+  CHECK(parse_schedule(relabelled, "s.json").live_configuration ==
+        R"({"depth":3,"iterations":2000,"max_preemptions":2,"shrunk":true})");
+}
+
+// The written bytes are a format: every schedule racelab wrote (the fuzz corpus, the recorded
+// results) reads and writes back byte for byte, model and live alike.
+TEST_CASE("every stored schedule reads back to the same bytes", "[schedule]") {
+  namespace fs = std::filesystem;
+  int model = 0;
+  int live = 0;
+  for (const char* dir : {"/tests", "/docs/results", "/data"}) {
+    const fs::path root = source_dir() + dir;
+    if (!fs::exists(root)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+      if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
+      const std::string text = read_file(entry.path().string());
+      if (text.find("\"format\": \"racelab-schedule\"") == std::string::npos) continue;
+      INFO(entry.path().string());
+      const Schedule s = parse_schedule(text, entry.path().string());
+      CHECK(schedule_to_json(s) == text);
+      ++(is_live_subject(s.subject_name) ? live : model);
+    }
+  }
+  CHECK(model > 0);
+  CHECK(live > 0);
 }
 
 TEST_CASE("make_schedule: a source and an execution become one schedule header", "[schedule]") {
@@ -63,7 +138,7 @@ TEST_CASE("make_schedule: a source and an execution become one schedule header",
                               .strategy_name = "random",
                               .strategy_description = "random(seed=4)",
                               .seed = 4,
-                              .parameters = {{"drafters", 2}}};
+                              .live_configuration = R"({"drafters": 2})"};
   Finding f;
   f.kind = "deadlock";
   f.message = "deadlock: cycle";
@@ -76,7 +151,7 @@ TEST_CASE("make_schedule: a source and an execution become one schedule header",
   CHECK(s.strategy_description == "random(seed=4)");
   CHECK(s.seed == 4);
   CHECK(s.execution == 9);
-  CHECK(s.parameters["drafters"] == 2);
+  CHECK(s.live_configuration == R"({"drafters": 2})");
   CHECK(s.finding_kind == "deadlock");
   CHECK(s.finding_message == "deadlock: cycle");
   CHECK(s.preemptions == 2);
@@ -111,4 +186,10 @@ TEST_CASE("malformed schedules are refused with the key and the problem", "[sche
         "s.json: steps[0]: expected [\"thread\", \"operation\"]");
   CHECK(error_of(with("\"preemptions\": 1", "\"preemptions\": \"1\"")) ==
         "s.json: preemptions: expected a non-negative integer");
+  CHECK(error_of(with("\"depth\": 3", "\"depth\": 3.5")) ==
+        "s.json: strategy.parameters.depth: expected an integer");
+  CHECK(error_of(with("\"shrunk\": true", "\"shrunk\": 1")) ==
+        "s.json: strategy.parameters.shrunk: expected true or false");
+  CHECK(error_of(with("\"iterations\"", "\"iterationsx\"")) ==
+        "s.json: strategy.parameters.iterations: missing");
 }

@@ -6,6 +6,7 @@
 
 #include "catch.h"
 #include "corpus.h"
+#include "report/schedule_file.h"
 #include "sched/decide.h"
 #include "sched/explore.h"
 #include "sched/schedule.h"
@@ -176,7 +177,7 @@ TEST_CASE("replay round trip: run, write, read, replay gives the same finding an
   s.strategy_description = "pct(depth=3, seed=1)";
   s.finding_kind = "deadlock";
   s.steps = replay_steps(*r.exec);
-  Schedule back = parse_schedule(schedule_to_json(s), "round-trip");
+  Schedule back = report::parse_schedule(report::schedule_to_json(s), "round-trip");
   REQUIRE(back.steps.size() == s.steps.size());
   ReplayStrategy replay(back.steps, OnDivergence::kFail);
   ExecutionResult again = once(subject, replay);

@@ -8,6 +8,7 @@
 #include "catch.h"
 #include "corpus.h"
 #include "model/suite.h"
+#include "report/schedule_file.h"
 #include "sched/coverage.h"
 #include "sched/explore.h"
 #include "sched/schedule.h"
@@ -119,7 +120,7 @@ TEST_CASE("pos and surw: a found deadlock's schedule replays to the same trace",
     s.strategy_description = strategy->describe();
     s.finding_kind = "deadlock";
     s.steps = replay_steps(*hit->exec);
-    Schedule back = parse_schedule(schedule_to_json(s), "round-trip");
+    Schedule back = report::parse_schedule(report::schedule_to_json(s), "round-trip");
     ReplayStrategy replay(back.steps, OnDivergence::kFail);
     ExecutionResult again = once(subject, replay, 0);
     CHECK(again.found("deadlock"));

@@ -6,12 +6,12 @@
 
 #include "sched/coverage.h"
 
-namespace racelab::sched {
+namespace racelab::report {
 
 // `sampling`: the run sampled (random, pct, pos, surw), so the estimates of what it has not seen
 // are given; a proving strategy counts, it does not sample. Rounded: reports carry no 17-digit
 // noise (6 decimals, and classes to the hundredth).
-inline nlohmann::ordered_json coverage_json(const CoverageSummary& c, bool sampling) {
+inline nlohmann::ordered_json coverage_json(const sched::CoverageSummary& c, bool sampling) {
   nlohmann::ordered_json cov = {{"fingerprint", "per-resource hand-off order"},
                                 {"classes_seen", c.classes},
                                 {"executions", c.executions},
@@ -25,4 +25,4 @@ inline nlohmann::ordered_json coverage_json(const CoverageSummary& c, bool sampl
   return cov;
 }
 
-}  // namespace racelab::sched
+}  // namespace racelab::report
