@@ -89,22 +89,10 @@ int run_python(LiveArgs a) {
     strategy = std::move(replay->strategy);
   } else if (!a.follow.empty()) {
     if (a.script.empty()) throw InputError("live python: --follow needs the script to run");
-    const sched::Schedule model = sched::read_schedule(a.follow);
-    if (model.subject_name.rfind("live-", 0) == 0)
-      throw InputError(fmt::format("{}: a live schedule; replay it with --replay", a.follow));
-    const auto table = nlohmann::json::parse(lp::interposition_table(a.interpose));
-    if (!table.contains("follow"))
-      throw InputError(
-          fmt::format("--interpose {}: the table has no \"follow\" section mapping "
-                      "model names onto live ones",
-                      a.interpose));
-    auto steps = lp::follow_steps(model.steps, table["follow"], a.interpose);
-    if (steps.empty())
-      throw InputError(fmt::format("{}: none of its {} steps maps onto a live operation of {}",
-                                   a.follow, model.steps.size(), a.interpose));
+    lp::Following f = lp::follow_schedule(a.follow, a.interpose);
     fmt::print("following {} ({} of its {} steps map onto live operations)\n", a.follow,
-               steps.size(), model.steps.size());
-    strategy = std::make_unique<sched::FollowStrategy>(std::move(steps));
+               f.steps.size(), f.model_steps);
+    strategy = std::make_unique<sched::FollowStrategy>(std::move(f.steps));
   } else {
     if (a.script.empty()) throw InputError("live python: a script is required (or --replay FILE)");
     strategy = search_strategy(a);
