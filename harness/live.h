@@ -62,9 +62,8 @@ int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
                sched::Strategy& strategy, bool replaying);
 void check_common(const LiveArgs& a);  // InputError for options out of range
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a);
-// The replayed schedule's warning (live::replay_hash_warning) on stderr, if any.
-void print_replay_warning(const live::Replay& replay, const std::string& path,
-                          const std::string& hash);
+// The replayed schedule's warning (live::Prepared::warning) on stderr, if any.
+void print_replay_warning(const std::string& warning);
 
 // live_torch.cc
 int run_torch(LiveArgs a);

@@ -30,6 +30,23 @@ std::string replay_hash_warning(const Replay& replay, const std::string& path,
                      recorded);
 }
 
+Prepared prepare(const std::string& replay, const std::string& subject_name,
+                 const std::function<std::unique_ptr<sched::Strategy>()>& search,
+                 const std::function<std::unique_ptr<Subject>(const sched::Schedule*)>& make) {
+  Prepared p;
+  if (replay.empty()) {
+    p.strategy = search();
+    p.subject = make(nullptr);
+    return p;
+  }
+  Replay r = open_replay(replay, subject_name);
+  p.replaying = true;
+  p.strategy = std::move(r.strategy);
+  p.subject = make(&r.schedule);
+  p.warning = replay_hash_warning(r, replay, p.subject->content_hash());
+  return p;
+}
+
 bool is_failure(const std::string& kind) { return sched::kinds::is_failure(kind); }
 
 // The failure (or lost control) of an execution that comes first in report order.
