@@ -75,6 +75,11 @@ std::string report_junit(const std::vector<StabilityReport>& reports, const std:
   return out;
 }
 
+void write_report_junit(const fs::path& path, const std::vector<StabilityReport>& reports,
+                        const std::string& expect, double seconds) {
+  write_file_atomic(path, report_junit(reports, expect, seconds));
+}
+
 nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifLine>& lines) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const WhatifLine& l : lines) {

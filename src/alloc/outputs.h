@@ -30,6 +30,10 @@ void write_report_outputs(const std::filesystem::path& dir,
 // expected, the verdict and the numbers in system-out.
 std::string report_junit(const std::vector<StabilityReport>& reports, const std::string& expect,
                          double seconds);
+// alloc report --junit FILE: report_junit's text written atomically to `path`.
+void write_report_junit(const std::filesystem::path& path,
+                        const std::vector<StabilityReport>& reports, const std::string& expect,
+                        double seconds);
 
 // whatif.json's entry for one device: the lines' numbers.
 nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifLine>& lines);
