@@ -56,7 +56,7 @@ void add_search_options(CLI::App* cmd, LiveArgs& a) {
   cmd->add_option("--strategy", a.strategy, sched::live_strategy_names())
       ->capture_default_str()
       ->check(one_of(sched::strategy_name_list(true)));
-  cmd->add_option("--seed", a.seed, "seed of random and pct")
+  cmd->add_option("--seed", a.seed, "seed of " + sched::seeded_strategy_names(true))
       ->capture_default_str()
       ->check(integer_check(0));
   cmd->add_option("--depth", a.depth, "pct depth")
