@@ -317,6 +317,9 @@ TEST_CASE("file kinds: report.json and summary.json are known by their format, w
   CHECK(report::identify_file(big) == report::FileKind::kExploreReport);
   CHECK(report::identify_file(summary) == report::FileKind::kSuiteSummary);
   CHECK(report::identify_file(live) == report::FileKind::kLiveReport);
+  const auto alloc =
+      write("alloc-report.json", "{\"format\": \"racelab-alloc-report\", \"version\": 1}");
+  CHECK(report::identify_file(alloc) == report::FileKind::kAllocReport);
   try {
     report::expect_file(live, report::FileKind::kSchedule, "replay SCHEDULE");
     FAIL("a live report passed as a schedule");
