@@ -22,7 +22,7 @@ using live::Outcome;
 
 struct LiveArgs {
   tw::Config cfg;
-  std::string seq_lens = "128";
+  tw::ShapeOptions shape;  // live torch: --seq-len, --steps, --head-dim (and --seq-lens, --hidden)
   std::string strategy = "pct";
   std::uint64_t seed = 1;
   int depth = 3;

@@ -64,7 +64,7 @@ int run_torch(LiveArgs a) {
       a.replay, "live-torch", [&] { return search_strategy(a); },
       [&](const sched::Schedule* recorded) -> std::unique_ptr<live::Subject> {
         if (recorded == nullptr) {
-          a.cfg.seq_lens = tw::parse_lengths(a.seq_lens, "--seq-lens");
+          tw::apply_shape(a.cfg, a.shape);
           a.cfg.warmup_backward = !a.no_warmup_backward;
           return tw::make_drafters(a.cfg);  // validates: InputError for bad parameters
         }
