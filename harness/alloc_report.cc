@@ -12,7 +12,6 @@
 #include "alloc/runs.h"
 #include "report/cli.h"
 #include "util/errors.h"
-#include "util/files.h"
 
 namespace racelab::cli {
 
@@ -116,7 +115,7 @@ int report_command(const ReportArgs& a) {
   if (!a.junit.empty()) {
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    write_file_atomic(a.junit, report_junit(reports, a.expect, s));
+    write_report_junit(a.junit, reports, a.expect, s);
     fmt::print("wrote {}\n", a.junit);
   }
   if (off.empty()) {

@@ -107,7 +107,7 @@ void add_explore(CLI::App& app, Runner& run) {
   cmd->add_option("--strategy", args->strategy,
                   std::string(sched::strategy_names()) + " (default: the scenario's [explore])")
       ->check(one_of(sched::strategy_name_list()));
-  cmd->add_option("--seed", args->seed, "seed of random, pct, pos and surw")
+  cmd->add_option("--seed", args->seed, "seed of " + sched::seeded_strategy_names())
       ->check(integer_check(0));
   cmd->add_option("--iterations", args->iterations, "executions to run (dfs: an upper bound)")
       ->check(integer_check(1));

@@ -56,7 +56,7 @@ void add_search_options(CLI::App* cmd, LiveArgs& a) {
   cmd->add_option("--strategy", a.strategy, sched::live_strategy_names())
       ->capture_default_str()
       ->check(one_of(sched::strategy_name_list(true)));
-  cmd->add_option("--seed", a.seed, "seed of random and pct")
+  cmd->add_option("--seed", a.seed, "seed of " + sched::seeded_strategy_names(true))
       ->capture_default_str()
       ->check(integer_check(0));
   cmd->add_option("--depth", a.depth, "pct depth")
@@ -99,7 +99,8 @@ void add_live(CLI::App& app, Runner& run) {
   auto t = std::make_shared<LiveArgs>();
   auto* torch = live->add_subcommand(
       "torch", "the LibTorch drafter workload under the scheduler (deadlock search and replay)");
-  torch->add_option("--drafters", t->cfg.drafters, "drafter threads")->capture_default_str();
+  torch->add_option("--drafters", t->cfg.drafters, "drafter threads in all (over --gpus)")
+      ->capture_default_str();
   // The scenario format's names (model/settings.h): [warmup] mode, backward, seq_len.
   torch
       ->add_option("--warmup", t->cfg.warmup,
@@ -108,8 +109,8 @@ void add_live(CLI::App& app, Runner& run) {
   torch->add_flag("--no-warmup-backward", t->no_warmup_backward,
                   "sequential warmup runs the forward only ([warmup] backward = false)");
   torch->add_option("--warmup-seq-len", t->cfg.warmup_seq_len,
-                    "sequential warmup length ([warmup] seq_len; default: the first of "
-                    "--seq-lens)");
+                    "sequential warmup length ([warmup] seq_len; default: the first training "
+                    "length)");
   torch->add_option("--device", t->cfg.device, "cpu | cuda")->capture_default_str();
   torch->add_option("--gpus", t->cfg.gpus, "cuda: drafter i runs on cuda:(i % gpus)")
       ->capture_default_str();
@@ -119,10 +120,16 @@ void add_live(CLI::App& app, Runner& run) {
                        " (the workload's own: the math around the compiled bias, every variant "
                        "compiled as flex_compiled is; not [pipeline] attention)")
       ->capture_default_str();
-  torch->add_option("--seq-lens", t->seq_lens, "comma-separated lengths, one step each")
-      ->capture_default_str();
-  torch->add_option("--hidden", t->cfg.hidden, "hidden size")->capture_default_str();
+  // The Python pipelines' spellings (model/settings.h), and the older ones as aliases.
+  torch->add_option("--seq-len", t->shape.seq_len, "training length (default 128)");
+  torch->add_option("--steps", t->shape.steps,
+                    "training steps per drafter at --seq-len (default 1)");
+  torch->add_option("--seq-lens", t->shape.seq_lens,
+                    "L1,L2,...: one step per length (the older spelling of --seq-len and --steps)");
   torch->add_option("--heads", t->cfg.heads, "attention heads")->capture_default_str();
+  torch->add_option("--head-dim", t->shape.head_dim,
+                    "size per head: hidden = heads x head_dim (default: hidden 256)");
+  torch->add_option("--hidden", t->shape.hidden, "heads x head_dim (the older spelling)");
   torch->add_option("--chunk", t->cfg.chunk, "chunked attention: queries per chunk")
       ->capture_default_str();
   add_search_options(torch, *t);

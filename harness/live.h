@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,12 @@ namespace tw = live::torch_workload;
 using live::JobInfo;
 using live::Outcome;
 
+// The schedule a --replay names, read and checked (report::read_schedule); nullopt for none.
+std::optional<sched::Schedule> recorded_schedule(const std::string& replay);
+
 struct LiveArgs {
   tw::Config cfg;
-  std::string seq_lens = "128";
+  tw::ShapeOptions shape;  // live torch: --seq-len, --steps, --head-dim (and --seq-lens, --hidden)
   std::string strategy = "pct";
   std::uint64_t seed = 1;
   int depth = 3;
@@ -62,9 +66,8 @@ int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
                sched::Strategy& strategy, bool replaying);
 void check_common(const LiveArgs& a);  // InputError for options out of range
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a);
-// The replayed schedule's warning (live::replay_hash_warning) on stderr, if any.
-void print_replay_warning(const live::Replay& replay, const std::string& path,
-                          const std::string& hash);
+// The replayed schedule's warning (live::Prepared::warning) on stderr, if any.
+void print_replay_warning(const std::string& warning);
 
 // live_torch.cc
 int run_torch(LiveArgs a);

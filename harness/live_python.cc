@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "command.h"
 #include "live.h"
@@ -79,51 +78,38 @@ int run_python(LiveArgs a) {
   namespace lp = live::python;
   if (a.uncontrolled) return run_plain_python(a);
   check_common(a);
-  std::unique_ptr<sched::Strategy> strategy;
-  std::optional<live::Replay> replay;
   lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
   if (a.replay.empty()) job.hash_seed = lp::hash_seed_from_environment();  // a replay's: recorded
-  if (!a.replay.empty()) {
-    replay = live::open_replay(report::read_schedule(a.replay), a.replay, "live-python");
-    job = lp::job_from_json(replay->schedule.live_configuration);
-    a.executions = 1;
-    strategy = std::move(replay->strategy);
-  } else if (!a.follow.empty()) {
-    if (a.script.empty()) throw InputError("live python: --follow needs the script to run");
-    const sched::Schedule model = report::read_schedule(a.follow);
-    if (model.subject_name.rfind("live-", 0) == 0)
-      throw InputError(fmt::format("{}: a live schedule; replay it with --replay", a.follow));
-    const auto table = nlohmann::json::parse(lp::interposition_table(a.interpose));
-    if (!table.contains("follow"))
-      throw InputError(
-          fmt::format("--interpose {}: the table has no \"follow\" section mapping "
-                      "model names onto live ones",
-                      a.interpose));
-    auto steps = lp::follow_steps(model.steps, table["follow"], a.interpose);
-    if (steps.empty())
-      throw InputError(fmt::format("{}: none of its {} steps maps onto a live operation of {}",
-                                   a.follow, model.steps.size(), a.interpose));
-    fmt::print("following {} ({} of its {} steps map onto live operations)\n", a.follow,
-               steps.size(), model.steps.size());
-    strategy = std::make_unique<sched::FollowStrategy>(std::move(steps));
-  } else {
+  auto strategy = [&]() -> std::unique_ptr<sched::Strategy> {
+    if (!a.follow.empty()) {
+      if (a.script.empty()) throw InputError("live python: --follow needs the script to run");
+      lp::Following f = lp::follow_schedule(report::read_schedule(a.follow), a.follow, a.interpose);
+      fmt::print("following {} ({} of its {} steps map onto live operations)\n", a.follow,
+                 f.steps.size(), f.model_steps);
+      return std::make_unique<sched::FollowStrategy>(std::move(f.steps));
+    }
     if (a.script.empty()) throw InputError("live python: a script is required (or --replay FILE)");
-    strategy = search_strategy(a);
-  }
-  auto subject = lp::make_subject(job);
-  if (replay) print_replay_warning(*replay, a.replay, subject->content_hash());
+    return search_strategy(a);
+  };
+  live::Prepared run = live::prepare(a.replay, recorded_schedule(a.replay), "live-python", strategy,
+                                     [&](const sched::Schedule* recorded) {
+                                       if (recorded != nullptr)
+                                         job = lp::job_from_json(recorded->live_configuration);
+                                       return lp::make_subject(job);
+                                     });
+  print_replay_warning(run.warning);
   JobInfo info;
   info.subject = "live-python";
   info.command = "live python";
   info.parameters = nlohmann::ordered_json::parse(lp::job_json(job));
   info.build = lp::build_description();
-  info.hash = subject->content_hash();
+  info.hash = run.subject->content_hash();
   info.stuck_in = "Python";
   info.on_hang = [](const std::filesystem::path& dir) {
     lp::dump_stacks((dir / "stacks.txt").string());
   };
   fmt::print("live python: {} (interposition {}), {}; {}\n", job.script, job.interpose,
-             strategy->describe(), info.build);
+             run.strategy->describe(), info.build);
   if (!a.alloc.empty()) {
     lp::start_alloc_capture(job, a.alloc, capture_name(job.script));
     info.after_execution = [](std::uint64_t, const std::string& ended) {
@@ -131,7 +117,7 @@ int run_python(LiveArgs a) {
     };
   }
   lp::arm_crash_report(a.out);
-  const int code = run_search(a, info, *subject, *strategy, replay.has_value());
+  const int code = run_search(a, info, *run.subject, *run.strategy, run.replaying);
   // The interpreter is not finalized: the script's foreign threads may still be blocked in it.
   std::fflush(stdout);
   std::fflush(stderr);

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "live.h"
 #include "report/live_report.h"
+#include "report/schedule_file.h"
 #include "sched/kinds.h"
 #include "sched/loop.h"
 #include "sched/strategies/strategies.h"
@@ -109,7 +110,7 @@ live::SearchOptions search_options(const LiveArgs& a) {
   live::SearchOptions o;
   o.strategy = a.strategy;
   o.seed = a.seed;
-  o.executions = a.executions;
+  o.executions = a.replay.empty() ? a.executions : 1;  // a replay runs its schedule once
   o.time_limit = a.time_limit;
   o.hang_timeout = a.hang_timeout;
   o.settle_ms = a.settle_ms;
@@ -143,10 +144,13 @@ void check_common(const LiveArgs& a) {
   if (a.cycle_confirm_ms <= 0) throw InputError("--cycle-confirm-ms must be positive");
 }
 
-void print_replay_warning(const live::Replay& replay, const std::string& path,
-                          const std::string& hash) {
-  const std::string w = live::replay_hash_warning(replay, path, hash);
-  if (!w.empty()) fmt::print(stderr, "racelab: warning: {}\n", w);
+std::optional<sched::Schedule> recorded_schedule(const std::string& replay) {
+  if (replay.empty()) return std::nullopt;
+  return report::read_schedule(replay);
+}
+
+void print_replay_warning(const std::string& warning) {
+  if (!warning.empty()) fmt::print(stderr, "racelab: warning: {}\n", warning);
 }
 
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a) {

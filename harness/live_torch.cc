@@ -20,7 +20,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "alloc.h"
 #include "command.h"
@@ -65,38 +64,34 @@ int run_torch(LiveArgs a) {
         "--overhead moved to the benchmark racelab_live_overhead (bench/live_overhead.cc, built "
         "with -DRACELAB_BENCH=ON): racelab_live_overhead --steps N [--device cuda] ...");
   check_common(a);
-  std::unique_ptr<sched::Strategy> strategy;
-  std::optional<live::Replay> replay;
-  if (!a.replay.empty()) {
-    replay = live::open_replay(report::read_schedule(a.replay), a.replay, "live-torch");
-    a.cfg = tw::config_from_json(replay->schedule.live_configuration);
-    a.executions = 1;
-    strategy = std::move(replay->strategy);
-  } else {
-    a.cfg.seq_lens = tw::parse_lengths(a.seq_lens, "--seq-lens");
-    a.cfg.warmup_backward = !a.no_warmup_backward;
-    strategy = search_strategy(a);
-  }
-  std::unique_ptr<live::Subject> subject;
-  try {
-    subject = tw::make_drafters(a.cfg);  // validates: InputError for bad parameters
-  } catch (const InputError& e) {
-    if (!replay) throw;
-    throw InputError(fmt::format("{}: recorded with {} drafter(s) on {}: {}", a.replay,
-                                 a.cfg.drafters, a.cfg.device, e.what()));
-  }
-  if (replay) print_replay_warning(*replay, a.replay, subject->content_hash());
+  live::Prepared run = live::prepare(
+      a.replay, recorded_schedule(a.replay), "live-torch", [&] { return search_strategy(a); },
+      [&](const sched::Schedule* recorded) -> std::unique_ptr<live::Subject> {
+        if (recorded == nullptr) {
+          tw::apply_shape(a.cfg, a.shape);
+          a.cfg.warmup_backward = !a.no_warmup_backward;
+          return tw::make_drafters(a.cfg);  // validates: InputError for bad parameters
+        }
+        a.cfg = tw::config_from_json(recorded->live_configuration);
+        try {
+          return tw::make_drafters(a.cfg);
+        } catch (const InputError& e) {
+          throw InputError(fmt::format("{}: recorded with {} drafter(s) on {}: {}", a.replay,
+                                       a.cfg.drafters, a.cfg.device, e.what()));
+        }
+      });
+  print_replay_warning(run.warning);
 
   JobInfo info;
   info.subject = "live-torch";
   info.command = "live torch";
   info.parameters = nlohmann::ordered_json::parse(tw::config_json(a.cfg));
   info.build = tw::build_description();
-  info.hash = subject->content_hash();
+  info.hash = run.subject->content_hash();
   info.stuck_in = "LibTorch";
   fmt::print("live torch: {} drafter(s) on {}, warmup {}, attention {}, {}; {}\n", a.cfg.drafters,
-             a.cfg.device, a.cfg.warmup, a.cfg.attention, strategy->describe(), info.build);
-  return run_search(a, info, *subject, *strategy, replay.has_value());
+             a.cfg.device, a.cfg.warmup, a.cfg.attention, run.strategy->describe(), info.build);
+  return run_search(a, info, *run.subject, *run.strategy, run.replaying);
 }
 
 int run_alloc(AllocArgs a) {

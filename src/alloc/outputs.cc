@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "alloc/inputs.h"
+#include "util/document.h"
 #include "util/files.h"
 #include "util/html.h"
 
@@ -30,6 +31,8 @@ void write_replay_outputs(const fs::path& dir, const Snapshot& snap, const std::
                           {"memory_stats", memory_stats_json(r.stats)}});
   }
   nlohmann::ordered_json summary;
+  summary["format"] = kAllocReplayFormat;
+  summary["version"] = kAllocReplayVersion;
   summary["trace"] = trace;
   summary["config"] = config.describe();
   summary["devices"] = per_device;
@@ -39,6 +42,8 @@ void write_replay_outputs(const fs::path& dir, const Snapshot& snap, const std::
 void write_report_outputs(const fs::path& dir, const std::vector<StabilityReport>& reports) {
   ensure_directory(dir);
   nlohmann::ordered_json j;
+  j["format"] = kAllocReportFormat;
+  j["version"] = kAllocReportVersion;
   j["reports"] = nlohmann::ordered_json::array();
   for (const StabilityReport& r : reports) {
     j["reports"].push_back(report_json(r));
@@ -73,6 +78,11 @@ std::string report_junit(const std::vector<StabilityReport>& reports, const std:
   }
   out += "  </testsuite>\n</testsuites>\n";
   return out;
+}
+
+void write_report_junit(const fs::path& path, const std::vector<StabilityReport>& reports,
+                        const std::string& expect, double seconds) {
+  write_file_atomic(path, report_junit(reports, expect, seconds));
 }
 
 nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifLine>& lines) {

@@ -15,14 +15,16 @@
 namespace racelab::alloc {
 
 // alloc replay --out DIR: DIR/replay.pickle (the model's run as a memory_viz snapshot) and
-// DIR/replay.json (per device: placements and segment events as recorded, memory stats).
+// DIR/replay.json (its format and version first, util/document.h; per device: placements and
+// segment events as recorded, memory stats).
 // `results[k]` is the replay of device `devices[k]`, kept with keep_trace.
 void write_replay_outputs(const std::filesystem::path& dir, const Snapshot& snap,
                           const std::string& trace, const Config& config,
                           const std::vector<std::size_t>& devices,
                           const std::vector<ReplayResult>& results);
 
-// alloc report --out DIR: DIR/alloc-report.json, DIR/report.html and DIR/<name>.iterations.csv.
+// alloc report --out DIR: DIR/alloc-report.json (its format and version first, util/document.h),
+// DIR/report.html and DIR/<name>.iterations.csv.
 void write_report_outputs(const std::filesystem::path& dir,
                           const std::vector<StabilityReport>& reports);
 
@@ -30,6 +32,10 @@ void write_report_outputs(const std::filesystem::path& dir,
 // expected, the verdict and the numbers in system-out.
 std::string report_junit(const std::vector<StabilityReport>& reports, const std::string& expect,
                          double seconds);
+// alloc report --junit FILE: report_junit's text written atomically to `path`.
+void write_report_junit(const std::filesystem::path& path,
+                        const std::vector<StabilityReport>& reports, const std::string& expect,
+                        double seconds);
 
 // whatif.json's entry for one device: the lines' numbers.
 nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifLine>& lines);

@@ -3,7 +3,6 @@
 // hang and lost_control findings that name them. The engine (runtime.cc) calls report_stuck when
 // no thread can make progress.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -20,8 +19,7 @@ std::string Runtime::Impl::holds_text(int agent) const {
   std::vector<std::string> held;
   for (const MutexState& mx : mutexes)
     if (mx.owner == agent && !mx.obj->waiter()) held.push_back(mx.obj->name());
-  if (held.empty()) return {};
-  return fmt::format("holds {} and ", fmt::join(held, ", "));
+  return held.empty() ? std::string() : sched::holds_text(held) + " ";
 }
 
 int Runtime::Impl::agent_named(const std::string& name) const {

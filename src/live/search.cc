@@ -8,6 +8,7 @@
 #include "sched/kinds.h"
 #include "sched/loop.h"
 #include "sched/strategies/strategies.h"
+#include "util/check.h"
 #include "util/errors.h"
 
 namespace racelab::live {
@@ -28,6 +29,25 @@ std::string replay_hash_warning(const Replay& replay, const std::string& path,
   if (recorded.empty() || recorded == hash) return "";
   return fmt::format("{} was recorded with another build or workload ({}); replaying anyway", path,
                      recorded);
+}
+
+Prepared prepare(const std::string& replay, std::optional<sched::Schedule> recorded,
+                 const std::string& subject_name,
+                 const std::function<std::unique_ptr<sched::Strategy>()>& search,
+                 const std::function<std::unique_ptr<Subject>(const sched::Schedule*)>& make) {
+  Prepared p;
+  if (replay.empty()) {
+    p.strategy = search();
+    p.subject = make(nullptr);
+    return p;
+  }
+  RACELAB_CHECK(recorded.has_value(), "live::prepare: replaying {} without its schedule", replay);
+  Replay r = open_replay(std::move(*recorded), replay, subject_name);
+  p.replaying = true;
+  p.strategy = std::move(r.strategy);
+  p.subject = make(&r.schedule);
+  p.warning = replay_hash_warning(r, replay, p.subject->content_hash());
+  return p;
 }
 
 bool is_failure(const std::string& kind) { return sched::kinds::is_failure(kind); }

@@ -87,6 +87,23 @@ Replay open_replay(sched::Schedule schedule, const std::string& path, const std:
 std::string replay_hash_warning(const Replay& replay, const std::string& path,
                                 const std::string& hash);
 
+// What racelab live torch | python runs: the strategy, the subject, and the replayed schedule's
+// hash warning. Replaying (`replay` a schedule's path, `recorded` that schedule as read, by
+// report::read_schedule): the schedule opened for `subject_name`
+// (open_replay), its steps the strategy, and `make(&schedule)` the subject from the recorded
+// parameters; `warning` is replay_hash_warning's. Searching (`replay` ""): the `search()` strategy,
+// then `make(nullptr)` the subject from the command's options.
+struct Prepared {
+  std::unique_ptr<sched::Strategy> strategy;
+  std::unique_ptr<Subject> subject;
+  bool replaying = false;
+  std::string warning;
+};
+Prepared prepare(const std::string& replay, std::optional<sched::Schedule> recorded,
+                 const std::string& subject_name,
+                 const std::function<std::unique_ptr<sched::Strategy>()>& search,
+                 const std::function<std::unique_ptr<Subject>(const sched::Schedule*)>& make);
+
 bool is_failure(const std::string& kind);  // a kind that fails a live run (not evidence)
 // The failure (or lost control) of an execution that comes first in report order
 // (sched::kinds::before); the first of them where one kind is found twice.

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "model/live_case.h"
+#include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
@@ -266,11 +267,20 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   report.push_back(m.report_dir);
   const std::string log = (base / "alloc-report.log").string();
   const int rc = spawn_and_wait(report, "", log);
-  const nlohmann::json j = read_json_or_null(fs::path(m.report_dir) / "alloc-report.json");
+  const fs::path report_json = fs::path(m.report_dir) / "alloc-report.json";
+  const nlohmann::json j = read_json_or_null(report_json);
   m.seconds = seconds_since(t0);
   if (rc != 0 || j.is_null() || !j.contains("reports")) {
     m.state = MemoryVerdict::State::kError;
     m.reason = fmt::format("alloc report exited {}: {}", rc, last_line(log));
+    return m;
+  }
+  try {
+    check_format(j, report_json.string(), kAllocReportFormat, kAllocReportVersion,
+                 "the alloc-report.json of racelab alloc report --out");
+  } catch (const InputError& e) {
+    m.state = MemoryVerdict::State::kError;
+    m.reason = e.what();
     return m;
   }
   for (const auto& r : j["reports"]) m.devices.push_back(device_memory(r));
@@ -395,8 +405,8 @@ std::string memory_summary(const MemoryVerdict& m) {
 
 nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
   nlohmann::ordered_json j;
-  j["format"] = "racelab-check";
-  j["version"] = 1;
+  j["format"] = kCheckFormat;
+  j["version"] = kCheckVersion;
   j["script"] = o.script;
   j["args"] = o.args;
   j["interpose"] = o.interpose;

@@ -96,6 +96,7 @@ FileKind from_json_keys(const nlohmann::json& j) {
   if (format == kSummaryFormat) return FileKind::kSuiteSummary;
   if (format == kReportFormat) return FileKind::kExploreReport;
   if (format == kLiveReportFormat) return FileKind::kLiveReport;
+  if (format == kAllocReportFormat) return FileKind::kAllocReport;
   if (j.contains("scenarios") && j.contains("passed")) return FileKind::kSuiteSummary;
   if (j.contains("scenario_hash") && j.contains("findings")) return FileKind::kExploreReport;
   if (j.contains("reports") && j["reports"].is_array()) return FileKind::kAllocReport;
@@ -131,6 +132,7 @@ FileKind from_json_text(const std::string& head) {
   if (format == kSummaryFormat) return FileKind::kSuiteSummary;
   if (format == kReportFormat) return FileKind::kExploreReport;
   if (format == kLiveReportFormat) return FileKind::kLiveReport;
+  if (format == kAllocReportFormat) return FileKind::kAllocReport;
   if (has(head, "\"racelab-schedule\"")) return FileKind::kSchedule;
   if (has(head, "\"racelab-interpose\"")) return FileKind::kInterposeTable;
   if (has(head, "\"scenarios\"") && has(head, "\"passed\"")) return FileKind::kSuiteSummary;

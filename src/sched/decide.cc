@@ -87,4 +87,10 @@ std::string held_wait_text(std::string_view what, std::string_view owner) {
   return fmt::format("waits for {} held by {}", what, owner);
 }
 
+std::string holds_text(const std::vector<std::string>& held) {
+  std::string out;
+  for (const std::string& name : held) out += (out.empty() ? "holds " : ", ") + name;
+  return out.empty() ? out : out + " and";
+}
+
 }  // namespace racelab::sched

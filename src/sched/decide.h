@@ -120,5 +120,8 @@ std::string stuck_deadlock_message(const std::vector<std::string>& waits);
 // A thread's wait for a lock that another holds, in both worlds' words: "waits for compile_lock
 // held by drafter 1". `what`: the lock (or what the live bridge says its waiter waits for).
 std::string held_wait_text(std::string_view what, std::string_view owner);
+// The locks a stuck thread holds, before its wait in both worlds' words: "holds compile_lock,
+// cache_lock and" ("" for none).
+std::string holds_text(const std::vector<std::string>& held);
 
 }  // namespace racelab::sched

@@ -517,11 +517,11 @@ ThreadId Execution::waits_for(ThreadId id) const {
 std::string Execution::wait_text(ThreadId id) const {
   const Op& op = threads_[id].pending;
   const std::string& name = threads_[id].name;
-  std::string held;
+  std::vector<std::string> locks;
   for (const Mutex& m : mutexes_) {
-    if (m.owner == id) held += (held.empty() ? " holds " : ", ") + m.name;
+    if (m.owner == id) locks.push_back(m.name);
   }
-  if (!held.empty()) held += " and";
+  std::string held = locks.empty() ? "" : " " + holds_text(locks);
   // A worker's current job explains why it is where it is.
   for (std::size_t j = jobs_.size(); j-- > 0;) {
     if (jobs_[j].taken_by == id && !jobs_[j].done) {

@@ -4,10 +4,12 @@
 // it is checked against on load. The formats and versions are here, in one place, so that every
 // writer and reader uses the same constant whatever its layer: the model's report writers
 // (report/report.cc), racelab merge, the live report writers (report/live_report.cc, racelab live
-// python --uncontrolled, the crash handler of live/python/crash.cc) and the live cases of racelab
-// suite (model/live_case.cc), which read a live report back. A reader refuses another format or a
-// newer version (check_format); bump a version when a reader could misread the new files.
-// Schedule files have a stricter reader of their own (sched/schedule.h).
+// python --uncontrolled, the crash handler of live/python/crash.cc), the live cases of racelab
+// suite (model/live_case.cc), which read a live report back, the allocator's files
+// (alloc/outputs.cc; racelab check reads alloc-report.json back) and racelab check's check.json. A
+// reader refuses another format or a newer version (check_format); bump a version when a reader
+// could misread the new files. Schedule files have a stricter reader of their own
+// (sched/schedule.h).
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -22,6 +24,14 @@ inline constexpr int kSummaryVersion = 1;
 // report.json of racelab live torch | live python, searched, uncontrolled or crashed.
 inline constexpr const char* kLiveReportFormat = "racelab-live-report";
 inline constexpr int kLiveReportVersion = 1;
+// alloc-report.json of racelab alloc report --out, and replay.json of racelab alloc replay --out.
+inline constexpr const char* kAllocReportFormat = "racelab-alloc-report";
+inline constexpr int kAllocReportVersion = 1;
+inline constexpr const char* kAllocReplayFormat = "racelab-alloc-replay";
+inline constexpr int kAllocReplayVersion = 1;
+// check.json of racelab check --out.
+inline constexpr const char* kCheckFormat = "racelab-check";
+inline constexpr int kCheckVersion = 1;
 
 // A document's file text: "format" and "version" first, then the other keys in order (indent 2,
 // a final newline).

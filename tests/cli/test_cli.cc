@@ -525,6 +525,11 @@ TEST_CASE("alloc replay --out writes a memory_viz pickle that reads back as a sn
   CHECK(r.out.find("empty_cache: 6 calls inferred from the trace") != std::string::npos);
   REQUIRE(fs::exists(out / "replay.pickle"));
   REQUIRE(fs::exists(out / "replay.json"));
+  // Versioned, as every report (util/document.h): the format and its version first.
+  const auto replay = nlohmann::ordered_json::parse(read_text(out / "replay.json"));
+  CHECK(replay.begin().key() == "format");
+  CHECK(replay["format"] == "racelab-alloc-replay");
+  CHECK(replay["version"] == 1);
   // racelab's own output replays identically against itself.
   auto again = racelab("alloc replay --compare " + (out / "replay.pickle").string());
   CHECK(again.code == 0);
@@ -547,7 +552,11 @@ TEST_CASE("alloc report gives the stability verdicts of the fixtures", "[cli]") 
             "sdpa_fused_1: stable from iteration 0: no device allocation after it (17 segments") !=
         std::string::npos);
   CHECK(r.out.find("matches the stats JSON at 150/150 iterations") != std::string::npos);
-  CHECK(fs::exists(out / "alloc-report.json"));
+  const auto report = nlohmann::ordered_json::parse(read_text(out / "alloc-report.json"));
+  CHECK(report.begin().key() == "format");
+  CHECK(report["format"] == "racelab-alloc-report");
+  CHECK(report["version"] == 1);
+  CHECK(report["reports"].size() == 3);
   CHECK(fs::exists(out / "sdpa_chunked_1.iterations.csv"));
 }
 

@@ -77,6 +77,10 @@ check(rows == want, f"live torch's scenario keys and options differ from setting
       f"  only in settings.py: {sorted(set(want.items()) - set(rows.items()))}")
 for key, option in rows.items():
     check(not option or option in options, f"{key}: {option} is no option of live torch")
+# The older spellings stay accepted as aliases (docs/cli.md), outside the table.
+for alias in ("--seq-lens", "--hidden"):
+    check(alias in options, f"live torch no longer takes {alias}, the alias docs/cli.md promises")
+    check(alias not in rows.values(), f"{alias} is an alias, not the table's spelling")
 with tempfile.TemporaryDirectory() as tmp:
     r = run(racelab, "live", "torch", "--warmup", settings.MODEL_ONLY_WARMUP, "--executions", "1",
             "--out", tmp)

@@ -6,6 +6,7 @@
 
 #include "catch.h"
 #include "live/python/follow.h"
+#include "sched/schedule.h"
 #include "util/errors.h"
 
 namespace lp = racelab::live::python;
@@ -76,4 +77,26 @@ TEST_CASE("Hand-offs to the same foreign thread keep their model order", "[follo
   CHECK(steps[1].thread == "drafter 1");
   CHECK(steps[2].thread == "drafter 0");
   CHECK(steps[2].op == "backward");
+}
+
+TEST_CASE("--follow takes a model schedule and a table with a follow section", "[follow]") {
+  sched::Schedule model;
+  model.subject_name = "lazy-2-drafters";
+  model.steps = {{"drafter 0.1", "start"}, {"drafter 0.1", "read code cache"}};
+  const std::string table = nlohmann::json{{"follow", kMapping}}.dump();
+  const lp::Following f = lp::follow_schedule(model, "m.json", table, "t.json");
+  REQUIRE(f.steps.size() == 1);
+  CHECK(f.steps[0].thread == "drafter 1");
+  CHECK(f.model_steps == 2);
+  // A live schedule replays with --replay; a table needs its follow section; something must map.
+  model.subject_name = "live-python";
+  CHECK_THROWS_WITH(lp::follow_schedule(model, "m.json", table, "t.json"),
+                    "m.json: a live schedule; replay it with --replay");
+  model.subject_name = "lazy-2-drafters";
+  CHECK_THROWS_WITH(lp::follow_schedule(model, "m.json", "{}", "t.json"),
+                    "--interpose t.json: the table has no \"follow\" section mapping model names "
+                    "onto live ones");
+  model.steps = {{"drafter 0.1", "read code cache"}};
+  CHECK_THROWS_WITH(lp::follow_schedule(model, "m.json", table, "t.json"),
+                    "m.json: none of its 1 steps maps onto a live operation of t.json");
 }

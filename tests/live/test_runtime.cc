@@ -10,8 +10,11 @@
 
 #include "catch.h"
 #include "live/live.h"
+#include "live/search.h"
+#include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
+#include "util/files.h"
 
 namespace live = racelab::live;
 namespace sched = racelab::sched;
@@ -228,6 +231,36 @@ TEST_CASE("A live schedule replays to the same decisions and finding", "[live]")
     REQUIRE(r->findings.size() == 1);
     CHECK(r->findings.front().message == first->findings.front().message);
   }
+}
+
+TEST_CASE("A live command searches with its options or replays with the recorded parameters",
+          "[live]") {
+  auto make = [](const sched::Schedule* recorded) -> std::unique_ptr<live::Subject> {
+    return std::make_unique<LockOrder>(recorded != nullptr &&
+                                       recorded->live_configuration == R"({"fixed":true})");
+  };
+  const live::Prepared search = live::prepare(
+      "", std::nullopt, "live-torch", [] { return sched::make_random(7); }, make);
+  CHECK_FALSE(search.replaying);
+  CHECK(search.subject->name() == "lock-order");
+  CHECK(search.warning.empty());
+
+  const std::string path = "racelab-test-prepare.json";  // named in messages only
+  sched::Schedule s;
+  s.subject_name = "live-torch";
+  s.subject_hash = "0";  // LockOrder's is "1": recorded from another build
+  s.live_configuration = R"({"fixed":true})";
+  s.steps = {{"t0", "start"}};
+  const live::Prepared replay = live::prepare(
+      path, s, "live-torch", [] { return sched::make_random(7); }, make);
+  CHECK(replay.replaying);
+  CHECK(replay.subject->name() == "lock-order-fixed");
+  CHECK(replay.warning ==
+        path + " was recorded with another build or workload (0); replaying anyway");
+  CHECK(replay.strategy->describe().find("replay") != std::string::npos);
+  CHECK_THROWS_AS(live::prepare(
+                      path, s, "live-python", [] { return sched::make_random(7); }, make),
+                  racelab::InputError);
 }
 
 TEST_CASE("Shared variables report unordered accesses as data races", "[live]") {

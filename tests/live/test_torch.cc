@@ -162,3 +162,22 @@ TEST_CASE("Workload parameters are checked with one clear line", "[torch]") {
   CHECK(tw::config_json(back) == tw::config_json(c));
   CHECK_THROWS_AS(tw::config_from_json("{\"drafters\": 2}"), racelab::InputError);
 }
+
+TEST_CASE("live torch's shape options: the pipelines' spellings and the older aliases", "[torch]") {
+  auto shaped = [](const tw::ShapeOptions& o) {
+    tw::Config c;
+    tw::apply_shape(c, o);
+    return c;
+  };
+  // Nothing given: the workload's defaults, one step at 128 and hidden 256.
+  CHECK(shaped({}).seq_lens == std::vector<int>{128});
+  CHECK(shaped({}).hidden == 256);
+  CHECK(shaped({.seq_len = "192", .steps = 3}).seq_lens == std::vector<int>{192, 192, 192});
+  CHECK(shaped({.steps = 2}).seq_lens == std::vector<int>{128, 128});
+  CHECK(shaped({.seq_lens = "128,256"}).seq_lens == std::vector<int>{128, 256});
+  CHECK(shaped({.head_dim = 16}).hidden == 64);  // 4 heads
+  CHECK(shaped({.hidden = 32}).hidden == 32);
+  CHECK_THROWS_AS(shaped({.seq_len = "128", .seq_lens = "128"}), racelab::InputError);
+  CHECK_THROWS_AS(shaped({.head_dim = 16, .hidden = 64}), racelab::InputError);
+  CHECK_THROWS_AS(shaped({.seq_len = "128,256"}), racelab::InputError);
+}

@@ -2,6 +2,7 @@
 // line's own words (suggestions, option checks, file kinds).
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -9,8 +10,12 @@
 #include "model/suite.h"
 #include "report/cli.h"
 #include "report/report.h"
+#include "report/schedule_file.h"
+#include "report/shrink.h"
 #include "sched/kinds.h"
+#include "sched/schedule.h"
 #include "util/errors.h"
+#include "util/files.h"
 
 using namespace racelab;
 namespace fs = std::filesystem;
@@ -313,6 +318,9 @@ TEST_CASE("file kinds: report.json and summary.json are known by their format, w
   CHECK(report::identify_file(big) == report::FileKind::kExploreReport);
   CHECK(report::identify_file(summary) == report::FileKind::kSuiteSummary);
   CHECK(report::identify_file(live) == report::FileKind::kLiveReport);
+  const auto alloc =
+      write("alloc-report.json", "{\"format\": \"racelab-alloc-report\", \"version\": 1}");
+  CHECK(report::identify_file(alloc) == report::FileKind::kAllocReport);
   try {
     report::expect_file(live, report::FileKind::kSchedule, "replay SCHEDULE");
     FAIL("a live report passed as a schedule");
@@ -321,5 +329,39 @@ TEST_CASE("file kinds: report.json and summary.json are known by their format, w
     CHECK(m.find("this is a live search report") != std::string::npos);
     CHECK(m.find("OUT/schedule-<kind>.json") != std::string::npos);
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("shrink writes the schedule through make_schedule and keeps its finding", "[shrink]") {
+  const std::string src = std::getenv("RACELAB_SOURCE_DIR");
+  const std::string scenario = src + "/scenarios/deadlock/lazy-2-drafters.toml";
+  const model::Scenario sc = model::load_scenario(scenario);
+  sched::ExploreOptions o = model::explore_options(sc);
+  o.strategy.kind = sched::StrategyKind::kRandom;
+  o.iterations = 300;
+  const model::ScenarioRun run = model::run_scenario(sc, o);
+  REQUIRE_FALSE(run.result.found.empty());
+  const fs::path dir = fs::temp_directory_path() / "racelab-test-shrink";
+  fs::remove_all(dir);
+  report::write_explore_outputs(run, dir.string());
+  const std::string found = (dir / "schedules" / "lazy-2-drafters.deadlock.json").string();
+  const std::string out = (dir / "shrunk.json").string();
+  const report::ShrinkSummary got = report::shrink_schedule(found, out, scenario);
+  CHECK(got.preemptions_after <= got.preemptions_before);
+  const sched::Schedule before = report::read_schedule(found);
+  const sched::Schedule after = report::read_schedule(out);
+  CHECK(after.finding_kind == "deadlock");
+  CHECK(after.subject_name == before.subject_name);
+  CHECK(after.execution == before.execution);
+  CHECK(after.preemptions == got.preemptions_after);
+  CHECK(after.steps.size() == got.steps_after);
+  // A shrunk schedule shrinks to itself.
+  report::shrink_schedule(out, (dir / "again.json").string(), scenario);
+  CHECK(report::read_schedule((dir / "again.json").string()).steps == after.steps);
+
+  sched::Schedule none = before;
+  none.finding_kind.clear();
+  racelab::write_file_atomic(dir / "none.json", report::schedule_to_json(none));
+  CHECK_THROWS_AS(report::shrink_schedule((dir / "none.json").string(), out, scenario), InputError);
   fs::remove_all(dir);
 }

@@ -7,11 +7,17 @@
 #include <regex>
 #include <utility>
 
+#include "live/python/bridge.h"
 #include "util/errors.h"
 
 namespace racelab::live::python {
 
 namespace {
+
+void refuse_live(const sched::Schedule& model, const std::string& path) {
+  if (model.subject_name.rfind("live-", 0) == 0)
+    throw InputError(fmt::format("{}: a live schedule; replay it with --replay", path));
+}
 
 bool op_matches(const std::string& pattern, const std::string& op) {
   if (!pattern.empty() && pattern.back() == '*')
@@ -98,6 +104,28 @@ std::vector<sched::FollowStep> follow_steps(const std::vector<sched::ReplayStep>
   }
   for (auto& p : deferred) out.push_back(std::move(p.step));
   return out;
+}
+
+Following follow_schedule(const sched::Schedule& model, const std::string& path,
+                          const std::string& table, const std::string& interpose) {
+  refuse_live(model, path);
+  const auto parsed = nlohmann::json::parse(table);
+  if (!parsed.contains("follow"))
+    throw InputError(
+        fmt::format("--interpose {}: the table has no \"follow\" section mapping "
+                    "model names onto live ones",
+                    interpose));
+  Following out{follow_steps(model.steps, parsed["follow"], interpose), model.steps.size()};
+  if (out.steps.empty())
+    throw InputError(fmt::format("{}: none of its {} steps maps onto a live operation of {}", path,
+                                 model.steps.size(), interpose));
+  return out;
+}
+
+Following follow_schedule(const sched::Schedule& model, const std::string& path,
+                          const std::string& interpose) {
+  refuse_live(model, path);  // before the table: its errors are the option's, not the file's
+  return follow_schedule(model, path, interposition_table(interpose), interpose);
 }
 
 }  // namespace racelab::live::python

@@ -5,10 +5,12 @@
 // interposition table's "follow" section says how one maps onto the other, so it sits with the
 // tables, beside the bridge; sched::FollowStrategy then forces the mapped steps on the live run
 // without knowing where they came from.
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
 
 namespace racelab::live::python {
@@ -23,5 +25,20 @@ namespace racelab::live::python {
 std::vector<sched::FollowStep> follow_steps(const std::vector<sched::ReplayStep>& model,
                                             const nlohmann::json& mapping,
                                             const std::string& origin);
+
+// racelab live python --follow SCHEDULE: the model schedule read from `path` mapped onto
+// the live program through the "follow" section of the interposition table `interpose` (a name or
+// a file, interposition_table), and how many steps the model schedule had, for the message.
+// InputError for a live schedule (those replay with --replay), a table without a "follow"
+// section, or a schedule none of whose steps maps onto a live operation.
+struct Following {
+  std::vector<sched::FollowStep> steps;
+  std::size_t model_steps = 0;
+};
+Following follow_schedule(const sched::Schedule& model, const std::string& path,
+                          const std::string& interpose);
+// The same from the schedule read and the table's text (`interpose` names it in messages).
+Following follow_schedule(const sched::Schedule& model, const std::string& path,
+                          const std::string& table, const std::string& interpose);
 
 }  // namespace racelab::live::python

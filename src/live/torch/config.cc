@@ -90,6 +90,27 @@ void validate(const Config& c) {
         build_description()));
 }
 
+void apply_shape(Config& c, const ShapeOptions& o) {
+  if (!o.seq_lens.empty() && (!o.seq_len.empty() || o.steps != 0))
+    throw InputError("--seq-lens is --seq-len and --steps in one (a length per step): give either");
+  if (o.hidden != 0 && o.head_dim != 0)
+    throw InputError("--hidden is heads x --head-dim: give either");
+  if (o.steps < 0) throw InputError(fmt::format("--steps must be positive, got {}", o.steps));
+  if (!o.seq_lens.empty()) c.seq_lens = parse_lengths(o.seq_lens, "--seq-lens");
+  if (!o.seq_len.empty() || o.steps != 0) {
+    const std::vector<int> one = o.seq_len.empty() ? std::vector<int>{c.seq_lens.front()}
+                                                   : parse_lengths(o.seq_len, "--seq-len");
+    if (one.size() != 1)
+      throw InputError(fmt::format(
+          "--seq-len takes one length, got '{}' (a length per step: --seq-lens)", o.seq_len));
+    c.seq_lens.assign(o.steps == 0 ? 1 : static_cast<std::size_t>(o.steps), one.front());
+  }
+  if (o.head_dim < 0)
+    throw InputError(fmt::format("--head-dim must be positive, got {}", o.head_dim));
+  if (o.head_dim != 0) c.hidden = c.heads * o.head_dim;
+  if (o.hidden != 0) c.hidden = o.hidden;
+}
+
 std::string config_json(const Config& c) {
   nlohmann::ordered_json j;
   j["drafters"] = c.drafters;

@@ -44,6 +44,21 @@ struct Config {
 void validate(const Config& c);
 // "128,256" -> {128, 256}; InputError naming `flag` for an item that is not a number.
 std::vector<int> parse_lengths(const std::string& text, const std::string& flag);
+// racelab live torch's shape options, in the Python pipelines' spellings (model/settings.h):
+// --seq-len L and --steps N (N steps at length L), --head-dim D (hidden = heads x D); and the
+// older spellings, still accepted: --seq-lens L1,L2,... (one step per length) and --hidden H.
+// Unset: "" and 0. The defaults are the workload's own (one step at 128, hidden 256), not the
+// pipelines' (2 steps at 1024, head_dim 64).
+struct ShapeOptions {
+  std::string seq_len;   // --seq-len L
+  int steps = 0;         // --steps N
+  std::string seq_lens;  // --seq-lens L1,L2,...
+  int head_dim = 0;      // --head-dim D
+  int hidden = 0;        // --hidden H
+};
+// Sets c.seq_lens and c.hidden from `o` (c.heads already set); InputError for a spelling given
+// with its alias, or a value out of range.
+void apply_shape(Config& c, const ShapeOptions& o);
 std::string config_json(const Config& c);
 Config config_from_json(const std::string& text);  // as config_json writes it; InputError if not
 

@@ -58,6 +58,17 @@ const char* live_strategy_names() {
   return names.c_str();
 }
 
+std::string seeded_strategy_names(bool live_only) {
+  std::vector<std::string> names;
+  for (const StrategyInfo& info : kStrategies) {
+    if (info.seeded && (!live_only || info.live)) names.emplace_back(info.name);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
 std::vector<std::string> strategy_name_list(bool live_only) {
   std::vector<std::string> out;
   for (const StrategyInfo& info : kStrategies) {

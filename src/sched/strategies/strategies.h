@@ -55,6 +55,9 @@ const char* strategy_names();
 std::vector<std::string> strategy_name_list(bool live_only = false);
 // "random | pct | dfs | pos | surw": the strategies of live subjects.
 const char* live_strategy_names();
+// "random, pct, pos and surw": the strategies a seed changes (the table's `seeded`), for help
+// texts; `live_only`: of those, the ones that drive live subjects.
+std::string seeded_strategy_names(bool live_only = false);
 bool strategy_proves(StrategyKind kind);
 // The table's row for `kind`.
 const StrategyInfo& strategy_info(StrategyKind kind);
