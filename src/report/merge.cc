@@ -128,16 +128,17 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
       field<int>(first["strategy_params"], "max_preemptions", dirs[0]);
   run.options.iterations = field<std::uint64_t>(first, "iterations", dirs[0]);
   run.result.strategy = first["strategy_description"].get<std::string>();
-  // DFS and dpor: shards ran subtrees (the comments below say DFS for both).
-  const sched::SplitKind how = sched::strategy_info(run.options.strategy.kind).split;
-  const bool dfs = how != sched::SplitKind::kIndices;
+  // A strategy with a Splitter (dfs, dpor): shards ran subtrees; otherwise execution indices.
+  const auto splitter = sched::make_splitter(run.options.strategy);
+  const bool by_subtree = splitter != nullptr;
+  const bool counts_classes = by_subtree && splitter->counts_classes();
   std::uint64_t redundant = 0;
 
-  // DFS: the subtrees of all shards, in order, give each subtree's place in the single order.
+  // Subtrees: those of all shards, in order, give each subtree's place in the single order.
   std::vector<std::uint64_t> offsets;
   std::uint64_t total = 0;
   bool all_complete = true;
-  if (dfs) {
+  if (by_subtree) {
     const auto count =
         field<std::uint64_t>(first.value("dfs_split", json::object()), "subtrees", dirs[0]);
     std::vector<std::int64_t> sizes(count, -1);
@@ -152,8 +153,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
         if (j >= count || sizes[j] >= 0)
           throw InputError(fmt::format("{}: subtree {} out of range or repeated", dirs[k], j));
         sizes[j] = t["executions"].get<std::int64_t>();
-        if (how == sched::SplitKind::kFullTop)
-          redundant += field<std::uint64_t>(t, "redundant", dirs[k]);
+        if (counts_classes) redundant += field<std::uint64_t>(t, "redundant", dirs[k]);
         all_complete = all_complete && t["complete"].get<bool>();
         run.result.steps += t["steps"].get<std::uint64_t>();
       }
@@ -166,7 +166,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     }
   }
 
-  // DFS: executions of subtree j that come before the budget's cut in the single-worker order.
+  // Subtrees: executions of subtree j that come before the budget's cut in the single-worker order.
   auto room = [&](std::uint64_t j) -> std::uint64_t {
     if (j >= offsets.size() || offsets[j] >= run.options.iterations) return 0;
     return run.options.iterations - offsets[j];
@@ -182,7 +182,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   std::string stop = "budget";
   for (std::size_t k = 0; k < reports.size(); ++k) {
     const json& r = reports[k];
-    if (!dfs) {
+    if (!by_subtree) {
       run.result.executions += field<std::uint64_t>(r, "executions", dirs[k]);
       run.result.steps += field<std::uint64_t>(r, "steps", dirs[k]);
     }
@@ -194,20 +194,20 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
       const json& f = fs_[pos];
       const auto kind = f["kind"].get<std::string>();
       const auto e = f["execution"].get<std::uint64_t>();
-      auto key = dfs ? std::make_tuple(f.value("subtree", std::uint64_t{0}), e, pos)
-                     : std::make_tuple(e, std::uint64_t{0}, pos);
-      if (dfs && !f.contains("subtree"))
+      auto key = by_subtree ? std::make_tuple(f.value("subtree", std::uint64_t{0}), e, pos)
+                            : std::make_tuple(e, std::uint64_t{0}, pos);
+      if (by_subtree && !f.contains("subtree"))
         throw InputError(fmt::format("{}: DFS finding without its subtree", dirs[k]));
-      if (dfs && std::get<1>(key) >= room(std::get<0>(key))) {
+      if (by_subtree && std::get<1>(key) >= room(std::get<0>(key))) {
         continue;  // beyond the budget in the single-worker order
       }
       auto it = best.find(kind);
       if (it == best.end() || key < it->second.key) best[kind] = Pick{key, k, f};
     }
   }
-  // Interleaving classes: the union of the shards' counts, when every shard has them and (DFS) no
+  // Interleaving classes: the union of the shards' counts, when every shard has them and no
   // subtree runs past the budget's cut (a shard cannot say which of its executions lie beyond it).
-  bool counts_complete = !dfs || total <= run.options.iterations;
+  bool counts_complete = !by_subtree || total <= run.options.iterations;
   sched::Coverage coverage;
   for (std::size_t k = 0; k < reports.size() && counts_complete; ++k) {
     const json& cov = reports[k].value("interleavings", json::object());
@@ -220,11 +220,11 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
       coverage.add(std::stoull(hex, nullptr, 16), n.get<std::uint64_t>());
   }
   if (counts_complete) run.result.interleavings = coverage.summary();
-  if (dfs) {
+  if (by_subtree) {
     run.result.executions = std::min(total, run.options.iterations);
     if (stop == "budget" && all_complete && total <= run.options.iterations) stop = "exhausted";
     // dpor: every execution not abandoned is a class, when none lies beyond the cut.
-    if (how == sched::SplitKind::kFullTop && total <= run.options.iterations)
+    if (counts_classes && total <= run.options.iterations)
       run.result.classes = sched::Strategy::Classes{total - redundant, redundant};
   }
   run.result.stop = stop == "interrupted"  ? sched::StopReason::kInterrupted
@@ -246,7 +246,8 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     sched::ReplayStrategy replay(s.steps, sched::OnDivergence::kFail);
     sched::ExecutionResult result = sched::run_replay(model, replay, sched_path.string());
     sched::FoundKind fk;
-    fk.execution = dfs ? offsets[std::get<0>(p->key)] + std::get<1>(p->key) : std::get<0>(p->key);
+    fk.execution =
+        by_subtree ? offsets[std::get<0>(p->key)] + std::get<1>(p->key) : std::get<0>(p->key);
     fk.preemptions = p->finding["preemptions"].get<std::uint64_t>();
     fk.original_preemptions = p->finding["preemptions_before_shrink"].get<std::uint64_t>();
     bool matched = false;

@@ -143,15 +143,14 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
   if (part.shards > 1) {
     // What `racelab merge` needs to put this shard's results in the single-worker order.
     report["partition"] = {{"shard", part.shard}, {"shards", part.shards}};
-    const sched::SplitKind split = sched::strategy_info(run.options.strategy.kind).split;
-    if (split != sched::SplitKind::kIndices) {
+    if (const auto splitter = sched::make_splitter(run.options.strategy)) {
       json ran = json::array();
       for (const auto& t : run.result.subtrees) {
         ran.push_back({{"index", t.index},
                        {"executions", t.executions},
                        {"steps", t.steps},
                        {"complete", t.complete}});
-        if (split == sched::SplitKind::kFullTop) ran.back()["redundant"] = t.redundant;
+        if (splitter->counts_classes()) ran.back()["redundant"] = t.redundant;
       }
       report["dfs_split"] = {
           {"depth", run.result.split_depth}, {"subtrees", run.result.subtree_count}, {"ran", ran}};

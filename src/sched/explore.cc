@@ -137,15 +137,8 @@ ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options)
     auto subject = make();
     return explore(*subject, options);
   }
-  switch (strategy_info(options.strategy.kind).split) {
-    case SplitKind::kSubtrees:
-      return p.shards > 1 ? split::explore_dfs_shards(make, options)
-                          : split::explore_dfs_jobs(make, options);
-    case SplitKind::kFullTop:
-      return split::explore_dpor_split(make, options);
-    case SplitKind::kIndices:
-      break;
-  }
+  if (const auto splitter = make_splitter(options.strategy))
+    return split::explore_subtrees(make, options, *splitter);
   return split::explore_indices(make, options);
 }
 

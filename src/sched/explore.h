@@ -104,10 +104,11 @@ void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& r
 // Sequential exploration of one subject (options.partition must not split).
 ExploreResult explore(Subject& subject, const ExploreOptions& options);
 
-// Any partition: every worker thread gets its own subject from `make`. A split dpor explores its
-// first decisions in full to a depth that depends on the subject alone, so that the subtrees
-// below are independent (explore_dpor.cc): it explores the same classes as one job, with more
-// redundant executions, and the same for any jobs and shards.
+// Any partition: every worker thread gets its own subject from `make`. A strategy with a Splitter
+// (strategies/split.h) splits into subtrees (explore_subtrees.cc), the others by execution index.
+// A split dpor explores its first decisions in full to a depth that depends on the subject alone,
+// so that the subtrees below are independent (strategies/dpor.cc): it explores the same classes
+// as one job, with more redundant executions, and the same for any jobs and shards.
 using SubjectFactory = std::function<std::unique_ptr<Subject>()>;
 ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options);
 

@@ -1,10 +1,8 @@
 #pragma once
 // The parts of a split exploration (--jobs, --shard), private to src/sched: how findings are kept
-// in the single-worker order whatever the worker that met them, how workers stop, and the three
-// split searches (execution indices for the sampling strategies, DFS subtrees dealt to shards, DFS
-// subtrees shared and re-split among the jobs of one process, dpor subtrees below a top part
-// explored in full).
-#include <algorithm>
+// in the single-worker order whatever the worker that met them, how workers stop, and the two
+// split searches: execution indices for the sampling strategies (explore_split.cc), subtrees for
+// the strategies that search a tree, as their Splitter cuts it (explore_subtrees.cc).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -21,8 +19,8 @@
 namespace racelab::sched::split {
 
 // The first occurrence of each finding kind, by position in the single-worker order: (major,
-// minor, pos) is (execution, 0, finding) for random and PCT, (subtree, execution within it,
-// finding) for DFS.
+// minor, pos) is (execution, 0, finding) split by execution index, (subtree, execution within it,
+// finding) split by subtree.
 struct Hit {
   std::tuple<std::uint64_t, std::uint64_t, std::size_t> key;
   Finding finding;
@@ -120,85 +118,12 @@ class Workers {
   std::chrono::steady_clock::time_point t0_;
 };
 
-// What a worker keeps of one piece of a split search (a DFS subtree or piece of one, a dpor
-// subtree), execution by execution, until fold() places the pieces in the single-worker order.
-// One worker writes a piece; `ran` may be read by the others meanwhile (the budget).
-struct PieceRuns {
-  std::uint64_t index = 0;                 // its subtree's index in the whole search (shards)
-  std::atomic<std::uint64_t> ran{0};       // executions so far (only grows)
-  std::vector<std::uint32_t> step_counts;  // per execution
-  std::vector<std::uint64_t> fingerprints;
-  std::vector<char> redundant;  // per execution: abandoned as sleep-set blocked (dpor)
-  bool complete = false;        // every execution of the piece ran
-  Hits hits;                    // keyed (0, execution within the piece, finding)
-};
-
-// Runs execution `local` of a piece under `strategy` and records it in `piece` (and counts it in
-// `executions`); false, marking the piece complete, when the strategy has nothing left.
-bool run_piece_execution(Subject& subject, Strategy& strategy, PieceRuns& piece,
-                         std::uint64_t local, const RunOptions& run,
-                         std::atomic<std::uint64_t>& executions);
-
-// The pieces placed in the single-worker order and counted as one worker would count them. One
-// process (`sharded` false) cuts the order at `cap` and keys each finding by its piece's place; a
-// shard reports each piece up to `cap` under its subtree index, for racelab merge to place. The
-// search is exhausted when every piece ran to its end within the cap.
-struct Fold {
-  std::uint64_t executions = 0;
-  std::uint64_t steps = 0;
-  std::uint64_t redundant = 0;
-  std::uint64_t total = 0;  // every execution the pieces ran, counted or not
-  bool exhausted = true;
-  Coverage coverage;
-  Hits hits;
-  std::vector<std::uint64_t> offsets;  // each piece's first execution in the order
-  std::vector<DfsSubtree> subtrees;    // a shard's: each piece as counted
-};
-template <class Pieces>  // a range of PieceRuns, or of pointers to them, in order
-Fold fold(const Pieces& pieces, std::uint64_t cap, bool sharded) {
-  Fold f;
-  std::uint64_t place = 0;
-  for (const auto& item : pieces) {
-    const PieceRuns& p = [&]() -> const PieceRuns& {
-      if constexpr (requires { *item; }) {
-        return *item;
-      } else {
-        return item;
-      }
-    }();
-    f.offsets.push_back(f.total);
-    const std::uint64_t room = sharded ? cap : f.total < cap ? cap - f.total : 0;
-    const std::uint64_t counted = std::min<std::uint64_t>(room, p.step_counts.size());
-    std::uint64_t steps = 0;
-    std::uint64_t redundant = 0;
-    for (std::uint64_t e = 0; e < counted; ++e) {
-      steps += p.step_counts[e];
-      f.coverage.add(p.fingerprints[e]);
-      if (e < p.redundant.size()) redundant += p.redundant[e];
-    }
-    f.steps += steps;
-    f.redundant += redundant;
-    f.executions += counted;
-    if (sharded) f.subtrees.push_back({p.index, counted, steps, p.complete, redundant});
-    for (const auto& [kind, h] : p.hits.by_kind) {
-      if (std::get<1>(h.key) >= room) continue;
-      Hit keyed = h;
-      std::get<0>(keyed.key) = sharded ? p.index : place;
-      f.hits.offer(keyed);
-    }
-    f.total += p.step_counts.size();
-    f.exhausted = f.exhausted && p.complete;
-    ++place;
-  }
-  f.exhausted = f.exhausted && (sharded || f.total <= cap);
-  return f;
-}
-
 // Found kinds, in single-worker discovery order, re-executed on `subject` from their choices, into
-// out.found. dfs_shard: keys are (subtree, execution within it); otherwise `dfs_offsets[major] +
-// minor` (DFS in one shard) or `major` (execution indices) is the execution number.
+// out.found. by_subtree (a shard's subtrees): keys are (subtree, execution within it); otherwise
+// `offsets[major] + minor` (pieces in one process) or `major` (execution indices) is the
+// execution number.
 void collect_found(Subject& subject, const Hits& hits, const ExploreOptions& o, ExploreResult& out,
-                   bool dfs_shard, const std::vector<std::uint64_t>& dfs_offsets);
+                   bool by_subtree, const std::vector<std::uint64_t>& offsets);
 
 // Shrinks every found kind's schedule (explore.cc).
 void shrink_all(Subject& subject, ExploreResult& out, const ExploreOptions& options);
@@ -206,22 +131,13 @@ void shrink_all(Subject& subject, ExploreResult& out, const ExploreOptions& opti
 // determinism where asked, records the seconds and reports the final progress.
 void finish(Subject& subject, ExploreResult& out, const ExploreOptions& options, double seconds);
 
-// Prefixes deep enough to give every worker of every shard several subtrees; `depth` receives
-// their length.
-std::vector<DfsPrefix> split_dfs(Subject& subject, const ExploreOptions& o, std::size_t& depth);
-
-// Random, PCT, POS, SURW: execution indices dealt to shards and taken by the jobs in chunks.
+// The strategies without a Splitter (random, PCT, POS, SURW): execution indices dealt to shards
+// and taken by the jobs in chunks.
 ExploreResult explore_indices(const SubjectFactory& make, const ExploreOptions& o);
-// DFS across shards: fixed subtrees dealt by index, reported for `racelab merge`.
-ExploreResult explore_dfs_shards(const SubjectFactory& make, const ExploreOptions& o);
-// DFS in one process with several jobs: subtrees taken in order and split again while they run,
-// under one budget (explore_dfs.cc).
-ExploreResult explore_dfs_jobs(const SubjectFactory& make, const ExploreOptions& o);
-
-// dpor's top part, explored in full to the first depth with enough leaves for any split (or the
-// whole space): its prefixes, in order; `depth` receives the depth (explore_dpor.cc).
-DporPrefixes split_dpor(Subject& subject, const ExploreOptions& o, std::size_t& depth);
-// dpor across jobs and shards: the subtrees of split_dpor's prefixes.
-ExploreResult explore_dpor_split(const SubjectFactory& make, const ExploreOptions& o);
+// The strategies with one (dfs, dpor): the subtrees below the top part of their search, dealt to
+// shards by index and taken in order by the jobs of each, under one budget in one process
+// (explore_subtrees.cc).
+ExploreResult explore_subtrees(const SubjectFactory& make, const ExploreOptions& o,
+                               const Splitter& splitter);
 
 }  // namespace racelab::sched::split

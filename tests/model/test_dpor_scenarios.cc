@@ -124,15 +124,15 @@ TEST_CASE("a dpor split at any depth explores the unsplit classes, on two GPUs",
   REQUIRE(whole->exhausted());
   const std::uint64_t classes = whole->classes()->classes;
   CHECK(classes == 80);
+  const auto splitter = sched::make_dpor_splitter(std::nullopt);
   for (std::size_t depth : {8u, 16u, 24u, 32u}) {
     INFO("split at depth " << depth);
-    sched::DporPrefixes prefixes;
-    auto top = sched::make_dpor_prefixes(std::nullopt, depth, &prefixes);
-    for (std::uint64_t i = 0; sched::run_execution(subject, *top, i); ++i) {
+    auto top = splitter->top_part(depth);
+    for (std::uint64_t i = 0; sched::run_execution(subject, top->enumerate(), i); ++i) {
     }
     std::uint64_t split = 0;
-    for (const auto& prefix : prefixes) {
-      auto below = sched::make_dpor_subtree(std::nullopt, *prefix);
+    for (const auto& subtree : top->subtrees()) {
+      auto below = subtree->search();
       for (std::uint64_t i = 0; sched::run_execution(subject, *below, i); ++i) {
       }
       CHECK(below->exhausted());

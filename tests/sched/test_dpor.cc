@@ -179,17 +179,18 @@ bool check_against_brute_force(Subject& subject, std::uint64_t cap = UINT64_MAX)
       std::getenv("RACELAB_DPOR_SPLIT_MAX") != nullptr
           ? std::strtoull(std::getenv("RACELAB_DPOR_SPLIT_MAX"), nullptr, 10)
           : 3;
+  const auto splitter = make_dpor_splitter(std::nullopt);
   for (std::size_t depth = 1; depth <= deepest; ++depth) {
-    DporPrefixes prefixes;
-    auto top = make_dpor_prefixes(std::nullopt, depth, &prefixes);
-    for (std::uint64_t i = 0; run_execution(subject, *top, i); ++i) {
+    auto top = splitter->top_part(depth);
+    for (std::uint64_t i = 0; run_execution(subject, top->enumerate(), i); ++i) {
     }
-    INFO("split at depth " << depth << " into " << prefixes.size() << " subtrees");
-    CHECK(top->exhausted());
+    const Subtrees subtrees = top->subtrees();
+    INFO("split at depth " << depth << " into " << subtrees.size() << " subtrees");
+    CHECK(top->enumerate().exhausted());
     std::multiset<std::string> split_classes;
     std::set<std::string> split_kinds;
-    for (const auto& prefix : prefixes) {
-      auto below = make_dpor_subtree(std::nullopt, *prefix);
+    for (const auto& subtree : subtrees) {
+      auto below = subtree->search();
       const Census c = census(subject, *below);
       CHECK(below->exhausted());
       split_classes.insert(c.classes.begin(), c.classes.end());

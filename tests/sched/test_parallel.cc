@@ -145,20 +145,32 @@ std::vector<std::vector<ThreadId>> all_runs(Subject& subject, Strategy& strategy
 TEST_CASE("parallel: a DFS worker that gives pieces away keeps the single-worker order",
           "[parallel]") {
   corpus::OrderingDepth3 subject(false, 8);
+  // The subtrees of the top part, in order, are the whole search; the first holds most of it and
+  // is the one split below.
+  auto top = make_dfs_splitter(2)->top_part(1);
+  for (std::uint64_t i = 0; run_execution(subject, top->enumerate(), i, RunOptions{}); ++i) {
+  }
+  const Subtrees leaves = top->subtrees();
+  std::vector<std::vector<ThreadId>> in_order;
+  for (const auto& leaf : leaves) {
+    for (auto& r : all_runs(subject, *leaf->search())) in_order.push_back(std::move(r));
+  }
   auto whole = make_dfs(2);
-  const auto expected = all_runs(subject, *whole);
+  CHECK(in_order == all_runs(subject, *whole));
+  const std::shared_ptr<const Subtree> first = leaves.front();
+  const auto expected = all_runs(subject, *first->search());
   INFO("executions " << expected.size());
-  REQUIRE(expected.size() > 200);
+  REQUIRE(expected.size() > 100);
   // Split after `at` executions, with a room that picks shallow, middle and deep decisions; the
-  // owner's executions then each piece's, in the order given, are the whole search.
+  // owner's executions then each piece's, in the order given, are the whole subtree's search.
   for (std::uint64_t at :
        {std::size_t{1}, std::size_t{2}, expected.size() / 10, expected.size() / 2}) {
     for (std::uint64_t room :
          {UINT64_MAX, std::uint64_t{2000}, std::uint64_t{40}, std::uint64_t{0}}) {
       INFO("split after " << at << " executions, room " << room);
-      auto owner = make_dfs_worker(2, {});
+      auto owner = first->search();
       std::vector<std::vector<ThreadId>> got;
-      std::vector<DfsPrefix> pieces;
+      Subtrees pieces;
       for (std::uint64_t i = 0;; ++i) {
         if (i == at) pieces = owner->split(room);
         auto run = run_execution(subject, *owner, i, RunOptions{});
@@ -167,8 +179,8 @@ TEST_CASE("parallel: a DFS worker that gives pieces away keeps the single-worker
       }
       if (room > 0) CHECK(!pieces.empty());
       const std::size_t kept = got.size();
-      for (DfsPrefix& p : pieces) {
-        auto piece = make_dfs_worker(2, std::move(p));
+      for (const auto& p : pieces) {
+        auto piece = p->search();
         for (auto& r : all_runs(subject, *piece)) got.push_back(std::move(r));
       }
       CHECK((pieces.empty() || kept < expected.size()));

@@ -7,9 +7,17 @@
 // advances the deepest frame that still has an alternative within the preemption bound. When the
 // stack empties the bounded space has been covered: exhausted() becomes true. The subject must be
 // deterministic: a replayed prefix that reaches a different enabled set is reported, not ignored.
+//
+// Split (--jobs, --shard): a prefix is the first decisions of an execution; the executions that
+// share a prefix are contiguous in DFS order, so the subtrees of the prefixes, in order, are
+// exactly the single-worker search. The top part is cut at the first depth with several subtrees
+// per worker, and within one process a running subtree gives part of itself to an idle worker
+// (split()): bounded DFS spaces are very uneven, the subtree that never preempts early holding
+// most of them.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "sched/strategies/strategies.h"
@@ -17,15 +25,34 @@
 namespace racelab::sched {
 namespace {
 
-using Frame = DfsFrame;
+struct Frame {
+  std::vector<ThreadId> options;  // enabled threads in the order tried (the previous one first)
+  std::size_t chosen = 0;
+  int preemptions_before = 0;  // preemptions taken by the choices above this frame
+  ThreadId previous = kNoThread;
+  bool previous_enabled = false;
+};
+// The first decisions of an execution.
+using Prefix = std::vector<Frame>;
 
-class DfsStrategy : public DfsWorker {
+// The bounded DFS restricted to the executions that start with a prefix.
+class DfsPrefixSubtree : public Subtree {
+ public:
+  DfsPrefixSubtree(int bound, Prefix prefix) : bound_(bound), prefix_(std::move(prefix)) {}
+  std::unique_ptr<SubtreeSearch> search() const override;
+
+ private:
+  int bound_;
+  Prefix prefix_;
+};
+
+class DfsStrategy : public SubtreeSearch {
  public:
   // `prefix`: decisions that never change (a subtree of the full search); `max_depth`: decisions
   // beyond it are not branched on (prefix enumeration); `prefixes_out`: receives the stack at the
   // end of every execution (each one a prefix of at most max_depth decisions, in DFS order).
-  DfsStrategy(int max_preemptions, DfsPrefix prefix = {}, std::size_t max_depth = SIZE_MAX,
-              std::vector<DfsPrefix>* prefixes_out = nullptr)
+  DfsStrategy(int max_preemptions, Prefix prefix = {}, std::size_t max_depth = SIZE_MAX,
+              std::vector<Prefix>* prefixes_out = nullptr)
       : bound_(std::max(0, max_preemptions)),
         stack_(std::move(prefix)),
         fixed_(stack_.size()),
@@ -103,8 +130,8 @@ class DfsStrategy : public DfsWorker {
   // pieces that are still likely to start within the budget (an uncapped search: the shallowest).
   // The owner then keeps only what is below that frame's choice, so the alternatives of the frames
   // above it go too, after it, deepest first, as the single worker would back up to them.
-  std::vector<DfsPrefix> split(std::uint64_t room) override {
-    std::vector<DfsPrefix> given;
+  Subtrees split(std::uint64_t room) override {
+    Subtrees given;
     if (!started_ || exhausted_ || room == 0) return given;  // room 0: nothing more can count
     std::size_t at = stack_.size();
     for (std::size_t d = fixed_; d < stack_.size() && at == stack_.size(); ++d) {
@@ -115,9 +142,9 @@ class DfsStrategy : public DfsWorker {
       const Frame& f = stack_[d];
       for (std::size_t i = f.chosen + 1; i < f.options.size(); ++i) {
         if (!allowed(f, i)) continue;
-        DfsPrefix p(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(d) + 1);
+        Prefix p(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(d) + 1);
         p.back().chosen = i;
-        given.push_back(std::move(p));
+        given.push_back(std::make_shared<DfsPrefixSubtree>(bound_, std::move(p)));
       }
     }
     fixed_ = at + 1;
@@ -144,12 +171,58 @@ class DfsStrategy : public DfsWorker {
   std::vector<Frame> stack_;
   std::size_t fixed_ = 0;
   std::size_t max_depth_ = SIZE_MAX;
-  std::vector<DfsPrefix>* prefixes_out_ = nullptr;
+  std::vector<Prefix>* prefixes_out_ = nullptr;
   std::size_t depth_ = 0;
   std::uint64_t executions_ = 0;          // begun so far
   std::vector<std::uint64_t> chosen_at_;  // per frame: the execution its current choice began
   bool started_ = false;
   bool exhausted_ = false;
+};
+
+std::unique_ptr<SubtreeSearch> DfsPrefixSubtree::search() const {
+  return std::make_unique<DfsStrategy>(bound_, prefix_);
+}
+
+// The top part: the prefixes of the first `depth` decisions, one execution each.
+class DfsTop : public TopPart {
+ public:
+  DfsTop(int bound, std::size_t depth)
+      : bound_(bound), depth_(depth), enumerate_(bound, {}, depth, &prefixes_) {}
+  Strategy& enumerate() override { return enumerate_; }
+  // Several subtrees per worker, or no execution reaches the depth: the prefixes are whole
+  // executions, deeper adds nothing.
+  bool deep_enough(std::uint64_t workers) const override {
+    return prefixes_.size() >= std::max<std::uint64_t>(8, 4 * workers) ||
+           std::all_of(prefixes_.begin(), prefixes_.end(),
+                       [&](const Prefix& p) { return p.size() < depth_; });
+  }
+  Subtrees subtrees() const override {
+    Subtrees out;
+    for (const Prefix& p : prefixes_) out.push_back(std::make_shared<DfsPrefixSubtree>(bound_, p));
+    return out;
+  }
+
+ private:
+  int bound_;
+  std::size_t depth_;
+  std::vector<Prefix> prefixes_;
+  DfsStrategy enumerate_;
+};
+
+class DfsSplitter : public Splitter {
+ public:
+  explicit DfsSplitter(int bound) : bound_(bound) {}
+  std::unique_ptr<TopPart> top_part(std::size_t depth) const override {
+    return std::make_unique<DfsTop>(bound_, depth);
+  }
+  std::string describe(std::size_t, std::size_t) const override {
+    return DfsStrategy(bound_).describe();
+  }
+  bool resplits() const override { return true; }
+  bool counts_classes() const override { return false; }
+
+ private:
+  int bound_;
 };
 
 }  // namespace
@@ -158,17 +231,8 @@ std::unique_ptr<Strategy> make_dfs(int max_preemptions) {
   return std::make_unique<DfsStrategy>(max_preemptions);
 }
 
-std::unique_ptr<Strategy> make_dfs_prefixes(int max_preemptions, std::size_t depth,
-                                            std::vector<DfsPrefix>* out) {
-  return std::make_unique<DfsStrategy>(max_preemptions, DfsPrefix{}, depth, out);
-}
-
-std::unique_ptr<Strategy> make_dfs_subtree(int max_preemptions, DfsPrefix prefix) {
-  return std::make_unique<DfsStrategy>(max_preemptions, std::move(prefix));
-}
-
-std::unique_ptr<DfsWorker> make_dfs_worker(int max_preemptions, DfsPrefix prefix) {
-  return std::make_unique<DfsStrategy>(max_preemptions, std::move(prefix));
+std::unique_ptr<Splitter> make_dfs_splitter(int max_preemptions) {
+  return std::make_unique<DfsSplitter>(max_preemptions);
 }
 
 }  // namespace racelab::sched

@@ -66,28 +66,27 @@ struct Frame {
 
 }  // namespace dpor
 
-struct DporPrefix {
+namespace {
+
+// The decisions a split's subtree starts with, and the sleep sets there: its subtree depends on
+// nothing else.
+struct Prefix {
   // Each node's, its sleep set as it was when the prefix was reached.
   std::vector<dpor::Frame> frames;
   bool cut = false;    // stopped at the top part's depth
   bool ended = false;  // ended above it on its own (not sleep-set blocked)
 };
+using Prefixes = std::vector<std::shared_ptr<const Prefix>>;
 
-std::size_t dpor_prefix_length(const DporPrefix& prefix) { return prefix.frames.size(); }
-bool dpor_prefix_cut(const DporPrefix& prefix) { return prefix.cut; }
-bool dpor_prefix_ended(const DporPrefix& prefix) { return prefix.ended; }
-
-namespace {
-
-class DporStrategy : public Strategy {
+class DporStrategy : public SubtreeSearch {
  public:
   explicit DporStrategy(std::optional<int> max_preemptions) : bound_(max_preemptions) {}
   // The top part of a split: every decision above `depth` in full; each execution stops at
   // `depth` (or ends before it) and its prefix is appended to `out`.
-  DporStrategy(std::optional<int> max_preemptions, std::size_t depth, DporPrefixes* out)
+  DporStrategy(std::optional<int> max_preemptions, std::size_t depth, Prefixes* out)
       : bound_(max_preemptions), cut_depth_(depth), out_(out) {}
   // One subtree of a split: the prefix's decisions are fixed, the search stays below them.
-  DporStrategy(std::optional<int> max_preemptions, const DporPrefix& prefix)
+  DporStrategy(std::optional<int> max_preemptions, const Prefix& prefix)
       : bound_(max_preemptions), frozen_(prefix.frames.size()) {
     for (const dpor::Frame& f : prefix.frames) static_cast<dpor::Frame&>(stack_.emplace_back()) = f;
   }
@@ -272,7 +271,7 @@ class DporStrategy : public Strategy {
   }
 
   void record_prefix(std::size_t length, bool cut, bool ended = false) {
-    auto prefix = std::make_shared<DporPrefix>();
+    auto prefix = std::make_shared<Prefix>();
     prefix->cut = cut;
     prefix->ended = ended;
     for (std::size_t k = 0; k < length; ++k) prefix->frames.push_back(stack_[k]);
@@ -280,10 +279,10 @@ class DporStrategy : public Strategy {
   }
 
   std::optional<int> bound_;
-  std::size_t cut_depth_ = 0;    // a split's top part: the depth it stops at (0: not one)
-  DporPrefixes* out_ = nullptr;  // ... and where its prefixes go
-  std::size_t frozen_ = 0;       // a split's subtree: the fixed prefix's length
-  bool cut_ = false;             // this execution stopped at cut_depth_
+  std::size_t cut_depth_ = 0;  // a split's top part: the depth it stops at (0: not one)
+  Prefixes* out_ = nullptr;    // ... and where its prefixes go
+  std::size_t frozen_ = 0;     // a split's subtree: the fixed prefix's length
+  bool cut_ = false;           // this execution stopped at cut_depth_
   std::vector<Node> stack_;
   dpor::EventLog log_;  // the current execution's events, rebuilt from step 0 each time
   const ThreadView* view_ = nullptr;  // the current execution's, valid until end_execution
@@ -297,20 +296,89 @@ class DporStrategy : public Strategy {
   std::uint64_t redundant_ = 0;
 };
 
+// dpor below a prefix: its classes, with those of the other prefixes, are dpor's classes.
+class DporPrefixSubtree : public Subtree {
+ public:
+  DporPrefixSubtree(std::optional<int> bound, std::shared_ptr<const Prefix> prefix)
+      : bound_(bound), prefix_(std::move(prefix)) {}
+  std::unique_ptr<SubtreeSearch> search() const override {
+    return std::make_unique<DporStrategy>(bound_, *prefix_);
+  }
+
+ private:
+  std::optional<int> bound_;
+  std::shared_ptr<const Prefix> prefix_;
+};
+
+// Leaves the top part aims at. Sleep sets make the subtrees uneven (the earlier siblings' threads
+// sleep in the later ones), so it takes many: on 1 GPU x 3 drafters, 64 leaves (depth 11) left
+// one subtree with 67% of the executions, and two jobs ran 1.06 times as fast as one; 1024
+// (1154 leaves, depth 15) leaves the largest with 1.6%, and two jobs run 1.4 times as fast
+// (bench/dpor_jobs.sh, docs/performance.md). The top part costs one short execution per leaf.
+// But a top part that already reaches the ends of executions is near the bottom of the tree:
+// deeper, it would only re-branch what source-DPOR prunes (lazy-2-drafters, 350 classes: 2688
+// executions at 1024 leaves, against 410 at 64). There it stops at kMinSubtrees.
+constexpr std::size_t kSubtrees = 1024;
+constexpr std::size_t kMinSubtrees = 64;
+
+// The top part: its first `depth` decisions in full (every enabled thread not asleep, with sleep
+// sets); one execution per leaf, stopped at `depth` or ended above it (complete, fatal or
+// sleep-set blocked).
+class DporTop : public TopPart {
+ public:
+  DporTop(std::optional<int> bound, std::size_t depth)
+      : bound_(bound), enumerate_(bound, depth, &prefixes_) {}
+  Strategy& enumerate() override { return enumerate_; }
+  // The subtrees add redundant executions where the top part branches on threads a reduced search
+  // would not, so the depth depends on the subject alone: every split of one subject explores
+  // the same executions, whatever `workers`.
+  bool deep_enough(std::uint64_t /*workers*/) const override {
+    if (prefixes_.size() >= kSubtrees) return true;
+    if (prefixes_.size() >= kMinSubtrees &&
+        std::any_of(prefixes_.begin(), prefixes_.end(), [](const auto& p) { return p->ended; }))
+      return true;
+    // No execution reached the depth: the leaves are whole executions, deeper adds nothing.
+    return std::none_of(prefixes_.begin(), prefixes_.end(), [](const auto& p) { return p->cut; });
+  }
+  Subtrees subtrees() const override {
+    Subtrees out;
+    for (const auto& p : prefixes_) out.push_back(std::make_shared<DporPrefixSubtree>(bound_, p));
+    return out;
+  }
+
+ private:
+  std::optional<int> bound_;
+  Prefixes prefixes_;
+  DporStrategy enumerate_;
+};
+
+class DporSplitter : public Splitter {
+ public:
+  explicit DporSplitter(std::optional<int> bound) : bound_(bound) {}
+  std::unique_ptr<TopPart> top_part(std::size_t depth) const override {
+    return std::make_unique<DporTop>(bound_, depth);
+  }
+  std::string describe(std::size_t depth, std::size_t subtrees) const override {
+    return fmt::format("{}, split at depth {} into {} subtrees", DporStrategy(bound_).describe(),
+                       depth, subtrees);
+  }
+  // A race met below may add an alternative anywhere above it in the subtree: a running subtree
+  // has no part that is settled enough to give away. Many small subtrees instead (kSubtrees).
+  bool resplits() const override { return false; }
+  bool counts_classes() const override { return true; }
+
+ private:
+  std::optional<int> bound_;
+};
+
 }  // namespace
 
 std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions) {
   return std::make_unique<DporStrategy>(max_preemptions);
 }
 
-std::unique_ptr<Strategy> make_dpor_prefixes(std::optional<int> max_preemptions, std::size_t depth,
-                                             DporPrefixes* out) {
-  return std::make_unique<DporStrategy>(max_preemptions, depth, out);
-}
-
-std::unique_ptr<Strategy> make_dpor_subtree(std::optional<int> max_preemptions,
-                                            const DporPrefix& prefix) {
-  return std::make_unique<DporStrategy>(max_preemptions, prefix);
+std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions) {
+  return std::make_unique<DporSplitter>(max_preemptions);
 }
 
 }  // namespace racelab::sched

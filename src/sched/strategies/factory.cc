@@ -9,15 +9,22 @@ namespace racelab::sched {
 
 namespace {
 
+std::unique_ptr<Splitter> dfs_splitter(const StrategyParams& p) {
+  return make_dfs_splitter(p.max_preemptions);
+}
+std::unique_ptr<Splitter> dpor_splitter(const StrategyParams& p) {
+  return make_dpor_splitter(p.dpor_max_preemptions);
+}
+
 // Order: help texts and errors list the names in it.
 constexpr std::array<StrategyInfo, 6> kStrategies = {{
-    // kind, name, proves, live, split, bounded, optional_bound, seeded
-    {StrategyKind::kRandom, "random", false, true, SplitKind::kIndices, false, false, true},
-    {StrategyKind::kPct, "pct", false, true, SplitKind::kIndices, false, false, true},
-    {StrategyKind::kDfs, "dfs", true, true, SplitKind::kSubtrees, true, false, false},
-    {StrategyKind::kDpor, "dpor", true, false, SplitKind::kFullTop, false, true, false},
-    {StrategyKind::kPos, "pos", false, true, SplitKind::kIndices, false, false, true},
-    {StrategyKind::kSurw, "surw", false, true, SplitKind::kIndices, false, false, true},
+    // kind, name, proves, live, splitter, bounded, optional_bound, seeded
+    {StrategyKind::kRandom, "random", false, true, nullptr, false, false, true},
+    {StrategyKind::kPct, "pct", false, true, nullptr, false, false, true},
+    {StrategyKind::kDfs, "dfs", true, true, dfs_splitter, true, false, false},
+    {StrategyKind::kDpor, "dpor", true, false, dpor_splitter, false, true, false},
+    {StrategyKind::kPos, "pos", false, true, nullptr, false, false, true},
+    {StrategyKind::kSurw, "surw", false, true, nullptr, false, false, true},
 }};
 
 std::string joined(bool live_only) {
@@ -85,6 +92,11 @@ const StrategyInfo& strategy_info(StrategyKind kind) {
 }
 
 bool strategy_proves(StrategyKind kind) { return strategy_info(kind).proves; }
+
+std::unique_ptr<Splitter> make_splitter(const StrategyParams& p) {
+  const StrategyInfo& info = strategy_info(p.kind);
+  return info.splitter != nullptr ? info.splitter(p) : nullptr;
+}
 
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
   switch (p.kind) {

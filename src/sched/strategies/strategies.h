@@ -1,5 +1,6 @@
 #pragma once
-// The strategies, chosen by name in one place (make_strategy). Each lives in its own file.
+// The strategies, chosen by name in one place (make_strategy). Each lives in its own file. Those
+// that search a tree (dfs, dpor) also say how to split it across jobs and shards (split.h).
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -9,20 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "sched/strategies/split.h"
 #include "sched/strategy.h"
 
 namespace racelab::sched {
 
 enum class StrategyKind { kRandom, kPct, kDfs, kDpor, kPos, kSurw };
-
-// How a strategy's executions are divided among workers and shards (explore.h, docs/scale.md).
-enum class SplitKind {
-  kIndices,   // execution i depends only on i (and the calibration): indices are dealt out
-  kSubtrees,  // a search tree: subtrees are dealt to shards and shared among the jobs
-  // A search that learns where to branch as it goes (dpor): its top decisions are explored in
-  // full so that the subtrees below them are independent, then dealt like kSubtrees.
-  kFullTop,
-};
+struct StrategyParams;
 
 // The one table of strategy names (factory.cc): parsing, listing and capabilities read it, so
 // nothing outside src/sched/strategies/ branches on a strategy's kind.
@@ -34,7 +28,10 @@ struct StrategyInfo {
   bool proves;
   // Drives live subjects (which record no footprints: dpor needs them).
   bool live;
-  SplitKind split;
+  // How its executions are divided among jobs and shards (docs/scale.md): nullptr where execution
+  // i depends only on i (and the calibration), so that indices are dealt out (Strategy::clone);
+  // otherwise what cuts its search tree into subtrees (split.h). Read through make_splitter.
+  std::unique_ptr<Splitter> (*splitter)(const StrategyParams& params);
   // Its space is bounded by max_preemptions (dfs): its proof holds within the bound.
   bool bounded;
   // max_preemptions is optional for it (dpor: unbounded unless given).
@@ -95,54 +92,11 @@ std::unique_ptr<Strategy> make_pos(std::uint64_t seed);
 std::unique_ptr<Strategy> make_surw(std::uint64_t seed);
 inline constexpr std::uint64_t kSurwCalibration = 8;
 
-// Splitting the DFS search tree (parallel and sharded exploration). A prefix is the first
-// decisions of an execution; the executions of the bounded DFS that share a prefix are contiguous
-// in its order, so the subtrees of the prefixes, in order, are exactly the single-worker search.
-struct DfsFrame {
-  std::vector<ThreadId> options;  // enabled threads in the order tried (the previous one first)
-  std::size_t chosen = 0;
-  int preemptions_before = 0;  // preemptions taken by the choices above this frame
-  ThreadId previous = kNoThread;
-  bool previous_enabled = false;
-};
-using DfsPrefix = std::vector<DfsFrame>;
-// A DFS that branches only on the first `depth` decisions; after each execution it appends that
-// execution's prefix to `out`. One execution per prefix, in DFS order.
-std::unique_ptr<Strategy> make_dfs_prefixes(int max_preemptions, std::size_t depth,
-                                            std::vector<DfsPrefix>* out);
-// The bounded DFS restricted to the executions that start with `prefix`.
-std::unique_ptr<Strategy> make_dfs_subtree(int max_preemptions, DfsPrefix prefix);
-// A DFS subtree that can give part of what it has not explored yet to another worker (the jobs
-// of one process share a search this way). split(room), called between executions, returns the
-// prefixes of the untried alternatives at one decision below the fixed prefix, in DFS order, and
-// leaves them out of its own search: its executions followed by those of the returned prefixes'
-// subtrees, in order, are exactly its search without the split. `room`: how many more executions
-// the budget counts from here; the decision is chosen so that the pieces likely start within it.
-// Empty when nothing is left to give (or before the first execution).
-class DfsWorker : public Strategy {
- public:
-  virtual std::vector<DfsPrefix> split(std::uint64_t room) = 0;
-};
-std::unique_ptr<DfsWorker> make_dfs_worker(int max_preemptions, DfsPrefix prefix);
-
-// Splitting dpor (dpor.cc): its first `depth` decisions explored in full (every enabled thread
-// not asleep, with sleep sets), the rest by source-DPOR below each prefix. A prefix holds the
-// decisions and the sleep sets there; its subtree depends on nothing else.
-struct DporPrefix;
-using DporPrefixes = std::vector<std::shared_ptr<const DporPrefix>>;
-// The top part: one execution per leaf, each stopped at `depth` (or ended before it, complete,
-// fatal or sleep-set blocked), its prefix appended to `out`, in order.
-std::unique_ptr<Strategy> make_dpor_prefixes(std::optional<int> max_preemptions, std::size_t depth,
-                                             DporPrefixes* out);
-// The decisions a prefix fixes, and whether the top part stopped it at its depth (false: the
-// execution ended above it, so the subtree is that one execution); `ended`: it ended above the
-// depth on its own (every thread done, a deadlock, a fatal finding), not sleep-set blocked.
-std::size_t dpor_prefix_length(const DporPrefix& prefix);
-bool dpor_prefix_cut(const DporPrefix& prefix);
-bool dpor_prefix_ended(const DporPrefix& prefix);
-// dpor below `prefix`: its classes, with those of the other prefixes, are dpor's classes.
-std::unique_ptr<Strategy> make_dpor_subtree(std::optional<int> max_preemptions,
-                                            const DporPrefix& prefix);
+// How dfs and dpor split their search (dfs.cc, dpor.cc); the table's rows give them.
+std::unique_ptr<Splitter> make_dfs_splitter(int max_preemptions);
+std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions);
+// The strategy's Splitter, or nullptr when it splits by execution index.
+std::unique_ptr<Splitter> make_splitter(const StrategyParams& params);
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& params);
 
 // A recorded step to replay: the thread's name and the operation's text, as schedule files hold.
