@@ -31,6 +31,7 @@ struct ExploreArgs {
   PartitionArgs part;
   bool check_determinism = false;
   bool no_shrink = false;
+  bool no_symmetry = false;
   std::string backend = "coroutine";
 };
 
@@ -44,6 +45,7 @@ int run_explore(const ExploreArgs& a) {
   if (a.depth) o.strategy.depth = *a.depth;
   if (a.max_preemptions) o.strategy.max_preemptions = *a.max_preemptions;
   if (a.max_preemptions) o.strategy.dpor_max_preemptions = *a.max_preemptions;  // dpor: explicit
+  if (a.no_symmetry) o.strategy.dpor_symmetry = false;
   o.time_limit_s = a.time_limit;
   o.shrink = !a.no_shrink;
   o.run.backend = a.backend == "threads" ? sched::Backend::kThreads : sched::Backend::kCoroutine;
@@ -116,6 +118,8 @@ void add_explore(CLI::App& app, Runner& run) {
   cmd->add_option("--max-preemptions", args->max_preemptions,
                   "dfs preemption bound (dpor: unbounded unless given)")
       ->check(integer_check(0, 64));
+  cmd->add_flag("--no-symmetry", args->no_symmetry,
+                "dpor: explore alike drafters separately (docs/concepts.md, symmetry)");
   cmd->add_option("--time-limit", args->time_limit,
                   "stop after this many seconds, keeping results (a dfs search it cuts short is "
                   "inconclusive)")

@@ -72,7 +72,9 @@ void PipelineModel::setup(Context& ctx) {
       if (s.warmup == WarmupMode::kPerThreadLock) {
         private_locks_.push_back(ctx.mutex(fmt::format("warmup_lock {}.{}", d, i)));
       }
-      ctx.spawn(fmt::format("drafter {}.{}", d, i), drafter(ctx, d, i));
+      // The drafters of one device are alike (their index picks only a per-thread warmup lock,
+      // which nothing else touches): dpor may explore one of two that have done the same.
+      ctx.spawn_symmetric(fmt::format("drafter {}.{}", d, i), drafter(ctx, d, i), d);
     }
   }
   for (int d = 0; d < s.devices; ++d) {

@@ -44,6 +44,13 @@ class Context {
   ThreadId spawn(std::string name, Task body, bool daemon = false) {
     return exec_.spawn(std::move(name), std::move(body), daemon);
   }
+  // A thread of symmetry group `group` (ThreadView::symmetry_group), for dpor's symmetry
+  // reduction. The subject vouches that the threads of one group run the same code; that what
+  // that code does depends only on what its operations and touches see (not on self(), now() or
+  // the thread's name, other than in messages); and that every other thread treats them alike.
+  ThreadId spawn_symmetric(std::string name, Task body, int group) {
+    return exec_.spawn(std::move(name), std::move(body), false, group);
+  }
   void serve(int queue, ThreadId worker) { exec_.set_queue_worker(queue, worker); }
 
   // ---- Scheduling points.

@@ -127,7 +127,7 @@ int Execution::label(std::string_view text) {
   return id;
 }
 
-ThreadId Execution::spawn(std::string name, Task body, bool daemon) {
+ThreadId Execution::spawn(std::string name, Task body, bool daemon, int symmetry) {
   RACELAB_CHECK(steps_.empty(),
                 "spawn of thread {} after step {}: a model subject spawns its threads in setup, "
                 "before the first step",
@@ -136,6 +136,7 @@ ThreadId Execution::spawn(std::string name, Task body, bool daemon) {
   Thread t;
   t.name = std::move(name);
   t.daemon = daemon;
+  t.symmetry = symmetry;
   t.root = body.release();
   t.root.promise().root_of = this;
   t.root.promise().root_thread = id;

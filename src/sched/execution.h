@@ -58,7 +58,8 @@ class Execution final : public ThreadView {
   // lock makes atomic, like a Python dict) order their accesses instead.
   int make_var(std::string name, bool atomic = false);
   int label(std::string_view text);  // interns a label for points and jobs
-  ThreadId spawn(std::string name, Task body, bool daemon = false);
+  // `symmetry`: the thread's symmetry group (ThreadView::symmetry_group), -1 for none.
+  ThreadId spawn(std::string name, Task body, bool daemon = false, int symmetry = -1);
   // The thread serving `queue`, used to explain waits on its jobs in deadlock reports.
   void set_queue_worker(int queue, ThreadId worker);
 
@@ -68,6 +69,9 @@ class Execution final : public ThreadView {
   bool finished(ThreadId t) const override { return threads_[t].finished; }
   std::string pending_text(ThreadId t) const override { return describe(threads_[t].pending); }
   const Op* pending_op(ThreadId t) const override { return &threads_[t].pending; }
+  // None where the subject has plain shared variables: the race checker's vector clocks are
+  // state that two alike threads need not share (dpor.cc, symmetry).
+  int symmetry_group(ThreadId t) const override { return track_races_ ? -1 : threads_[t].symmetry; }
   std::int64_t step_result(std::uint64_t step) const override { return steps_[step].result; }
   std::span<const Touch> step_touches(std::uint64_t step) const override {
     const Step& s = steps_[step];
@@ -126,6 +130,7 @@ class Execution final : public ThreadView {
   struct Thread {
     std::string name;
     bool daemon = false;
+    int symmetry = -1;
     bool started = false;
     bool finished = false;
     std::uint32_t watch = 0;  // bumped whenever the pending operation changes

@@ -39,6 +39,10 @@ class ThreadView {
   virtual std::span<const Touch> step_touches(std::uint64_t /*step*/) const { return {}; }
   // True when a fatal finding ended the execution after its last step (oom, assertion, ...).
   virtual bool ended_by_finding() const { return false; }
+  // t's symmetry group, or -1. Threads of one group run the same code and every other thread
+  // treats them alike (up to renaming what belongs to each): dpor's symmetry reduction
+  // (dpor.cc) explores one of two such threads that have done and seen the same.
+  virtual int symmetry_group(ThreadId /*t*/) const { return -1; }
 
  protected:
   ~ThreadView() = default;

@@ -1,5 +1,6 @@
 // dpor against brute force: on small programs, the classes dpor explores are exactly the
 // Mazurkiewicz traces of every interleaving (each once), and it finds what unbounded dfs finds.
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -28,10 +29,14 @@ using Script = std::vector<Instr>;
 
 class ScriptSubject : public Subject {
  public:
-  explicit ScriptSubject(std::string name, std::vector<Script> threads)
-      : name_(std::move(name)), threads_(std::move(threads)) {}
+  // `symmetric`: the first `symmetric` threads form one symmetry group (they must run the same
+  // script).
+  explicit ScriptSubject(std::string name, std::vector<Script> threads, int symmetric = 0)
+      : name_(std::move(name)), threads_(std::move(threads)), symmetric_(symmetric) {}
   std::string name() const override { return name_; }
   std::string content_hash() const override { return name_; }
+  // After an execution: each variable's last writer + 1 (0: none).
+  const std::vector<int>& values() const { return values_; }
   void setup(Context& ctx) override {
     values_.assign(3, 0);
     mutexes_.clear();
@@ -44,8 +49,12 @@ class ScriptSubject : public Subject {
     queue_ = ctx.queue("q");
     plain_ = ctx.label("job");
     locked_ = ctx.label("locked job");
-    for (std::size_t t = 0; t < threads_.size(); ++t)
-      ctx.spawn("t" + std::to_string(t), body(ctx, static_cast<int>(t)));
+    for (std::size_t t = 0; t < threads_.size(); ++t) {
+      if (static_cast<int>(t) < symmetric_)
+        ctx.spawn_symmetric("t" + std::to_string(t), body(ctx, static_cast<int>(t)), 0);
+      else
+        ctx.spawn("t" + std::to_string(t), body(ctx, static_cast<int>(t)));
+    }
     ctx.serve(queue_, ctx.spawn("worker", worker(ctx), true));
   }
 
@@ -104,14 +113,19 @@ class ScriptSubject : public Subject {
 
   std::string name_;
   std::vector<Script> threads_;
+  int symmetric_ = 0;
   std::vector<int> mutexes_, vars_, values_;
   int event_ = -1, queue_ = -1, plain_ = -1, locked_ = -1;
 };
 
 // An execution's interleaving class: every event (thread, index in its thread) with its footprint
 // and its happens-before clock. Two executions are equivalent (the same Mazurkiewicz trace) if
-// and only if these are equal.
-std::string class_of(const ExecutionResult& run) {
+// and only if these are equal. `rename`: the threads renamed (rename[t] for t), to compare classes
+// up to a permutation of symmetric threads.
+std::string class_of(const ExecutionResult& run, const std::vector<ThreadId>& rename = {}) {
+  auto name = [&](std::size_t t) {
+    return t < rename.size() ? static_cast<std::size_t>(rename[t]) : t;
+  };
   const Execution& exec = *run.exec;
   dpor::EventLog log;
   log.reset(exec.thread_count(), 0);
@@ -127,8 +141,12 @@ std::string class_of(const ExecutionResult& run) {
     for (const auto& a : log.footprint(k))
       text += std::to_string(static_cast<int>(a.kind)) + ":" + std::to_string(a.object) + " ";
     text += "|";
-    for (auto c : log.clock(k)) text += " " + std::to_string(c);
-    events[{log.thread(k), count[log.thread(k)]++}] = text;
+    const auto clock = log.clock(k);
+    std::vector<std::uint32_t> renamed(clock.size());
+    for (std::size_t u = 0; u < clock.size(); ++u) renamed[name(u)] = clock[u];
+    for (auto c : renamed) text += " " + std::to_string(c);
+    const auto t = static_cast<ThreadId>(name(static_cast<std::size_t>(log.thread(k))));
+    events[{t, count[t]++}] = text;
   }
   std::string out;
   for (const auto& [key, text] : events)
@@ -140,9 +158,58 @@ struct Census {
   std::multiset<std::string> classes;  // of the executions not abandoned
   std::uint64_t executions = 0;
   std::set<std::string> kinds;
+  // End states up to renaming the first `symmetric` threads (end_state_up_to_symmetry).
+  std::set<std::string> end_states;
 };
 
-Census census(Subject& subject, Strategy& strategy, std::uint64_t cap = UINT64_MAX) {
+// Where an execution ended, up to renaming threads 0..symmetric-1 among themselves (the least
+// text over every renaming): its finding kinds, each thread's steps taken and pending operation,
+// and each variable's last writer. What symmetry reduction must preserve: two alike threads swap
+// roles, so their Mazurkiewicz traces differ but the states reached are the same renamed.
+std::string end_state_up_to_symmetry(const ExecutionResult& run, const std::vector<int>& values,
+                                     int symmetric) {
+  const Execution& exec = *run.exec;
+  const std::size_t threads = exec.thread_count();
+  std::vector<std::size_t> steps(threads, 0);
+  for (const auto& st : exec.steps()) ++steps[static_cast<std::size_t>(st.thread)];
+  std::set<std::string> kinds;
+  for (const auto& f : run.findings()) kinds.insert(f.kind);
+  std::vector<ThreadId> rename(threads);
+  for (std::size_t t = 0; t < threads; ++t) rename[t] = static_cast<ThreadId>(t);
+  std::string least;
+  bool first = true;
+  do {
+    std::vector<std::string> per_thread(threads);
+    for (std::size_t t = 0; t < threads; ++t) {
+      const auto tid = static_cast<ThreadId>(t);
+      // The pending operation by kind, and its object unless a job (whose id depends on the
+      // order of submits, and whose text names the submitter).
+      std::string pending = " done";
+      if (!exec.finished(tid)) {
+        const Op& op = *exec.pending_op(tid);
+        const bool job = op.kind == OpKind::kWaitJob || op.kind == OpKind::kComplete;
+        pending = " " + std::to_string(static_cast<int>(op.kind)) + ":" +
+                  std::to_string(job ? -1 : op.object);
+      }
+      per_thread[static_cast<std::size_t>(rename[t])] = std::to_string(steps[t]) + pending;
+    }
+    std::string text;
+    for (const auto& k : kinds) text += k + ",";
+    for (const auto& p : per_thread) text += "|" + p;
+    for (int v : values) {
+      const int writer = v - 1;
+      text += ";" + std::to_string(writer >= 0 && writer < symmetric
+                                       ? rename[static_cast<std::size_t>(writer)] + 1
+                                       : v);
+    }
+    if (first || text < least) least = text;
+    first = false;
+  } while (std::next_permutation(rename.begin(), rename.begin() + symmetric));
+  return least;
+}
+
+Census census(Subject& subject, Strategy& strategy, std::uint64_t cap = UINT64_MAX,
+              int symmetric = 0) {
   Census c;
   for (std::uint64_t i = 0; i < cap; ++i) {
     auto run = run_execution(subject, strategy, i);
@@ -150,6 +217,10 @@ Census census(Subject& subject, Strategy& strategy, std::uint64_t cap = UINT64_M
     ++c.executions;
     for (const auto& f : run->findings()) c.kinds.insert(f.kind);
     if (!run->abandoned) c.classes.insert(class_of(*run));
+    if (!run->abandoned && symmetric > 1) {
+      const auto& values = static_cast<const ScriptSubject&>(subject).values();
+      c.end_states.insert(end_state_up_to_symmetry(*run, values, symmetric));
+    }
   }
   return c;
 }
@@ -302,6 +373,79 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactl
   CHECK(checked * 3 > programs);  // many are small enough
 }
 
+// Symmetry reduction: threads that run copies of one script form a symmetry group, and dpor
+// explores one of two alike threads (dpor.cc). Every end state of every interleaving must still be
+// reached up to renaming the copies, with the same kinds, in fewer executions.
+TEST_CASE("dpor with symmetric threads reaches every end state up to renaming them", "[dpor]") {
+  std::uint64_t state = 777;
+  auto next = [&](std::uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  };
+  const int programs = std::getenv("RACELAB_DPOR_PROGRAMS") != nullptr
+                           ? std::atoi(std::getenv("RACELAB_DPOR_PROGRAMS"))
+                           : 40;
+  auto random_script = [&](std::size_t length) {
+    Script script;
+    int held = -1;
+    for (std::size_t i = 0; i < length; ++i) {
+      const auto pick = next(10);
+      const int object = static_cast<int>(next(2));
+      if (held >= 0 && pick < 4) {
+        script.push_back({I::kUnlock, held});
+        held = -1;
+      } else if (held < 0 && pick < 3) {
+        script.push_back({I::kLock, object});
+        held = object;
+      } else if (pick < 5) {
+        script.push_back({I::kRead, object});
+      } else if (pick < 7) {
+        script.push_back({I::kWrite, object});
+      } else if (pick < 8) {
+        script.push_back({next(2) == 0 ? I::kSet : I::kWait, 0});
+      } else if (pick < 9) {
+        script.push_back({next(2) == 0 ? I::kJob : I::kLockedJob, 0});
+      } else {
+        script.push_back({next(2) == 0 ? I::kTouch : I::kCheck, object});
+      }
+    }
+    if (held >= 0) script.push_back({I::kUnlock, held});
+    return script;
+  };
+  std::uint64_t brute_total = 0, dpor_total = 0, plain_total = 0;
+  int checked = 0;
+  for (int p = 0; p < programs; ++p) {
+    const int copies = 2 + static_cast<int>(next(2));
+    const Script shared = random_script(1 + next(3));
+    std::vector<Script> threads(static_cast<std::size_t>(copies), shared);
+    if (next(2) == 0) threads.push_back(random_script(1 + next(2)));  // one thread unlike them
+    ScriptSubject plain("plain " + std::to_string(p), threads);
+    ScriptSubject symmetric("symmetric " + std::to_string(p), threads, copies);
+    auto all = make_dfs(1000);
+    const Census brute = census(plain, *all, 5'000, copies);
+    if (!all->exhausted()) continue;
+    auto reduced = make_dpor(std::nullopt);
+    const Census dpor = census(symmetric, *reduced, UINT64_MAX, copies);
+    auto unreduced = make_dpor(std::nullopt, false);
+    const Census without = census(symmetric, *unreduced);
+    INFO(symmetric.name() << ": " << copies << " copies, " << threads.size() << " threads; "
+                          << brute.end_states.size() << " end states up to renaming, dpor "
+                          << dpor.executions << " executions with symmetry, " << without.executions
+                          << " without");
+    CHECK(reduced->exhausted());
+    CHECK(dpor.end_states == brute.end_states);
+    CHECK(dpor.kinds == brute.kinds);
+    brute_total += brute.end_states.size();
+    dpor_total += dpor.executions;
+    plain_total += without.executions;
+    ++checked;
+  }
+  INFO(checked << " programs: " << brute_total << " end states up to renaming, dpor " << dpor_total
+               << " executions with symmetry, " << plain_total << " without");
+  CHECK(checked * 3 > programs);  // many are small enough
+  CHECK(dpor_total < plain_total);
+}
+
 TEST_CASE("dpor finds what unbounded dfs finds on the corpus, in fewer executions", "[dpor]") {
   corpus::LostUpdate lost(false), lost_fixed(true);
   corpus::LockOrderInversion order(false), order_fixed(true);
@@ -446,8 +590,9 @@ TEST_CASE("strategy names: one table, dpor among the proving strategies", "[dpor
   CHECK(strategy_proves(StrategyKind::kDpor));
   CHECK(strategy_proves(StrategyKind::kDfs));
   CHECK(!strategy_proves(StrategyKind::kPct));
-  CHECK(make_dpor(std::nullopt)->describe() == "dpor(unbounded)");
-  CHECK(make_dpor(1)->describe() == "dpor(max_preemptions=1)");
+  CHECK(make_dpor(std::nullopt)->describe() == "dpor(unbounded, symmetry)");
+  CHECK(make_dpor(std::nullopt, false)->describe() == "dpor(unbounded)");
+  CHECK(make_dpor(1)->describe() == "dpor(max_preemptions=1, symmetry)");
   // The help texts' lists: the strategies a seed changes, and those that drive live subjects.
   CHECK(seeded_strategy_names() == "random, pct, pos and surw");
   CHECK(seeded_strategy_names(true) == "random, pct, pos and surw");

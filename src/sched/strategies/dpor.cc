@@ -39,8 +39,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sched/strategies/dpor_events.h"
@@ -80,14 +82,15 @@ using Prefixes = std::vector<std::shared_ptr<const Prefix>>;
 
 class DporStrategy : public SubtreeSearch {
  public:
-  explicit DporStrategy(std::optional<int> max_preemptions) : bound_(max_preemptions) {}
+  DporStrategy(std::optional<int> max_preemptions, bool symmetry)
+      : bound_(max_preemptions), use_symmetry_(symmetry) {}
   // The top part of a split: every decision above `depth` in full; each execution stops at
   // `depth` (or ends before it) and its prefix is appended to `out`.
-  DporStrategy(std::optional<int> max_preemptions, std::size_t depth, Prefixes* out)
-      : bound_(max_preemptions), cut_depth_(depth), out_(out) {}
+  DporStrategy(std::optional<int> max_preemptions, bool symmetry, std::size_t depth, Prefixes* out)
+      : bound_(max_preemptions), use_symmetry_(symmetry), cut_depth_(depth), out_(out) {}
   // One subtree of a split: the prefix's decisions are fixed, the search stays below them.
-  DporStrategy(std::optional<int> max_preemptions, const Prefix& prefix)
-      : bound_(max_preemptions), frozen_(prefix.frames.size()) {
+  DporStrategy(std::optional<int> max_preemptions, bool symmetry, const Prefix& prefix)
+      : bound_(max_preemptions), use_symmetry_(symmetry), frozen_(prefix.frames.size()) {
     for (const dpor::Frame& f : prefix.frames) static_cast<dpor::Frame&>(stack_.emplace_back()) = f;
   }
 
@@ -129,16 +132,18 @@ class DporStrategy : public SubtreeSearch {
       }
       threads_ = d.exec->thread_count();
       log_.reset(threads_, first_new_);
+      reset_symmetry(*d.exec);
     }
     view_ = d.exec;
     if (s > 0) append(s - 1, false);
+    const std::span<const ThreadId> enabled = symmetric_ ? ungated(d) : d.enabled;
     if (s < stack_.size()) {  // replay, then the node that diverges
       Node& n = stack_[s];
-      if (!std::equal(n.enabled.begin(), n.enabled.end(), d.enabled.begin(), d.enabled.end())) {
+      if (!std::equal(n.enabled.begin(), n.enabled.end(), enabled.begin(), enabled.end())) {
         throw StrategyError(fmt::format(
             "dpor: the subject is not deterministic: step {} had {} enabled threads when first "
             "explored and {} now",
-            s, n.enabled.size(), d.enabled.size()));
+            s, n.enabled.size(), enabled.size()));
       }
       n.op = *d.exec->pending_op(n.chosen);
       ++steps_;
@@ -150,16 +155,18 @@ class DporStrategy : public SubtreeSearch {
       return kNoThread;
     }
     Node n;
-    n.enabled.assign(d.enabled.begin(), d.enabled.end());
+    n.enabled.assign(enabled.begin(), enabled.end());
+    n.gated = gated_;
     n.previous = d.previous;
-    n.previous_enabled = d.previous_enabled;
+    n.previous_enabled =
+        d.previous_enabled && std::binary_search(enabled.begin(), enabled.end(), d.previous);
     n.backtrack.assign(threads_, 0);
     if (s > 0) {
       const Node& parent = stack_[s - 1];
       n.preemptions_before = parent.preemptions_before + (preempts(parent, parent.chosen) ? 1 : 0);
       const auto last = log_.footprint(s - 1);
       for (const SleepEntry& e : parent.sleep) {
-        if (!dpor::dependent(e.footprint, last)) n.sleep.push_back(e);
+        if (!dpor::dependent(e.footprint, last) && !wakes(e.thread, last)) n.sleep.push_back(e);
       }
     }
     ThreadId choice = kNoThread;
@@ -216,7 +223,11 @@ class DporStrategy : public SubtreeSearch {
   std::optional<Classes> classes() const override { return Classes{classes_, redundant_}; }
 
   std::string describe() const override {
-    return bound_ ? fmt::format("dpor(max_preemptions={})", *bound_) : "dpor(unbounded)";
+    // "symmetry": alike threads of a symmetry group are explored once (its classes are those of
+    // the program where they take turns); it changes nothing for a subject with no groups.
+    const char* symmetry = use_symmetry_ ? ", symmetry" : "";
+    return bound_ ? fmt::format("dpor(max_preemptions={}{})", *bound_, symmetry)
+                  : fmt::format("dpor(unbounded{})", symmetry);
   }
 
  private:
@@ -224,6 +235,7 @@ class DporStrategy : public SubtreeSearch {
   struct Node : dpor::Frame {
     Op op;                        // chosen's operation here
     std::vector<char> backtrack;  // per thread: to explore from here (chosen included)
+    std::vector<ThreadId> gated;  // enabled, but left out here by the symmetry reduction
   };
 
   static bool asleep(const Node& n, ThreadId t) {
@@ -237,8 +249,161 @@ class DporStrategy : public SubtreeSearch {
 
   void append(std::size_t step, bool fatal) {
     const Node& n = stack_[step];
-    log_.append(n.chosen, n.op, view_->step_result(step), view_->step_touches(step), fatal);
+    const std::int64_t result = view_->step_result(step);
+    const std::span<const Touch> touches = view_->step_touches(step);
+    symmetry_access_.clear();
+    if (symmetric_) observe(n.chosen, n.op, result, touches);
+    log_.append(n.chosen, n.op, result, touches, fatal, symmetry_access_);
     reverse_races();
+  }
+
+  // ---- Symmetry reduction. Two threads of one symmetry group (ThreadView::symmetry_group) that
+  // have taken the same steps and seen the same values are interchangeable: the state is the same
+  // with the two swapped, so whatever can follow a step of the higher one can follow the same step
+  // of the lower one with the two renamed. While the lower one can run, the higher one is *gated*:
+  // left out of the enabled set. Every execution of the program is, up to renaming threads within
+  // groups, an execution of the program with gates (rename so that the lower one of two alike
+  // threads is always the one that moves), and dpor explores that program: its findings are the
+  // same kinds. Gating is a program rule like a lock: the step that makes two threads alike
+  // disables the higher one, the step that makes them differ enables it again, so such steps, and
+  // the next step of a thread that was alike to another since its last step, access their
+  // group's symmetry object (AccessKind::kSymmetry) and are dependent. A race whose reversal
+  // starts with a gated thread is no race of the gated program and is not reversed.
+  //
+  // "Seen the same": each step's record holds its operation, its result and, for every variable
+  // it reads or writes, the step that last wrote that variable (by thread and place, not by
+  // position, which independent steps shift); the model declares every access to shared state
+  // (Context::touch), so equal records mean equal values seen.
+  void reset_symmetry(const ThreadView& view) {
+    symmetric_ = false;
+    gated_.clear();
+    if (!use_symmetry_) return;
+    groups_.assign(threads_, -1);
+    for (ThreadId t = 0; t < static_cast<ThreadId>(threads_); ++t) {
+      groups_[static_cast<std::size_t>(t)] = view.symmetry_group(t);
+      symmetric_ = symmetric_ || groups_[static_cast<std::size_t>(t)] >= 0;
+    }
+    history_.assign(threads_, {});
+    history_hash_.assign(threads_, 0);
+    local_.assign(threads_, 0);
+    last_writer_.clear();
+    submits_.clear();
+    job_names_.clear();
+    // Before any step, the threads of a group are alike (nothing done, nothing seen).
+    alike_since_.assign(threads_, 0);
+    for (std::size_t t = 0; t < threads_; ++t) {
+      for (std::size_t u = 0; u < threads_; ++u) {
+        if (u != t && groups_[t] >= 0 && groups_[u] == groups_[t]) alike_since_[t] = 1;
+      }
+    }
+  }
+
+  bool alike(ThreadId a, ThreadId b) const {
+    const auto x = static_cast<std::size_t>(a), y = static_cast<std::size_t>(b);
+    return groups_[x] >= 0 && groups_[x] == groups_[y] && history_hash_[x] == history_hash_[y] &&
+           history_[x] == history_[y];
+  }
+
+  void observe(ThreadId t, const Op& op, std::int64_t result, std::span<const Touch> touches) {
+    const auto q = static_cast<std::size_t>(t);
+    std::vector<std::int64_t>& h = history_[q];
+    const std::size_t begin = h.size();
+    if (groups_[q] >= 0) {  // who t is alike to before this step
+      was_alike_.assign(threads_, 0);
+      for (ThreadId u = 0; u < static_cast<ThreadId>(threads_); ++u)
+        was_alike_[static_cast<std::size_t>(u)] = u != t && alike(u, t);
+    }
+    h.insert(h.end(), {static_cast<std::int64_t>(op.kind), op.object, op.arg, result});
+    const std::int64_t me = (static_cast<std::int64_t>(t) << 32 | local_[q]) + 1;
+    auto see = [&](std::int32_t var, bool write) {
+      const auto v = static_cast<std::size_t>(var);
+      if (v >= last_writer_.size()) last_writer_.resize(v + 1, 0);
+      h.insert(h.end(), {var, write ? 1 : 0, last_writer_[v]});
+      if (write) last_writer_[v] = me;
+    };
+    if (op.kind == OpKind::kRead || op.kind == OpKind::kWrite)
+      see(op.object, op.kind == OpKind::kWrite);
+    // Jobs by queue and place, as the log names them (an id counts submits to every queue, which
+    // commuting submits to two queues would swap).
+    auto job = [&](std::int64_t id) -> std::int64_t {
+      return id >= 0 && static_cast<std::size_t>(id) < job_names_.size()
+                 ? job_names_[static_cast<std::size_t>(id)]
+                 : -1;
+    };
+    std::int64_t& object = h[begin + 1];
+    std::int64_t& seen = h[begin + 3];
+    switch (op.kind) {
+      case OpKind::kSubmit: {
+        const auto queue = static_cast<std::size_t>(op.object);
+        if (queue >= submits_.size()) submits_.resize(queue + 1, 0);
+        const auto id = static_cast<std::size_t>(result);
+        if (id >= job_names_.size()) job_names_.resize(id + 1, -1);
+        job_names_[id] = static_cast<std::int64_t>(queue) << 32 | submits_[queue]++;
+        seen = job_names_[id];
+        break;
+      }
+      case OpKind::kTake:
+        seen = job(result);
+        break;
+      case OpKind::kComplete:
+      case OpKind::kWaitJob:
+        object = job(op.object);
+        break;
+      default:
+        break;
+    }
+    for (const Touch& x : touches) see(x.var, x.write);
+    ++local_[q];
+    std::uint64_t hash = history_hash_[q];
+    for (std::size_t i = begin; i < h.size(); ++i)
+      hash = (hash ^ static_cast<std::uint64_t>(h[i])) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
+    history_hash_[q] = hash;
+    if (groups_[q] < 0) return;
+    // Its own status, when it was alike to another since its last step: whether it ran gated.
+    if (alike_since_[q]) symmetry_access_.push_back({t, false});
+    bool now_alike = false;
+    for (ThreadId u = 0; u < static_cast<ThreadId>(threads_); ++u) {
+      if (u == t) continue;
+      const bool after = alike(u, t);
+      if (after != was_alike_[static_cast<std::size_t>(u)])
+        symmetry_access_.push_back({u, true});  // u's status changed: gated or free again
+      if (after) {
+        now_alike = true;
+        alike_since_[static_cast<std::size_t>(u)] = 1;
+      }
+    }
+    alike_since_[q] = now_alike ? 1 : 0;
+  }
+
+  // A step that accesses a symmetry group wakes the group's sleeping threads: a sleeping thread's
+  // footprint is its step's as explored, and whether that step accesses its group depends on the
+  // other threads' histories, which may have changed since (never through a step independent of
+  // the group: every change of who is alike is such an access).
+  bool wakes(ThreadId sleeper, std::span<const dpor::Access> step) const {
+    return symmetric_ && std::any_of(step.begin(), step.end(), [&](const dpor::Access& a) {
+             return a.kind == dpor::AccessKind::kStatusWrite && a.object == sleeper;
+           });
+  }
+
+  // d.enabled less the gated threads (those with a lower enabled thread alike, about to do the
+  // same operation); the gated ones in gated_.
+  std::span<const ThreadId> ungated(const Decision& d) {
+    ungated_.clear();
+    gated_.clear();
+    for (ThreadId j : d.enabled) {
+      bool gate = false;
+      for (ThreadId i : d.enabled) {
+        if (i >= j) break;
+        const Op* a = d.exec->pending_op(i);
+        const Op* b = d.exec->pending_op(j);
+        if (alike(i, j) && a->kind == b->kind && a->object == b->object && a->arg == b->arg) {
+          gate = true;
+          break;
+        }
+      }
+      (gate ? gated_ : ungated_).push_back(j);
+    }
+    return ungated_;
   }
 
   // Source-DPOR's backtracking: for each race, make sure the node before its first event will
@@ -262,8 +427,13 @@ class DporStrategy : public SubtreeSearch {
       for (ThreadId t : initials) {
         if (enabled(t) && (add == kNoThread || rank(t) < rank(add))) add = t;
       }
+      auto gated = [&](ThreadId t) {
+        return std::find(n.gated.begin(), n.gated.end(), t) != n.gated.end();
+      };
       if (add != kNoThread) {
         n.backtrack[static_cast<std::size_t>(add)] = 1;
+      } else if (std::any_of(initials.begin(), initials.end(), gated)) {
+        // A gated thread would have to start the reversal: not a race of the gated program.
       } else {  // no initial can run there (never expected): try every enabled thread
         for (ThreadId t : n.enabled) n.backtrack[static_cast<std::size_t>(t)] = 1;
       }
@@ -279,6 +449,7 @@ class DporStrategy : public SubtreeSearch {
   }
 
   std::optional<int> bound_;
+  bool use_symmetry_ = true;   // reduce symmetry where the subject declares groups
   std::size_t cut_depth_ = 0;  // a split's top part: the depth it stops at (0: not one)
   Prefixes* out_ = nullptr;    // ... and where its prefixes go
   std::size_t frozen_ = 0;     // a split's subtree: the fixed prefix's length
@@ -294,19 +465,34 @@ class DporStrategy : public SubtreeSearch {
   bool exhausted_ = false;
   std::uint64_t classes_ = 0;
   std::uint64_t redundant_ = 0;
+  // Symmetry reduction (above), rebuilt each execution like the log.
+  bool symmetric_ = false;                          // some thread has a symmetry group
+  std::vector<int> groups_;                         // per thread
+  std::vector<std::vector<std::int64_t>> history_;  // per thread: its steps' records
+  std::vector<std::uint64_t> history_hash_;         // per thread: a hash of history_
+  std::vector<char> alike_since_;          // per thread: alike to another since its last step
+  std::vector<std::uint32_t> local_;       // per thread: steps taken
+  std::vector<std::int64_t> last_writer_;  // per variable: (thread << 32 | place) + 1
+  std::vector<std::uint32_t> submits_;     // per queue: submits so far
+  std::vector<std::int64_t> job_names_;    // per job id: queue << 32 | place
+  std::vector<char> was_alike_;            // scratch: alike to the stepping thread before
+  std::vector<Touch> symmetry_access_;     // the step being appended: its groups
+  std::vector<ThreadId> ungated_;
+  std::vector<ThreadId> gated_;
 };
 
 // dpor below a prefix: its classes, with those of the other prefixes, are dpor's classes.
 class DporPrefixSubtree : public Subtree {
  public:
-  DporPrefixSubtree(std::optional<int> bound, std::shared_ptr<const Prefix> prefix)
-      : bound_(bound), prefix_(std::move(prefix)) {}
+  DporPrefixSubtree(std::optional<int> bound, bool symmetry, std::shared_ptr<const Prefix> prefix)
+      : bound_(bound), symmetry_(symmetry), prefix_(std::move(prefix)) {}
   std::unique_ptr<SubtreeSearch> search() const override {
-    return std::make_unique<DporStrategy>(bound_, *prefix_);
+    return std::make_unique<DporStrategy>(bound_, symmetry_, *prefix_);
   }
 
  private:
   std::optional<int> bound_;
+  bool symmetry_;
   std::shared_ptr<const Prefix> prefix_;
 };
 
@@ -326,8 +512,8 @@ constexpr std::size_t kMinSubtrees = 64;
 // sleep-set blocked).
 class DporTop : public TopPart {
  public:
-  DporTop(std::optional<int> bound, std::size_t depth)
-      : bound_(bound), enumerate_(bound, depth, &prefixes_) {}
+  DporTop(std::optional<int> bound, bool symmetry, std::size_t depth)
+      : bound_(bound), symmetry_(symmetry), enumerate_(bound, symmetry, depth, &prefixes_) {}
   Strategy& enumerate() override { return enumerate_; }
   // The subtrees add redundant executions where the top part branches on threads a reduced search
   // would not, so the depth depends on the subject alone: every split of one subject explores
@@ -342,25 +528,27 @@ class DporTop : public TopPart {
   }
   Subtrees subtrees() const override {
     Subtrees out;
-    for (const auto& p : prefixes_) out.push_back(std::make_shared<DporPrefixSubtree>(bound_, p));
+    for (const auto& p : prefixes_)
+      out.push_back(std::make_shared<DporPrefixSubtree>(bound_, symmetry_, p));
     return out;
   }
 
  private:
   std::optional<int> bound_;
+  bool symmetry_;
   Prefixes prefixes_;
   DporStrategy enumerate_;
 };
 
 class DporSplitter : public Splitter {
  public:
-  explicit DporSplitter(std::optional<int> bound) : bound_(bound) {}
+  DporSplitter(std::optional<int> bound, bool symmetry) : bound_(bound), symmetry_(symmetry) {}
   std::unique_ptr<TopPart> top_part(std::size_t depth) const override {
-    return std::make_unique<DporTop>(bound_, depth);
+    return std::make_unique<DporTop>(bound_, symmetry_, depth);
   }
   std::string describe(std::size_t depth, std::size_t subtrees) const override {
-    return fmt::format("{}, split at depth {} into {} subtrees", DporStrategy(bound_).describe(),
-                       depth, subtrees);
+    return fmt::format("{}, split at depth {} into {} subtrees",
+                       DporStrategy(bound_, symmetry_).describe(), depth, subtrees);
   }
   // A race met below may add an alternative anywhere above it in the subtree: a running subtree
   // has no part that is settled enough to give away. Many small subtrees instead (kSubtrees).
@@ -369,16 +557,17 @@ class DporSplitter : public Splitter {
 
  private:
   std::optional<int> bound_;
+  bool symmetry_;
 };
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions) {
-  return std::make_unique<DporStrategy>(max_preemptions);
+std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry) {
+  return std::make_unique<DporStrategy>(max_preemptions, symmetry);
 }
 
-std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions) {
-  return std::make_unique<DporSplitter>(max_preemptions);
+std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions, bool symmetry) {
+  return std::make_unique<DporSplitter>(max_preemptions, symmetry);
 }
 
 }  // namespace racelab::sched

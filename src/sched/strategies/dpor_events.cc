@@ -9,7 +9,7 @@ namespace racelab::sched::dpor {
 
 namespace {
 
-enum class ObjectClass { kMutex, kQueue, kJob, kEvent, kVar };
+enum class ObjectClass { kMutex, kQueue, kJob, kEvent, kVar, kStatus };
 
 ObjectClass class_of(AccessKind k) {
   switch (k) {
@@ -28,6 +28,9 @@ ObjectClass class_of(AccessKind k) {
     case AccessKind::kSet:
     case AccessKind::kWait:
       return ObjectClass::kEvent;
+    case AccessKind::kStatusRead:
+    case AccessKind::kStatusWrite:
+      return ObjectClass::kStatus;
     case AccessKind::kRead:
     case AccessKind::kWrite:
     case AccessKind::kFatal:
@@ -45,6 +48,8 @@ bool conflict(const Access& a, const Access& b) {
       return a.kind == AccessKind::kSet || b.kind == AccessKind::kSet;
     case ObjectClass::kVar:
       return a.kind == AccessKind::kWrite || b.kind == AccessKind::kWrite;
+    case ObjectClass::kStatus:
+      return a.kind == AccessKind::kStatusWrite || b.kind == AccessKind::kStatusWrite;
     default:
       return true;
   }
@@ -73,6 +78,7 @@ void EventLog::reset(std::size_t threads, std::size_t first_new) {
   jobs_.clear();
   event_objects_.clear();
   vars_.clear();
+  statuses_.clear();
   races_.clear();
 }
 
@@ -95,9 +101,13 @@ void EventLog::add_candidate(std::size_t event, std::size_t self, ThreadId threa
   candidates_.push_back({event, skip_mutex});
 }
 
-void EventLog::access_var(std::size_t self, ThreadId thread, std::int32_t var, bool write) {
-  VarState& v = grow(vars_, var);
-  accesses_.push_back({write ? AccessKind::kWrite : AccessKind::kRead, var});
+void EventLog::access_var(std::size_t self, ThreadId thread, std::int32_t var, bool write,
+                          bool status) {
+  VarState& v = grow(status ? statuses_ : vars_, var);
+  if (status)
+    accesses_.push_back({write ? AccessKind::kStatusWrite : AccessKind::kStatusRead, var});
+  else
+    accesses_.push_back({write ? AccessKind::kWrite : AccessKind::kRead, var});
   const auto last = static_cast<std::size_t>(v.last_write);
   if (v.last_write >= 0 && last != self) {
     add_source(last, self);
@@ -116,7 +126,7 @@ void EventLog::access_var(std::size_t self, ThreadId thread, std::int32_t var, b
 }
 
 void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
-                      std::span<const Touch> touches, bool fatal) {
+                      std::span<const Touch> touches, bool fatal, std::span<const Touch> status) {
   const std::size_t self = events_.size();
   const auto q = static_cast<std::size_t>(thread);
   const std::int64_t previous = last_event_[q];
@@ -237,6 +247,7 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       break;
   }
   for (const Touch& t : touches) access_var(self, thread, t.var, t.write);
+  for (const Touch& t : status) access_var(self, thread, t.var, t.write, true);
   if (fatal) {  // it disables every other thread: it conflicts with each one's last event
     accesses_.push_back({AccessKind::kFatal, -1});
     for (std::size_t u = 0; u < threads_; ++u) {

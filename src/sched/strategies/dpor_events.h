@@ -52,6 +52,11 @@ enum class AccessKind : std::uint8_t {
   kRead,        // var: a read operation or a read touch
   kWrite,       // var
   kFatal,       // the event ended the execution with a fatal finding: it conflicts with all
+  // A thread's symmetry status (object: the thread), as a variable: whether it is gated by an
+  // alike thread (dpor.cc, symmetry). Written by a step that makes its thread alike to the object
+  // thread or no longer alike; read by the object thread's next step after it was alike to one.
+  kStatusRead,
+  kStatusWrite,
 };
 
 struct Access {
@@ -83,8 +88,9 @@ class EventLog {
   // Starts a new execution of `threads` threads; races are reported from event `first_new` on.
   void reset(std::size_t threads, std::size_t first_new);
   // Appends the next executed step. `fatal`: a fatal finding ended the execution after it.
+  // `status`: the threads' symmetry statuses the event reads or writes (kStatusRead/Write).
   void append(ThreadId thread, const Op& op, std::int64_t result, std::span<const Touch> touches,
-              bool fatal = false);
+              bool fatal = false, std::span<const Touch> status = {});
   // A thread blocked at the end on a lock: its pending lock races with the holder's acquire.
   void add_blocked(ThreadId thread, const Op& pending);
   // A thread that could run when a fatal finding stopped the execution (the last event): its
@@ -156,7 +162,9 @@ class EventLog {
     if (static_cast<std::size_t>(index) >= v.size()) v.resize(static_cast<std::size_t>(index) + 1);
     return v[static_cast<std::size_t>(index)];
   }
-  void access_var(std::size_t self, ThreadId thread, std::int32_t var, bool write);
+  // A variable's access, or a symmetry status's (`status`: in statuses_, as kStatusRead/Write).
+  void access_var(std::size_t self, ThreadId thread, std::int32_t var, bool write,
+                  bool status = false);
   // A job's name in footprints: its queue and its place among that queue's submits. The id the
   // execution gave it counts submits to every queue, so two submits to different queues, which
   // commute, would swap their jobs' ids; a footprint with ids would then differ between two
@@ -182,6 +190,7 @@ class EventLog {
   std::vector<JobState> jobs_;
   std::vector<EventState> event_objects_;
   std::vector<VarState> vars_;
+  std::vector<VarState> statuses_;  // per thread: its symmetry status
   // Scratch for the event being appended.
   std::vector<Source> sources_;
   std::vector<Candidate> candidates_;

@@ -13,7 +13,7 @@ std::unique_ptr<Splitter> dfs_splitter(const StrategyParams& p) {
   return make_dfs_splitter(p.max_preemptions);
 }
 std::unique_ptr<Splitter> dpor_splitter(const StrategyParams& p) {
-  return make_dpor_splitter(p.dpor_max_preemptions);
+  return make_dpor_splitter(p.dpor_max_preemptions, p.dpor_symmetry);
 }
 
 // Order: help texts and errors list the names in it.
@@ -107,7 +107,7 @@ std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
     case StrategyKind::kDfs:
       return make_dfs(p.max_preemptions);
     case StrategyKind::kDpor:
-      return make_dpor(p.dpor_max_preemptions);
+      return make_dpor(p.dpor_max_preemptions, p.dpor_symmetry);
     case StrategyKind::kPos:
       return make_pos(p.seed);
     case StrategyKind::kSurw:

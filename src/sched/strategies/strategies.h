@@ -67,6 +67,8 @@ struct StrategyParams {
   // dpor is unbounded unless a bound is given explicitly (--max-preemptions, or max_preemptions
   // in a scenario's [explore]); dfs always uses max_preemptions.
   std::optional<int> dpor_max_preemptions;
+  // dpor: explore one of two alike threads of a symmetry group (dpor.cc); off: every thread.
+  bool dpor_symmetry = true;
 };
 
 std::unique_ptr<Strategy> make_random(std::uint64_t seed);
@@ -81,7 +83,9 @@ std::unique_ptr<Strategy> make_dfs(int max_preemptions);
 // Source-set DPOR with sleep sets (Abdulla, Aronis, Jonsson, Sagonas, POPL 2014): one execution
 // per interleaving class, exhaustive with no bound (nullopt); with a bound, a heuristic. Model
 // subjects only (they record each step's footprint); a live subject is refused.
-std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions);
+// Where the subject declares symmetry groups (Context::spawn_symmetric) and `symmetry` is on, it
+// explores one of two alike threads of a group: every state up to renaming them, not every class.
+std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry = true);
 // POS, partial-order sampling (Yuan, Yang, Gu: "Partial Order Aware Concurrency Sampling", CAV
 // 2018): random priorities per pending event, re-drawn for the events that race with each
 // executed one (pos.cc).
@@ -94,7 +98,8 @@ inline constexpr std::uint64_t kSurwCalibration = 8;
 
 // How dfs and dpor split their search (dfs.cc, dpor.cc); the table's rows give them.
 std::unique_ptr<Splitter> make_dfs_splitter(int max_preemptions);
-std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions);
+std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions,
+                                             bool symmetry = true);
 // The strategy's Splitter, or nullptr when it splits by execution index.
 std::unique_ptr<Splitter> make_splitter(const StrategyParams& params);
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& params);
