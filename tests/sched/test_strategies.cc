@@ -232,6 +232,7 @@ TEST_CASE("coverage: on lazy-2-drafters the fingerprints are dpor's interleaving
   ExploreOptions o = model::explore_options(sc);
   o.shrink = false;
   o.strategy.kind = StrategyKind::kDpor;
+  o.strategy.dpor_symmetry = false;  // every Mazurkiewicz class, not one per alike drafters
   o.iterations = 100000;
   const model::ScenarioRun dpor = model::run_scenario(sc, o);
   REQUIRE(dpor.result.exhausted());

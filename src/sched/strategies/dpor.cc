@@ -83,14 +83,19 @@ using Prefixes = std::vector<std::shared_ptr<const Prefix>>;
 class DporStrategy : public SubtreeSearch {
  public:
   DporStrategy(std::optional<int> max_preemptions, bool symmetry)
-      : bound_(max_preemptions), use_symmetry_(symmetry) {}
+      : bound_(max_preemptions), use_symmetry_(symmetry && !max_preemptions) {}
   // The top part of a split: every decision above `depth` in full; each execution stops at
   // `depth` (or ends before it) and its prefix is appended to `out`.
   DporStrategy(std::optional<int> max_preemptions, bool symmetry, std::size_t depth, Prefixes* out)
-      : bound_(max_preemptions), use_symmetry_(symmetry), cut_depth_(depth), out_(out) {}
+      : bound_(max_preemptions),
+        use_symmetry_(symmetry && !max_preemptions),
+        cut_depth_(depth),
+        out_(out) {}
   // One subtree of a split: the prefix's decisions are fixed, the search stays below them.
   DporStrategy(std::optional<int> max_preemptions, bool symmetry, const Prefix& prefix)
-      : bound_(max_preemptions), use_symmetry_(symmetry), frozen_(prefix.frames.size()) {
+      : bound_(max_preemptions),
+        use_symmetry_(symmetry && !max_preemptions),
+        frozen_(prefix.frames.size()) {
     for (const dpor::Frame& f : prefix.frames) static_cast<dpor::Frame&>(stack_.emplace_back()) = f;
   }
 
@@ -265,15 +270,29 @@ class DporStrategy : public SubtreeSearch {
   // groups, an execution of the program with gates (rename so that the lower one of two alike
   // threads is always the one that moves), and dpor explores that program: its findings are the
   // same kinds. Gating is a program rule like a lock: the step that makes two threads alike
-  // disables the higher one, the step that makes them differ enables it again, so such steps, and
-  // the next step of a thread that was alike to another since its last step, access their
-  // group's symmetry object (AccessKind::kSymmetry) and are dependent. A race whose reversal
-  // starts with a gated thread is no race of the gated program and is not reversed.
+  // disables the higher one, the step that makes them differ enables it again, so such a step
+  // writes the other thread's *status* (AccessKind::kStatusWrite), and the next step of a thread
+  // that was alike to another since its last step reads its own; a status write wakes its thread
+  // from sleep sets. A race whose reversal starts with a gated thread is no race of the gated
+  // program and is not reversed (its gater's step is the reversal, renamed).
+  //
+  // Why this is enough, though the status accesses of two steps depend on their order (so the
+  // textbook theorems, which fix the dependency relation, do not apply as they stand): (a) of two
+  // threads on the same track the lower one is always level or ahead in the gated program; (b)
+  // steps with no status access really commute, so a state a sleep set skips equals one an
+  // earlier branch reached; (c) "reached up to renaming" is transitive, and every skip is backed
+  // by a branch explored earlier. tests/sched/test_dpor.cc checks the end states against every
+  // interleaving. It holds for one search: a split (its top part explored in full) and a
+  // preemption bound (a gated previous thread makes a switch free) turn it off.
   //
   // "Seen the same": each step's record holds its operation, its result and, for every variable
   // it reads or writes, the step that last wrote that variable (by thread and place, not by
   // position, which independent steps shift); the model declares every access to shared state
-  // (Context::touch), so equal records mean equal values seen.
+  // (Context::touch), so equal records mean equal values seen. Two alike threads have therefore
+  // written nothing and submitted nothing (the later writer would see the earlier one), hold no
+  // mutex, and are enabled alike whenever their pending operations are equal. Pending operations
+  // are compared too: objects private to a thread (a per-thread warmup lock) keep two threads
+  // from being gated, since the swap would have to rename those objects with them.
   void reset_symmetry(const ThreadView& view) {
     symmetric_ = false;
     gated_.clear();
@@ -313,7 +332,9 @@ class DporStrategy : public SubtreeSearch {
       for (ThreadId u = 0; u < static_cast<ThreadId>(threads_); ++u)
         was_alike_[static_cast<std::size_t>(u)] = u != t && alike(u, t);
     }
-    h.insert(h.end(), {static_cast<std::int64_t>(op.kind), op.object, op.arg, result});
+    // The record's length first: records compare alike only field by field.
+    h.insert(h.end(), {static_cast<std::int64_t>(op.kind), op.object, op.arg, result,
+                       static_cast<std::int64_t>(touches.size())});
     const std::int64_t me = (static_cast<std::int64_t>(t) << 32 | local_[q]) + 1;
     auto see = [&](std::int32_t var, bool write) {
       const auto v = static_cast<std::size_t>(var);
