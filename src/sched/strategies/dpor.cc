@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "sched/strategies/dpor_events.h"
+#include "sched/strategies/dpor_symmetry.h"
 #include "sched/strategies/strategies.h"
 
 namespace racelab::sched {
@@ -137,11 +138,11 @@ class DporStrategy : public SubtreeSearch {
       }
       threads_ = d.exec->thread_count();
       log_.reset(threads_, first_new_);
-      reset_symmetry(*d.exec);
+      symmetry_.reset(*d.exec, threads_, use_symmetry_);
     }
     view_ = d.exec;
     if (s > 0) append(s - 1, false);
-    const std::span<const ThreadId> enabled = symmetric_ ? ungated(d) : d.enabled;
+    const std::span<const ThreadId> enabled = symmetry_.ungated(d);
     if (s < stack_.size()) {  // replay, then the node that diverges
       Node& n = stack_[s];
       if (!std::equal(n.enabled.begin(), n.enabled.end(), enabled.begin(), enabled.end())) {
@@ -161,7 +162,7 @@ class DporStrategy : public SubtreeSearch {
     }
     Node n;
     n.enabled.assign(enabled.begin(), enabled.end());
-    n.gated = gated_;
+    n.gated = symmetry_.gated();
     n.previous = d.previous;
     n.previous_enabled =
         d.previous_enabled && std::binary_search(enabled.begin(), enabled.end(), d.previous);
@@ -171,7 +172,8 @@ class DporStrategy : public SubtreeSearch {
       n.preemptions_before = parent.preemptions_before + (preempts(parent, parent.chosen) ? 1 : 0);
       const auto last = log_.footprint(s - 1);
       for (const SleepEntry& e : parent.sleep) {
-        if (!dpor::dependent(e.footprint, last) && !wakes(e.thread, last)) n.sleep.push_back(e);
+        if (!dpor::dependent(e.footprint, last) && !symmetry_.wakes(e.thread, last))
+          n.sleep.push_back(e);
       }
     }
     ThreadId choice = kNoThread;
@@ -256,175 +258,9 @@ class DporStrategy : public SubtreeSearch {
     const Node& n = stack_[step];
     const std::int64_t result = view_->step_result(step);
     const std::span<const Touch> touches = view_->step_touches(step);
-    symmetry_access_.clear();
-    if (symmetric_) observe(n.chosen, n.op, result, touches);
-    log_.append(n.chosen, n.op, result, touches, fatal, symmetry_access_);
+    const std::span<const Touch> status = symmetry_.observe(n.chosen, n.op, result, touches);
+    log_.append(n.chosen, n.op, result, touches, fatal, status);
     reverse_races();
-  }
-
-  // ---- Symmetry reduction. Two threads of one symmetry group (ThreadView::symmetry_group) that
-  // have taken the same steps and seen the same values are interchangeable: the state is the same
-  // with the two swapped, so whatever can follow a step of the higher one can follow the same step
-  // of the lower one with the two renamed. While the lower one can run, the higher one is *gated*:
-  // left out of the enabled set. Every execution of the program is, up to renaming threads within
-  // groups, an execution of the program with gates (rename so that the lower one of two alike
-  // threads is always the one that moves), and dpor explores that program: its findings are the
-  // same kinds. Gating is a program rule like a lock: the step that makes two threads alike
-  // disables the higher one, the step that makes them differ enables it again, so such a step
-  // writes the other thread's *status* (AccessKind::kStatusWrite), and the next step of a thread
-  // that was alike to another since its last step reads its own; a status write wakes its thread
-  // from sleep sets. A race whose reversal starts with a gated thread is no race of the gated
-  // program and is not reversed (its gater's step is the reversal, renamed).
-  //
-  // Why this is enough, though the status accesses of two steps depend on their order (so the
-  // textbook theorems, which fix the dependency relation, do not apply as they stand): (a) of two
-  // threads on the same track the lower one is always level or ahead in the gated program; (b)
-  // steps with no status access really commute, so a state a sleep set skips equals one an
-  // earlier branch reached; (c) "reached up to renaming" is transitive, and every skip is backed
-  // by a branch explored earlier. tests/sched/test_dpor.cc checks the end states against every
-  // interleaving. It holds for one search: a split (its top part explored in full) and a
-  // preemption bound (a gated previous thread makes a switch free) turn it off.
-  //
-  // "Seen the same": each step's record holds its operation, its result and, for every variable
-  // it reads or writes, the step that last wrote that variable (by thread and place, not by
-  // position, which independent steps shift); the model declares every access to shared state
-  // (Context::touch), so equal records mean equal values seen. Two alike threads have therefore
-  // written nothing and submitted nothing (the later writer would see the earlier one), hold no
-  // mutex, and are enabled alike whenever their pending operations are equal. Pending operations
-  // are compared too: objects private to a thread (a per-thread warmup lock) keep two threads
-  // from being gated, since the swap would have to rename those objects with them.
-  void reset_symmetry(const ThreadView& view) {
-    symmetric_ = false;
-    gated_.clear();
-    if (!use_symmetry_) return;
-    groups_.assign(threads_, -1);
-    for (ThreadId t = 0; t < static_cast<ThreadId>(threads_); ++t) {
-      groups_[static_cast<std::size_t>(t)] = view.symmetry_group(t);
-      symmetric_ = symmetric_ || groups_[static_cast<std::size_t>(t)] >= 0;
-    }
-    history_.assign(threads_, {});
-    history_hash_.assign(threads_, 0);
-    local_.assign(threads_, 0);
-    last_writer_.clear();
-    submits_.clear();
-    job_names_.clear();
-    // Before any step, the threads of a group are alike (nothing done, nothing seen).
-    alike_since_.assign(threads_, 0);
-    for (std::size_t t = 0; t < threads_; ++t) {
-      for (std::size_t u = 0; u < threads_; ++u) {
-        if (u != t && groups_[t] >= 0 && groups_[u] == groups_[t]) alike_since_[t] = 1;
-      }
-    }
-  }
-
-  bool alike(ThreadId a, ThreadId b) const {
-    const auto x = static_cast<std::size_t>(a), y = static_cast<std::size_t>(b);
-    return groups_[x] >= 0 && groups_[x] == groups_[y] && history_hash_[x] == history_hash_[y] &&
-           history_[x] == history_[y];
-  }
-
-  void observe(ThreadId t, const Op& op, std::int64_t result, std::span<const Touch> touches) {
-    const auto q = static_cast<std::size_t>(t);
-    std::vector<std::int64_t>& h = history_[q];
-    const std::size_t begin = h.size();
-    if (groups_[q] >= 0) {  // who t is alike to before this step
-      was_alike_.assign(threads_, 0);
-      for (ThreadId u = 0; u < static_cast<ThreadId>(threads_); ++u)
-        was_alike_[static_cast<std::size_t>(u)] = u != t && alike(u, t);
-    }
-    // The record's length first: records compare alike only field by field.
-    h.insert(h.end(), {static_cast<std::int64_t>(op.kind), op.object, op.arg, result,
-                       static_cast<std::int64_t>(touches.size())});
-    const std::int64_t me = (static_cast<std::int64_t>(t) << 32 | local_[q]) + 1;
-    auto see = [&](std::int32_t var, bool write) {
-      const auto v = static_cast<std::size_t>(var);
-      if (v >= last_writer_.size()) last_writer_.resize(v + 1, 0);
-      h.insert(h.end(), {var, write ? 1 : 0, last_writer_[v]});
-      if (write) last_writer_[v] = me;
-    };
-    if (op.kind == OpKind::kRead || op.kind == OpKind::kWrite)
-      see(op.object, op.kind == OpKind::kWrite);
-    // Jobs by queue and place, as the log names them (an id counts submits to every queue, which
-    // commuting submits to two queues would swap).
-    auto job = [&](std::int64_t id) -> std::int64_t {
-      return id >= 0 && static_cast<std::size_t>(id) < job_names_.size()
-                 ? job_names_[static_cast<std::size_t>(id)]
-                 : -1;
-    };
-    std::int64_t& object = h[begin + 1];
-    std::int64_t& seen = h[begin + 3];
-    switch (op.kind) {
-      case OpKind::kSubmit: {
-        const auto queue = static_cast<std::size_t>(op.object);
-        if (queue >= submits_.size()) submits_.resize(queue + 1, 0);
-        const auto id = static_cast<std::size_t>(result);
-        if (id >= job_names_.size()) job_names_.resize(id + 1, -1);
-        job_names_[id] = static_cast<std::int64_t>(queue) << 32 | submits_[queue]++;
-        seen = job_names_[id];
-        break;
-      }
-      case OpKind::kTake:
-        seen = job(result);
-        break;
-      case OpKind::kComplete:
-      case OpKind::kWaitJob:
-        object = job(op.object);
-        break;
-      default:
-        break;
-    }
-    for (const Touch& x : touches) see(x.var, x.write);
-    ++local_[q];
-    std::uint64_t hash = history_hash_[q];
-    for (std::size_t i = begin; i < h.size(); ++i)
-      hash = (hash ^ static_cast<std::uint64_t>(h[i])) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
-    history_hash_[q] = hash;
-    if (groups_[q] < 0) return;
-    // Its own status, when it was alike to another since its last step: whether it ran gated.
-    if (alike_since_[q]) symmetry_access_.push_back({t, false});
-    bool now_alike = false;
-    for (ThreadId u = 0; u < static_cast<ThreadId>(threads_); ++u) {
-      if (u == t) continue;
-      const bool after = alike(u, t);
-      if (after != was_alike_[static_cast<std::size_t>(u)])
-        symmetry_access_.push_back({u, true});  // u's status changed: gated or free again
-      if (after) {
-        now_alike = true;
-        alike_since_[static_cast<std::size_t>(u)] = 1;
-      }
-    }
-    alike_since_[q] = now_alike ? 1 : 0;
-  }
-
-  // A step that accesses a symmetry group wakes the group's sleeping threads: a sleeping thread's
-  // footprint is its step's as explored, and whether that step accesses its group depends on the
-  // other threads' histories, which may have changed since (never through a step independent of
-  // the group: every change of who is alike is such an access).
-  bool wakes(ThreadId sleeper, std::span<const dpor::Access> step) const {
-    return symmetric_ && std::any_of(step.begin(), step.end(), [&](const dpor::Access& a) {
-             return a.kind == dpor::AccessKind::kStatusWrite && a.object == sleeper;
-           });
-  }
-
-  // d.enabled less the gated threads (those with a lower enabled thread alike, about to do the
-  // same operation); the gated ones in gated_.
-  std::span<const ThreadId> ungated(const Decision& d) {
-    ungated_.clear();
-    gated_.clear();
-    for (ThreadId j : d.enabled) {
-      bool gate = false;
-      for (ThreadId i : d.enabled) {
-        if (i >= j) break;
-        const Op* a = d.exec->pending_op(i);
-        const Op* b = d.exec->pending_op(j);
-        if (alike(i, j) && a->kind == b->kind && a->object == b->object && a->arg == b->arg) {
-          gate = true;
-          break;
-        }
-      }
-      (gate ? gated_ : ungated_).push_back(j);
-    }
-    return ungated_;
   }
 
   // Source-DPOR's backtracking: for each race, make sure the node before its first event will
@@ -486,20 +322,7 @@ class DporStrategy : public SubtreeSearch {
   bool exhausted_ = false;
   std::uint64_t classes_ = 0;
   std::uint64_t redundant_ = 0;
-  // Symmetry reduction (above), rebuilt each execution like the log.
-  bool symmetric_ = false;                          // some thread has a symmetry group
-  std::vector<int> groups_;                         // per thread
-  std::vector<std::vector<std::int64_t>> history_;  // per thread: its steps' records
-  std::vector<std::uint64_t> history_hash_;         // per thread: a hash of history_
-  std::vector<char> alike_since_;          // per thread: alike to another since its last step
-  std::vector<std::uint32_t> local_;       // per thread: steps taken
-  std::vector<std::int64_t> last_writer_;  // per variable: (thread << 32 | place) + 1
-  std::vector<std::uint32_t> submits_;     // per queue: submits so far
-  std::vector<std::int64_t> job_names_;    // per job id: queue << 32 | place
-  std::vector<char> was_alike_;            // scratch: alike to the stepping thread before
-  std::vector<Touch> symmetry_access_;     // the step being appended: its groups
-  std::vector<ThreadId> ungated_;
-  std::vector<ThreadId> gated_;
+  dpor::Symmetry symmetry_;  // alike threads once (dpor_symmetry.h)
 };
 
 // dpor below a prefix: its classes, with those of the other prefixes, are dpor's classes.
