@@ -321,6 +321,37 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of small programs exactly once"
   }
 }
 
+// A random script from `next(n)` (a number below n): instructions while `more(i)` (called before
+// each, so it may draw from `next` too), at most one mutex held at a time, a lock always released.
+template <class Next, class More>
+Script random_script(Next& next, More more) {
+  Script script;
+  int held = -1;
+  for (std::size_t i = 0; more(i); ++i) {
+    const auto pick = next(10);
+    const int object = static_cast<int>(next(2));
+    if (held >= 0 && pick < 4) {
+      script.push_back({I::kUnlock, held});
+      held = -1;
+    } else if (held < 0 && pick < 3) {
+      script.push_back({I::kLock, object});
+      held = object;
+    } else if (pick < 5) {
+      script.push_back({I::kRead, object});
+    } else if (pick < 7) {
+      script.push_back({I::kWrite, object});
+    } else if (pick < 8) {
+      script.push_back({next(2) == 0 ? I::kSet : I::kWait, 0});
+    } else if (pick < 9) {
+      script.push_back({next(2) == 0 ? I::kJob : I::kLockedJob, 0});
+    } else {
+      script.push_back({next(2) == 0 ? I::kTouch : I::kCheck, object});
+    }
+  }
+  if (held >= 0) script.push_back({I::kUnlock, held});
+  return script;
+}
+
 // Random small programs from a fixed seed: three threads of three instructions each.
 TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactly once", "[dpor]") {
   std::uint64_t state = std::getenv("RACELAB_DPOR_SEED") != nullptr
@@ -342,31 +373,8 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactl
   int checked = 0;
   for (int p = 0; p < programs; ++p) {
     std::vector<Script> threads(2 + next(2));
-    for (Script& script : threads) {
-      int held = -1;  // at most one mutex held at a time; a lock is always released
-      for (std::size_t i = 0; i < length + next(2); ++i) {
-        const auto pick = next(10);
-        const int object = static_cast<int>(next(2));
-        if (held >= 0 && pick < 4) {
-          script.push_back({I::kUnlock, held});
-          held = -1;
-        } else if (held < 0 && pick < 3) {
-          script.push_back({I::kLock, object});
-          held = object;
-        } else if (pick < 5) {
-          script.push_back({I::kRead, object});
-        } else if (pick < 7) {
-          script.push_back({I::kWrite, object});
-        } else if (pick < 8) {
-          script.push_back({next(2) == 0 ? I::kSet : I::kWait, 0});
-        } else if (pick < 9) {
-          script.push_back({next(2) == 0 ? I::kJob : I::kLockedJob, 0});
-        } else {
-          script.push_back({next(2) == 0 ? I::kTouch : I::kCheck, object});
-        }
-      }
-      if (held >= 0) script.push_back({I::kUnlock, held});
-    }
+    for (Script& script : threads)
+      script = random_script(next, [&](std::size_t i) { return i < length + next(2); });
     ScriptSubject subject("random " + std::to_string(p), threads);
     checked += check_against_brute_force(subject, cap) ? 1 : 0;
   }
@@ -385,40 +393,16 @@ TEST_CASE("dpor with symmetric threads reaches every end state up to renaming th
   const int programs = std::getenv("RACELAB_DPOR_PROGRAMS") != nullptr
                            ? std::atoi(std::getenv("RACELAB_DPOR_PROGRAMS"))
                            : 40;
-  auto random_script = [&](std::size_t length) {
-    Script script;
-    int held = -1;
-    for (std::size_t i = 0; i < length; ++i) {
-      const auto pick = next(10);
-      const int object = static_cast<int>(next(2));
-      if (held >= 0 && pick < 4) {
-        script.push_back({I::kUnlock, held});
-        held = -1;
-      } else if (held < 0 && pick < 3) {
-        script.push_back({I::kLock, object});
-        held = object;
-      } else if (pick < 5) {
-        script.push_back({I::kRead, object});
-      } else if (pick < 7) {
-        script.push_back({I::kWrite, object});
-      } else if (pick < 8) {
-        script.push_back({next(2) == 0 ? I::kSet : I::kWait, 0});
-      } else if (pick < 9) {
-        script.push_back({next(2) == 0 ? I::kJob : I::kLockedJob, 0});
-      } else {
-        script.push_back({next(2) == 0 ? I::kTouch : I::kCheck, object});
-      }
-    }
-    if (held >= 0) script.push_back({I::kUnlock, held});
-    return script;
+  auto random_of = [&](std::size_t length) {
+    return random_script(next, [length](std::size_t i) { return i < length; });
   };
   std::uint64_t brute_total = 0, dpor_total = 0, plain_total = 0;
   int checked = 0;
   for (int p = 0; p < programs; ++p) {
     const int copies = 2 + static_cast<int>(next(2));
-    const Script shared = random_script(1 + next(3));
+    const Script shared = random_of(1 + next(3));
     std::vector<Script> threads(static_cast<std::size_t>(copies), shared);
-    if (next(2) == 0) threads.push_back(random_script(1 + next(2)));  // one thread unlike them
+    if (next(2) == 0) threads.push_back(random_of(1 + next(2)));  // one thread unlike them
     ScriptSubject plain("plain " + std::to_string(p), threads);
     ScriptSubject symmetric("symmetric " + std::to_string(p), threads, copies);
     auto all = make_dfs(1000);
