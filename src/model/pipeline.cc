@@ -39,9 +39,19 @@ void PipelineModel::setup(Context& ctx) {
   drafters_started_ = false;
   fx_tracers_.clear();
 
-  compile_lock_ = ctx.recursive_mutex("compile_lock");     // F1
-  dict_var_ = ctx.atomic_var("_compiled_flex_attention");  // atomic under the GIL (M1)
-  cache_var_ = ctx.atomic_var("code cache");               // F6: one cache for all wrappers
+  compile_lock_ = ctx.recursive_mutex("compile_lock");  // F1
+  // The dict (atomic under the GIL, M1) and the code cache (F6: one cache for all wrappers) are
+  // one object each, named alike in every trace; dpor gets one key per device. A device's dict
+  // lookup reads only its key, and its guard check finds only its own entries, whose positions
+  // an insert for another device (an append) does not move: steps of two devices commute. The
+  // recompile limit reads the number of entries: every insert writes cache_size_var_ too.
+  dict_var_.clear();
+  cache_var_.clear();
+  for (int d = 0; d < s.devices; ++d) {
+    dict_var_.push_back(ctx.atomic_var("_compiled_flex_attention"));
+    cache_var_.push_back(ctx.atomic_var("code cache"));
+  }
+  cache_size_var_ = ctx.atomic_var("code cache size");
   start_gate_ = ctx.event("start_gate");
   trace_label_ = ctx.label("trace autograd.grad");
   backward_label_ = ctx.label("backward");
@@ -66,6 +76,7 @@ void PipelineModel::setup(Context& ctx) {
   for (int d = 0; d < s.devices; ++d)
     allocator_var_.push_back(ctx.atomic_var(fmt::format("allocator cuda:{}", d)));  // used_bytes_
 
+  ctx.describe_state(*this);  // pipeline_state.cc
   ctx.spawn("main", main_thread(ctx));
   for (int d = 0; d < s.devices; ++d) {
     for (int i = 0; i < s.drafters_per_device; ++i) {
@@ -103,6 +114,7 @@ Task PipelineModel::drafter(Context& ctx, int device, int index) {
   const Scenario& s = scenario_;
   co_await ctx.wait(start_gate_);
   for (int k = 0; k < s.steps; ++k) {
+    ctx.forget_past(k);  // a step depends on k and shared state, not on the steps before (state.h)
     int lock = -1;
     if (k == 0 && shared_warmup_lock_ >= 0) lock = shared_warmup_lock_;
     if (k == 0 && s.warmup == WarmupMode::kPerThreadLock) {
@@ -271,15 +283,16 @@ Task PipelineModel::forward(Context& ctx, int device, std::int64_t length, Forwa
   }
   // M2.1: look the wrapper up in _compiled_flex_attention; create and insert it if missing. Each
   // access is atomic; check-then-insert is not (two threads may both insert, harmlessly).
-  co_await ctx.read(dict_var_);
-  if (!wrapper_[static_cast<std::size_t>(device)]) {
-    co_await ctx.write(dict_var_);
-    wrapper_[static_cast<std::size_t>(device)] = true;
+  const auto d = static_cast<std::size_t>(device);
+  co_await ctx.read(dict_var_[d]);
+  if (!wrapper_[d]) {
+    co_await ctx.write(dict_var_[d]);
+    wrapper_[d] = true;
   }
   // M2b / F5: the guard check takes a snapshot of the cache before any lock. The entry check
   // (M2a) comes first, in the same step: nothing another thread does between the two changes
   // either outcome (docs/model.md, "one step for the entry check and the snapshot").
-  co_await ctx.read(cache_var_);
+  co_await ctx.read(cache_var_[d]);
   if (fx_entry_check(ctx, device)) {
     out.raised = true;
     co_return;
@@ -310,7 +323,8 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
   co_await ctx.wait_job(job);
   fx_trace_ends(ctx);
   ctx.advance(profile_.compile_forward * compile_scale());
-  co_await ctx.write(cache_var_);
+  co_await ctx.write(cache_var_[static_cast<std::size_t>(device)]);
+  ctx.touch(cache_size_var_, true);  // the recompile limit below; the insert
   bool eager = false;
   if (entries_.size() >= static_cast<std::size_t>(s.recompile_limit)) {
     // M4 / F6 / F7: the shared budget is spent; Dynamo runs this call eagerly.
@@ -370,6 +384,7 @@ Task PipelineModel::backward(Context& ctx, int device, const Forward& fwd) {
 
 Task PipelineModel::autograd_worker(Context& ctx, int device) {
   for (;;) {
+    ctx.forget_past(0);  // one job after another: nothing carries over (state.h)
     const int job_id = static_cast<int>(co_await ctx.take(worker_queue_[device]));
     if (job_id < 0) co_return;
     const Job job = jobs_[static_cast<std::size_t>(job_id)];

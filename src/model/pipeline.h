@@ -26,7 +26,7 @@
 
 namespace racelab::model {
 
-class PipelineModel : public sched::Subject {
+class PipelineModel : public sched::Subject, public sched::StateSource {
  public:
   explicit PipelineModel(Scenario scenario);
   // A profile other than the scenario's (tests: what a later torch would change).
@@ -35,6 +35,10 @@ class PipelineModel : public sched::Subject {
   std::string content_hash() const override { return scenario_.hash; }
   void setup(sched::Context& ctx) override;
   const Scenario& scenario() const { return scenario_; }
+
+  // Its state, for the states strategy (sched/state.h; pipeline_state.cc).
+  std::uint64_t shared_digest(const sched::StateNames& names) const override;
+  std::uint64_t var_digest(int var, sched::ThreadId reader) const override;
 
   // PyTorch's size formatting (c10's format_size): "256.00 GiB".
   static std::string format_size(std::uint64_t bytes);
@@ -81,8 +85,11 @@ class PipelineModel : public sched::Subject {
 
   // Per-execution state, reset by setup(). Touched only in the step right after the scheduling
   // point on the object that guards it (the dict and cache vars, compile_lock, the job hand-off).
-  int compile_lock_ = -1, dict_var_ = -1, cache_var_ = -1, start_gate_ = -1,
-      shared_warmup_lock_ = -1;
+  int compile_lock_ = -1, start_gate_ = -1, shared_warmup_lock_ = -1;
+  // The dict and the code cache are one object each (F6), with one dpor key per device: a
+  // device's lookups read only its own key and entries (setup says why that is sound).
+  std::vector<int> dict_var_, cache_var_;
+  int cache_size_var_ = -1;  // the number of entries, which the recompile limit reads
   std::vector<int> worker_queue_;
   std::vector<int> private_locks_;
   int trace_label_ = -1, backward_label_ = -1;

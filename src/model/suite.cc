@@ -62,7 +62,8 @@ std::string ScenarioRun::coverage() const {
                                    .stop = result.stop,
                                    .proves = proves(),
                                    .bounded = sched::strategy_info(options.strategy.kind).bounded,
-                                   .classes = result.classes});
+                                   .classes = result.classes,
+                                   .states = result.states});
 }
 
 std::string ScenarioRun::interleavings() const {

@@ -52,6 +52,9 @@ class Context {
     return exec_.spawn(std::move(name), std::move(body), false, group);
   }
   void serve(int queue, ThreadId worker) { exec_.set_queue_worker(queue, worker); }
+  // Opts in to the states strategy (state.h lists what the subject vouches for); `source` must
+  // outlive the execution.
+  void describe_state(const StateSource& source) { exec_.describe_state(&source); }
 
   // ---- Scheduling points.
   Awaiter lock(int m) { return {this, {OpKind::kLock, m, -1}}; }
@@ -87,6 +90,10 @@ class Context {
   // local code after a scheduling point touches. Not a scheduling point; traces, vector clocks and
   // race checks ignore it. dpor's dependency relation needs it to be sound (docs/concepts.md).
   void touch(int var, bool write) { exec_.touch(var, write); }
+  // The calling thread's continuation depends from here on only on `label` and shared state,
+  // not on anything it saw before (state.h): the states strategy forgets its past. Not a
+  // scheduling point; nothing else sees it.
+  void forget_past(std::int64_t label) { exec_.forget_past(label); }
   Execution& execution() { return exec_; }
 
  private:

@@ -309,6 +309,7 @@ void Execution::apply(ThreadId id) {
       job.queue = op.object;
       job.label = op.arg;
       job.submitter = id;
+      job.seq = t.submitted++;
       job.submitted_at = t.vtime;
       release(t, id, job.submit_clock);
       jobs_.push_back(std::move(job));
@@ -383,12 +384,16 @@ void Execution::apply(ThreadId id) {
   if (op.kind == OpKind::kSubmit || op.kind == OpKind::kTake) step.result = t.result;
   step.touch_begin = static_cast<std::uint32_t>(touches_.size());
   steps_.push_back(step);
+  if (state_source_ != nullptr) observe(id, op);
 }
 
 void Execution::touch(int var, bool write) {
   if (current_ == kNoThread || steps_.empty() || steps_.back().thread != current_) return;
   touches_.push_back(Touch{var, write});
   ++steps_.back().touch_count;
+  if (state_source_ != nullptr)
+    threads_[current_].seen.push_back({1, Op{write ? OpKind::kWrite : OpKind::kRead, var, -1}, 0,
+                                       state_source_->var_digest(var, current_)});
 }
 
 void Execution::check_access(ThreadId id, Var& var, bool write) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include "sched/finding.h"
 #include "sched/op.h"
 #include "sched/race.h"
+#include "sched/state.h"
 #include "sched/strategy.h"
 #include "sched/task.h"
 
@@ -62,6 +64,9 @@ class Execution final : public ThreadView {
   ThreadId spawn(std::string name, Task body, bool daemon = false, int symmetry = -1);
   // The thread serving `queue`, used to explain waits on its jobs in deadlock reports.
   void set_queue_worker(int queue, ThreadId worker);
+  // The subject describes its state (state.h): from here on each thread's operations and what it
+  // saw are recorded, and state_digest() answers.
+  void describe_state(const StateSource* source) { state_source_ = source; }
 
   // ---- Scheduling: called by the engine.
   std::size_t thread_count() const override { return threads_.size(); }
@@ -72,6 +77,10 @@ class Execution final : public ThreadView {
   // None where the subject has plain shared variables: the race checker's vector clocks are
   // state that two alike threads need not share (dpor.cc, symmetry).
   int symmetry_group(ThreadId t) const override { return track_races_ ? -1 : threads_[t].symmetry; }
+  // The digest of the current state (state.h; state_digest.cc), alike threads renamed; nullopt
+  // where the subject does not describe its state or has plain shared variables (the race
+  // checker's vector clocks are state too).
+  std::optional<std::uint64_t> state_digest() const override;
   std::int64_t step_result(std::uint64_t step) const override { return steps_[step].result; }
   std::span<const Touch> step_touches(std::uint64_t step) const override {
     const Step& s = steps_[step];
@@ -108,6 +117,8 @@ class Execution final : public ThreadView {
   // Records that the current step's local code accessed `var` (Context::touch). Not a scheduling
   // point: it changes no trace, clock or race check; only dpor's dependency relation reads it.
   void touch(int var, bool write);
+  // The current thread's past no longer matters (Context::forget_past): what it saw is cleared.
+  void forget_past(std::int64_t label);
   // Records a finding; `fatal` ends the execution after the current step.
   void report(std::string kind, std::string message, bool fatal = false);
   bool stopped() const { return stopped_; }
@@ -140,6 +151,15 @@ class Execution final : public ThreadView {
     std::int64_t result = 0;
     double vtime = 0;
     Clock clock;
+    // For state_digest: what the thread saw since it last forgot its past, and its submits.
+    struct Seen {
+      std::uint8_t what = 0;  // 0: an operation, 1: a touch, 2: forget_past
+      Op op;
+      std::int64_t result = 0;  // a submit's or take's job id
+      std::uint64_t value = 0;  // the accessed variable's var_digest, or the label
+    };
+    std::vector<Seen> seen;
+    std::uint32_t submitted = 0;
   };
   struct Mutex {
     std::string name;
@@ -168,6 +188,7 @@ class Execution final : public ThreadView {
     int label = -1;
     ThreadId submitter = kNoThread;
     ThreadId taken_by = kNoThread;
+    std::uint32_t seq = 0;  // its place among its submitter's jobs
     bool done = false;
     double submitted_at = 0;
     double done_at = 0;
@@ -200,6 +221,10 @@ class Execution final : public ThreadView {
   std::vector<std::vector<Waiter>> waiters_[4];
 
   std::string job_text(int job) const;
+  void observe(ThreadId id, const Op& op);  // state_digest.cc
+  class Names;
+  std::uint64_t thread_digest(ThreadId t, const Names* names) const;
+  std::uint64_t job_name(int job, ThreadId self, const Names* names) const;
   std::string wait_text(ThreadId t) const;
   ThreadId waits_for(ThreadId t) const;
 
@@ -220,6 +245,7 @@ class Execution final : public ThreadView {
   bool stopped_ = false;
   bool fatal_ = false;        // a fatal report stopped the execution (not the deadlock check)
   bool track_races_ = false;  // vector clocks are only kept when the subject has shared variables
+  const StateSource* state_source_ = nullptr;
 };
 
 }  // namespace racelab::sched

@@ -123,6 +123,7 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   };
   out.stop = run_loop(budget, *strategy, proves, run_one, after).value_or(StopReason::kBudget);
   out.classes = strategy->classes();
+  out.states = strategy->states();
   out.interleavings = coverage.summary();
   split::finish(subject, out, options, budget.elapsed());
   return out;
@@ -143,8 +144,12 @@ ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options)
   // their order. A split runs without it, so every split of a search agrees.
   ExploreOptions whole = options;
   whole.strategy.dpor_symmetry = false;
-  if (const auto splitter = make_splitter(whole.strategy))
-    return split::explore_subtrees(make, whole, *splitter);
+  const auto splitter = make_splitter(whole.strategy);
+  if (splitter == nullptr && make_strategy(options.strategy)->clone() == nullptr) {
+    throw InputError(fmt::format("--strategy {} runs on one job: drop --jobs and --shard",
+                                 strategy_name(options.strategy.kind)));
+  }
+  if (splitter != nullptr) return split::explore_subtrees(make, whole, *splitter);
   return split::explore_indices(make, options);
 }
 

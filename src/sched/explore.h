@@ -86,6 +86,8 @@ struct ExploreResult {
   std::vector<DfsSubtree> subtrees;
   // dpor: the interleaving classes explored and the executions abandoned as redundant.
   std::optional<Strategy::Classes> classes;
+  // states: the distinct states explored (Strategy::states).
+  std::optional<std::uint64_t> states;
   // Every exploration: the distinct per-resource hand-off orders its executions showed, with the
   // Good-Turing and Chao1 estimates of what it has not seen (coverage.h). nullopt where it could
   // not be counted (a merge of shards that lack the counts, or a dfs merge cut by the budget).

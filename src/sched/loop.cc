@@ -49,6 +49,11 @@ std::string coverage_sentence(const SearchCover& c) {
           "redundant",
           c.strategy, n, c.classes->classes, c.classes->redundant);
     }
+    if (c.stop == StopReason::kExhausted && c.states) {
+      return fmt::format(
+          "exhaustive: every reachable state explored ({}): {} executions, {} states", c.strategy,
+          n, *c.states);
+    }
     if (c.stop == StopReason::kExhausted) {
       return fmt::format("exhaustive{} ({}): {} executions", c.bounded ? " within the bound" : "",
                          c.strategy, n);

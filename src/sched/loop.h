@@ -29,6 +29,7 @@ const char* stop_reason_words(StopReason r);
 // live search), from the strategy and how the search stopped:
 //   exhaustive: every interleaving class explored (dpor(unbounded)): 6 executions, 6 classes, 0
 //     redundant
+//   exhaustive: every reachable state explored (states(symmetry)): 80 executions, 61 states
 //   exhaustive within the bound (dfs(max_preemptions=2)): 41 executions
 //   cut short by the execution cap after 50 executions (dfs(max_preemptions=2), cap 50) before
 //     covering the bounded space: not a proof
@@ -42,6 +43,7 @@ struct SearchCover {
   bool proves = false;   // a proving strategy (dfs, dpor): exhausting its space is a proof
   bool bounded = false;  // that space is bounded (dfs's preemption bound)
   std::optional<Strategy::Classes> classes;  // dpor's interleaving classes
+  std::optional<std::uint64_t> states;       // the states strategy's distinct states
 };
 std::string coverage_sentence(const SearchCover& c);
 

@@ -43,6 +43,9 @@ class ThreadView {
   // treats them alike (up to renaming what belongs to each): dpor's symmetry reduction
   // (dpor.cc) explores one of two such threads that have done and seen the same.
   virtual int symmetry_group(ThreadId /*t*/) const { return -1; }
+  // A digest of the whole current state, alike threads renamed (state.h), for the states
+  // strategy; nullopt where the subject does not describe its state (and for live subjects).
+  virtual std::optional<std::uint64_t> state_digest() const { return std::nullopt; }
 
  protected:
   ~ThreadView() = default;
@@ -81,6 +84,8 @@ class Strategy {
     std::uint64_t redundant = 0;
   };
   virtual std::optional<Classes> classes() const { return std::nullopt; }
+  // Distinct states explored so far, for a strategy that counts them (states); nullopt otherwise.
+  virtual std::optional<std::uint64_t> states() const { return std::nullopt; }
   // For reports: e.g. "pct(depth=3, seed=1)".
   virtual std::string describe() const = 0;
   // A copy with the same parameters and learned state, for another worker: execution i of the copy

@@ -17,7 +17,7 @@ std::unique_ptr<Splitter> dpor_splitter(const StrategyParams& p) {
 }
 
 // Order: help texts and errors list the names in it.
-constexpr std::array<StrategyInfo, 6> kStrategies = {{
+constexpr std::array<StrategyInfo, 7> kStrategies = {{
     // kind, name, proves, live, splitter, bounded, optional_bound, seeded
     {StrategyKind::kRandom, "random", false, true, nullptr, false, false, true},
     {StrategyKind::kPct, "pct", false, true, nullptr, false, false, true},
@@ -25,6 +25,7 @@ constexpr std::array<StrategyInfo, 6> kStrategies = {{
     {StrategyKind::kDpor, "dpor", true, false, dpor_splitter, false, true, false},
     {StrategyKind::kPos, "pos", false, true, nullptr, false, false, true},
     {StrategyKind::kSurw, "surw", false, true, nullptr, false, false, true},
+    {StrategyKind::kStates, "states", true, false, nullptr, false, false, false},
 }};
 
 std::string joined(bool live_only) {
@@ -112,6 +113,8 @@ std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
       return make_pos(p.seed);
     case StrategyKind::kSurw:
       return make_surw(p.seed);
+    case StrategyKind::kStates:
+      return make_states();
   }
   return make_random(p.seed);
 }

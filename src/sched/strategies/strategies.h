@@ -15,7 +15,7 @@
 
 namespace racelab::sched {
 
-enum class StrategyKind { kRandom, kPct, kDfs, kDpor, kPos, kSurw };
+enum class StrategyKind { kRandom, kPct, kDfs, kDpor, kPos, kSurw, kStates };
 struct StrategyParams;
 
 // The one table of strategy names (factory.cc): parsing, listing and capabilities read it, so
@@ -46,7 +46,7 @@ const char* strategy_name(StrategyKind kind);
 // Throws InputError listing the valid names.
 StrategyKind parse_strategy(const std::string& name);
 // The names, in the order help texts and errors list them: "random | pct | dfs | dpor | pos |
-// surw".
+// surw | states".
 const char* strategy_names();
 // The names as a list; `live_only`: those that drive live subjects.
 std::vector<std::string> strategy_name_list(bool live_only = false);
@@ -95,6 +95,9 @@ std::unique_ptr<Strategy> make_pos(std::uint64_t seed);
 // chosen per execution, learned from the first kSurwCalibration executions (surw.cc).
 std::unique_ptr<Strategy> make_surw(std::uint64_t seed);
 inline constexpr std::uint64_t kSurwCalibration = 8;
+// Stateful depth-first search of every reachable state, alike threads renamed (states.cc,
+// state.h): exhaustive with no bound, for model subjects that describe their state; one job.
+std::unique_ptr<Strategy> make_states();
 
 // How dfs and dpor split their search (dfs.cc, dpor.cc); the table's rows give them.
 std::unique_ptr<Splitter> make_dfs_splitter(int max_preemptions);
