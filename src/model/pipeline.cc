@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "sched/state.h"
 #include "util/units.h"
 
 namespace racelab::model {
@@ -122,13 +123,13 @@ Task PipelineModel::drafter(Context& ctx, int device, int index) {
     }
     bool raised = false;
     co_await step(ctx, device, s.length_at(k), lock, s.warmup == WarmupMode::kLockFirstForward,
-                  true, raised);
+                  true, raised, k);
     if (raised) co_return;  // M2a: the exception ends the drafter
   }
 }
 
 Task PipelineModel::step(Context& ctx, int device, std::int64_t length, int warmup_lock,
-                         bool lock_forward_only, bool run_backward, bool& raised) {
+                         bool lock_forward_only, bool run_backward, bool& raised, int k) {
   // M3: a user lock around the first step or the first forward call only.
   if (warmup_lock >= 0) co_await ctx.lock(warmup_lock);
   Forward fwd;
@@ -141,6 +142,15 @@ Task PipelineModel::step(Context& ctx, int device, std::int64_t length, int warm
     co_return;
   }
   if (warmup_lock >= 0 && lock_forward_only) co_await ctx.unlock(warmup_lock);
+  // A drafter's step now depends only on k, the lock it may hold, the forward's outcome and shared
+  // state (state.h).
+  if (k >= 0) {
+    std::uint64_t past = sched::state_mix(static_cast<std::uint64_t>(k) + 1,
+                                          static_cast<std::uint64_t>(warmup_lock + 1));
+    past = sched::state_mix(sched::state_mix(past, static_cast<std::uint64_t>(fwd.entry + 1)),
+                            fwd.scores_bytes);
+    ctx.forget_past(static_cast<std::int64_t>(past));
+  }
   if (run_backward) {
     co_await backward(ctx, device, fwd);
   } else if (fwd.scores_bytes > 0) {

@@ -64,8 +64,10 @@ class PipelineModel : public sched::Subject, public sched::StateSource {
   sched::Task main_thread(sched::Context& ctx);
   sched::Task drafter(sched::Context& ctx, int device, int index);
   sched::Task autograd_worker(sched::Context& ctx, int device);
+  // `k`: the drafter's step, whose past the states strategy may forget once the forward is done;
+  // -1 for main's warmup.
   sched::Task step(sched::Context& ctx, int device, std::int64_t length, int warmup_lock,
-                   bool lock_forward_only, bool backward, bool& raised);
+                   bool lock_forward_only, bool backward, bool& raised, int k = -1);
   sched::Task forward(sched::Context& ctx, int device, std::int64_t length, Forward& out);
   sched::Task compile_forward(sched::Context& ctx, int device, std::int64_t length, Forward& out);
   sched::Task backward(sched::Context& ctx, int device, const Forward& fwd);

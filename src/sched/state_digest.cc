@@ -43,8 +43,8 @@ void Execution::forget_past(std::int64_t label) {
 std::uint64_t Execution::job_name(int job, ThreadId self, const Names* names) const {
   if (job < 0) return 0x6a6f62ULL;  // a take from a closed, drained queue
   const Job& j = jobs_[job];
-  const std::uint64_t who = names != nullptr ? names->thread(j.submitter) + 2
-                                             : (j.submitter == self ? 1 : 0);
+  const std::uint64_t who =
+      names != nullptr ? names->thread(j.submitter) + 2 : (j.submitter == self ? 1 : 0);
   return state_mix(state_mix(who, j.seq), static_cast<std::uint64_t>(j.label + 1));
 }
 
