@@ -75,6 +75,12 @@ class Budget {
       return proves && (strategy.exhausted() || !strategy.begin_execution(i))
                  ? StopReason::kExhausted
                  : StopReason::kBudget;
+    return cut();
+  }
+
+  // An interrupt or the time limit, whatever the execution: what stops every worker of a split
+  // exploration at once.
+  std::optional<StopReason> cut() const {
     if (interrupted_ && interrupted_()) return StopReason::kInterrupted;
     if (time_limit_s_ > 0 && elapsed() >= time_limit_s_) return StopReason::kTimeLimit;
     return std::nullopt;
