@@ -28,14 +28,15 @@ namespace {
 int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
            const std::string& strategy_desc) {
   const std::string schedule = report::write_outputs(search_options(a), info, o, strategy_desc);
+  const live::StopAtFailure& kept = o.kept;
   const live::Judgement verdict = live::judge(search_options(a), o);
   const bool failed = verdict.failed;
   const bool inconclusive = verdict.inconclusive;
-  if (o.failure) {
-    for (const auto& f : o.failure->findings) {
+  if (kept.failure) {
+    for (const auto& f : kept.failure->findings) {
       if (!is_failure(f.kind) && !sched::kinds::is_inconclusive(f.kind)) continue;
       fmt::print("{} (execution {}, {} decisions): {}\n", paint(f.kind, Colour::kRed),
-                 o.failure_execution, o.failure->choices.size(), f.message);
+                 kept.failure_execution, kept.failure->choices.size(), f.message);
       for (const auto& d : f.details) fmt::print("  {}\n", d);
       if (f.kind == sched::kinds::kLostControl) {
         const std::string stack =
@@ -48,21 +49,23 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
       }
     }
     if (!schedule.empty())
-      fmt::print("  replay: racelab {} --replay {}{}\n", info.command, schedule,
-                 o.failure->hung ? fmt::format(" (the process exits now: threads are stuck in {})",
-                                               info.stuck_in)
-                                 : "");
+      fmt::print(
+          "  replay: racelab {} --replay {}{}\n", info.command, schedule,
+          kept.failure->hung
+              ? fmt::format(" (the process exits now: threads are stuck in {})", info.stuck_in)
+              : "");
   }
-  for (const auto& [kind, n] : o.kinds) {
+  for (const auto& [kind, n] : kept.kinds) {
     if (!is_failure(kind)) fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
   }
-  if (o.other) {
-    const auto f = worst_failure(*o.other);
+  if (kept.other) {
+    const auto f = worst_failure(*kept.other);
     fmt::print(
         "{} (execution {}, searched past it): {}\n  replay: racelab {} --replay "
         "{}/schedule-{}.json\n",
-        paint(f->kind, Colour::kRed), o.other_execution, f->message, info.command, a.out, f->kind);
-    for (const auto& [kind, n] : o.kinds)
+        paint(f->kind, Colour::kRed), kept.other_execution, f->message, info.command, a.out,
+        f->kind);
+    for (const auto& [kind, n] : kept.kinds)
       if (is_failure(kind) && kind != sched::kinds::kDeadlock && kind != live::kinds::kHang)
         fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
   }
@@ -100,7 +103,7 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
   const int code = verdict.exit_code;
   std::fflush(stdout);
   std::fflush(stderr);
-  if (o.failure && o.failure->hung) std::_Exit(code);
+  if (kept.failure && kept.failure->hung) std::_Exit(code);
   return code;
 }
 

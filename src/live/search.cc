@@ -62,6 +62,61 @@ std::vector<sched::Finding>::const_iterator worst_failure(const Result& r) {
   return best;
 }
 
+LiveRunner::LiveRunner(Subject& subject, const Options& options, std::string replay,
+                       std::function<void(std::uint64_t, const std::string&)> after_execution)
+    : subject_(subject),
+      options_(options),
+      replay_(std::move(replay)),
+      after_execution_(std::move(after_execution)) {}
+
+std::optional<Result> LiveRunner::run(sched::Strategy& strategy, std::uint64_t execution) const {
+  std::optional<Result> r;
+  try {
+    r = live::run(subject_, strategy, execution, options_);
+  } catch (const sched::ReplayDivergence& e) {
+    throw InputError(
+        fmt::format("{}: {} (a live run also depends on foreign threads' timing; "
+                    "try a larger --settle-ms)",
+                    replay_, e.what()));
+  }
+  if (r && after_execution_) {
+    const auto worst = worst_failure(*r);
+    after_execution_(execution, worst != r->findings.end() ? worst->kind : "complete");
+  }
+  return r;
+}
+
+bool StopAtFailure::keep(std::uint64_t execution, Result& r) {
+  std::set<std::string> seen;
+  for (const auto& f : r.findings) seen.insert(f.kind);
+  for (const auto& k : seen) ++kinds[k];
+  const bool lost = std::any_of(seen.begin(), seen.end(), sched::kinds::is_inconclusive);
+  const bool failed = lost || std::any_of(seen.begin(), seen.end(), is_failure);
+  if (failed && !replaying_ && expect_deadlock_ && !seen.count(sched::kinds::kDeadlock) &&
+      !r.hung) {
+    if (!other) {
+      other = std::move(r);
+      other_execution = execution;
+    }
+    return true;
+  }
+  if (failed || replaying_) {
+    failure = std::move(r);
+    failure_execution = execution;
+    if (failed) stopped_at_failure = true;
+    return !failed;
+  }
+  last = std::move(r);
+  return true;
+}
+
+void StopAtFailure::finish() {
+  if (failure || !other) return;
+  failure = std::move(other);
+  failure_execution = other_execution;
+  other.reset();
+}
+
 Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
                sched::Strategy& strategy, bool replaying, const std::function<bool()>& stop,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
@@ -69,73 +124,25 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
   lo.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
   lo.settle = std::chrono::milliseconds(a.settle_ms);
   lo.cycle_confirm = std::chrono::milliseconds(a.cycle_confirm_ms);
-  Outcome o;
+  const LiveRunner runner(subject, lo, a.replay, info.after_execution);
   const sched::Budget budget(a.executions, a.time_limit, stop);
-  const bool proves = !replaying && !samples(a);
-  auto run_one = [&](std::uint64_t i) {
-    try {
-      return run(subject, strategy, i, lo);
-    } catch (const sched::ReplayDivergence& e) {
-      throw InputError(
-          fmt::format("{}: {} (a live run also depends on foreign threads' timing; "
-                      "try a larger --settle-ms)",
-                      a.replay, e.what()));
-    }
-  };
-  auto after = [&](std::uint64_t i, Result& r) {
-    ++o.executions;
-    o.coverage.add(handoff_fingerprint(r));
-    if (info.after_execution) {
-      const auto worst = worst_failure(r);
-      info.after_execution(i, worst != r.findings.end() ? worst->kind : "complete");
-    }
-    std::set<std::string> seen;
-    for (const auto& f : r.findings) seen.insert(f.kind);
-    for (const auto& k : seen) ++o.kinds[k];
-    if (progress) progress(o.executions, a.executions);
-    const bool lost = std::any_of(seen.begin(), seen.end(), sched::kinds::is_inconclusive);
-    const bool failed = lost || std::any_of(seen.begin(), seen.end(), is_failure);
-    // Searching for a deadlock: another failure is kept (the first) and the search goes on, unless
-    // threads were left stuck in real calls (a hang, racelab losing control): then the process
-    // must end, and that execution is the result. A hang is never the deadlock asked for.
-    if (failed && !replaying && a.expect == "deadlock" && !seen.count(sched::kinds::kDeadlock) &&
-        !r.hung) {
-      if (!o.other) {
-        o.other = std::move(r);
-        o.other_execution = i;
-      }
-      return true;
-    }
-    if (failed || replaying) {
-      o.failure = std::move(r);
-      o.failure_execution = i;
-      if (failed) {
-        o.stopped_at_failure = true;
-        return false;
-      }
-    } else {
-      o.last = std::move(r);
-    }
-    return true;
-  };
-  if (const auto why = sched::run_loop(budget, strategy, proves, run_one, after)) o.stop = *why;
-  if (!o.failure && o.other) {  // no deadlock: the other failure is the result
-    o.failure = std::move(o.other);
-    o.failure_execution = o.other_execution;
-    o.other.reset();
-  }
-  o.seconds = budget.elapsed();
+  Outcome o =
+      sched::explore_executions(runner, StopAtFailure(a.expect == "deadlock", replaying), strategy,
+                                budget, !replaying && !samples(a), [&](const Outcome& so_far) {
+                                  if (progress) progress(so_far.executions, a.executions);
+                                });
+  o.kept.finish();
   return o;
 }
 
 Judgement judge(const SearchOptions& a, const Outcome& o) {
   Judgement j;
-  if (o.failure) {
-    for (const auto& f : o.failure->findings) {
+  if (o.kept.failure) {
+    for (const auto& f : o.kept.failure->findings) {
       j.failed = j.failed || is_failure(f.kind);
       j.inconclusive = j.inconclusive || sched::kinds::is_inconclusive(f.kind);
     }
-    j.found_deadlock = o.failure->found(sched::kinds::kDeadlock);
+    j.found_deadlock = o.kept.failure->found(sched::kinds::kDeadlock);
   }
   // A dfs search asked to show the program clean proves nothing until it covers its space.
   j.cut_short = !j.failed && !j.inconclusive && a.replay.empty() && a.expect == "clean" &&
@@ -157,7 +164,7 @@ bool samples(const SearchOptions& a) {
 
 std::string coverage_brief(const SearchOptions& a, const Outcome& o, const std::string& desc) {
   if (!a.replay.empty()) return fmt::format("replayed {} ({} execution)", a.replay, o.executions);
-  if (o.stopped_at_failure)
+  if (o.kept.stopped_at_failure)
     return fmt::format("{} executions ({}), stopped at the first failure", o.executions, desc);
   const sched::StrategyKind kind = sched::parse_strategy(a.strategy);
   return sched::coverage_sentence({.strategy = desc,

@@ -1,13 +1,10 @@
 #pragma once
 // The live search (racelab live torch | live python): executions of a live subject under one
-// strategy until a failure or the budget (through sched::run_loop, the model's loop) and the
-// policy that judges them. src/report/live_report.h writes its files (report.json, trace.txt,
-// schedule-<kind>.json); the command line (harness/live*.cc) prints.
-//
-// Policy: a failure kind (the registry's, sched/kinds.h) or racelab losing control ends the
-// search; evidence kinds never do. Searching for a deadlock (`expect` "deadlock"), another failure
-// is kept (the first) and the search goes on, unless threads were left stuck in real calls (a
-// hang, lost control): the process must end then, and that execution is the result.
+// strategy until a failure or the budget, through the model's exploration
+// (sched::explore_executions, sched/exploration.h) with a live runner (LiveRunner) and keep
+// policy (StopAtFailure), and the verdict on what it kept (judge). src/report/live_report.h
+// writes its files (report.json, trace.txt, schedule-<kind>.json); the command line
+// (harness/live*.cc) prints.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -19,7 +16,7 @@
 #include <vector>
 
 #include "live/live.h"
-#include "sched/coverage.h"
+#include "sched/exploration.h"
 #include "sched/loop.h"
 #include "sched/schedule.h"
 #include "sched/strategy.h"
@@ -39,25 +36,37 @@ struct SearchOptions {
   std::string out;               // where the files go
 };
 
-struct Outcome {
-  std::uint64_t executions = 0;
+// The live keep policy (sched/exploration.h): a failure kind (the registry's, sched/kinds.h) or
+// racelab losing control ends the search, and that execution is the result; evidence kinds never
+// do. Searching for a deadlock (`expect_deadlock`), another failure is kept (the first) and the
+// search goes on, unless threads were left stuck in real calls (a hang, lost control): the
+// process must end then, and that execution is the result. A hang is never the deadlock asked
+// for. A replay's one execution is the result, failed or not.
+class StopAtFailure {
+ public:
+  StopAtFailure(bool expect_deadlock, bool replaying)
+      : expect_deadlock_(expect_deadlock), replaying_(replaying) {}
+  bool keep(std::uint64_t execution, Result& r);
+  // At the end: with no deadlock found, the other failure kept on the way is the result.
+  void finish();
+
   std::map<std::string, std::uint64_t> kinds;  // executions in which each kind was seen
-  std::optional<Result> failure;
+  std::optional<Result> failure;  // the result: the failing execution (a replay's, failed or not)
   std::uint64_t failure_execution = 0;
   std::optional<Result> last;  // the last execution, when none failed
   // --expect deadlock searches on past other failures (an exception, a data race): the first one.
   std::optional<Result> other;
   std::uint64_t other_execution = 0;
-  double seconds = 0;
-  // Why the search stopped, when not at a failure (sched/loop.h); kBudget also when it did.
-  sched::StopReason stop = sched::StopReason::kBudget;
   bool stopped_at_failure = false;  // the search ended at a failure (not at the budget)
-  bool exhausted() const { return stop == sched::StopReason::kExhausted; }
-  bool interrupted() const { return stop == sched::StopReason::kInterrupted; }
-  bool time_limit() const { return stop == sched::StopReason::kTimeLimit; }
-  // The interleaving classes the executions showed (live::handoff_fingerprint).
-  sched::Coverage coverage;
+
+ private:
+  bool expect_deadlock_;
+  bool replaying_;
 };
+
+// What a live search did (executions, seconds, why it stopped, the interleaving classes its
+// executions showed: live::handoff_fingerprint) and what it kept (`kept`).
+using Outcome = sched::Exploration<StopAtFailure>;
 
 // What a live search reports about its subject.
 struct JobInfo {
@@ -71,6 +80,24 @@ struct JobInfo {
   // After each execution, before the next: its number and how it ended (a failure's kind or
   // "complete").
   std::function<void(std::uint64_t, const std::string&)> after_execution;
+};
+
+// The live runner (sched/exploration.h): execution i of a live subject, one at a time in this
+// process (live::run), under `options`; `after_execution` (JobInfo's) sees how each ended. A
+// replay (`replay`: the schedule's path) that diverges is an InputError.
+class LiveRunner {
+ public:
+  LiveRunner(Subject& subject, const Options& options, std::string replay,
+             std::function<void(std::uint64_t, const std::string&)> after_execution);
+  std::optional<Result> run(sched::Strategy& strategy, std::uint64_t execution) const;
+  static std::uint64_t steps(const Result& r) { return r.choices.size(); }  // decisions
+  static std::uint64_t fingerprint(const Result& r) { return handoff_fingerprint(r); }
+
+ private:
+  Subject& subject_;
+  Options options_;
+  std::string replay_;
+  std::function<void(std::uint64_t, const std::string&)> after_execution_;
 };
 
 // racelab live torch | python --replay FILE: the schedule read from `path`

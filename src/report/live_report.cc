@@ -80,6 +80,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
                           const live::Outcome& o, const std::string& strategy_desc) {
   const std::filesystem::path dir(a.out);
   ensure_directory(dir);
+  const live::StopAtFailure& kept = o.kept;
   std::string schedule_path;
   nlohmann::ordered_json report;
   report["format"] = kLiveReportFormat;
@@ -95,37 +96,38 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   report["exhausted"] = o.exhausted();
   report["proves"] = !live::samples(a);
   report["interleavings"] = coverage_json(o.coverage.summary(), live::samples(a));
-  report["kinds_seen"] = o.kinds;
+  report["kinds_seen"] = kept.kinds;
   report["findings"] = nlohmann::ordered_json::array();
-  if (o.failure) {
-    const live::Result& r = *o.failure;
+  if (kept.failure) {
+    const live::Result& r = *kept.failure;
     for (const auto& f : r.findings) {
       auto j = finding_json(f, {{"decision", f.step}});
-      j["execution"] = o.failure_execution;
+      j["execution"] = kept.failure_execution;
       report["findings"].push_back(j);
     }
     report["hung"] = r.hung;
     report["threads"] = r.threads;
     report["foreign_threads"] = r.foreign;
 
-    schedule_path = write_schedule(a, info, r, o.failure_execution, strategy_desc);
+    schedule_path = write_schedule(a, info, r, kept.failure_execution, strategy_desc);
     report["schedule"] = schedule_path;
   }
-  if (o.other) {
-    const std::string path = write_schedule(a, info, *o.other, o.other_execution, strategy_desc);
-    const auto f = live::worst_failure(*o.other);
+  if (kept.other) {
+    const std::string path =
+        write_schedule(a, info, *kept.other, kept.other_execution, strategy_desc);
+    const auto f = live::worst_failure(*kept.other);
     auto j = finding_json(*f, {{"decision", f->step}});
-    j["execution"] = o.other_execution;
+    j["execution"] = kept.other_execution;
     j["schedule"] = path;
     report["other_failure"] = j;
   }
   // The failing execution's events, or the last execution's when none failed.
-  if (o.failure) {
-    write_file_atomic(dir / "trace.txt", trace_text(*o.failure));
-  } else if (o.last) {
-    write_file_atomic(dir / "trace.txt", trace_text(*o.last));
+  if (kept.failure) {
+    write_file_atomic(dir / "trace.txt", trace_text(*kept.failure));
+  } else if (kept.last) {
+    write_file_atomic(dir / "trace.txt", trace_text(*kept.last));
   }
-  if (o.failure && o.failure->hung && info.on_hang) {
+  if (kept.failure && kept.failure->hung && info.on_hang) {
     info.on_hang(dir);
     report["stacks"] = (dir / "stacks.txt").string();
     // Where racelab lost a thread: its Python stack, beside the finding.

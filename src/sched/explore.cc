@@ -18,6 +18,43 @@
 
 namespace racelab::sched {
 
+Budget ExploreOptions::budget() const {
+  return Budget(iterations, time_limit_s, [this] {
+    return interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
+  });
+}
+
+ExecutionResult ModelRunner::rerun(const std::vector<ThreadId>& choices) const {
+  GuidedStrategy again(choices);
+  return std::move(*run_execution(subject_, again, 0, options_));
+}
+
+FoundKind first_found(const Finding& finding, std::uint64_t execution, std::uint64_t preemptions,
+                      ExecutionResult result) {
+  FoundKind fk;
+  fk.finding = finding;
+  fk.execution = execution;
+  fk.preemptions = fk.original_preemptions = preemptions;
+  fk.result = std::move(result);
+  return fk;
+}
+
+bool KeepFirstOfEachKind::keep(std::uint64_t execution, ExecutionResult& run) {
+  std::vector<Finding> fresh;
+  for (const Finding& f : run.findings()) {
+    const bool seen = std::any_of(found.begin(), found.end(),
+                                  [&f](const FoundKind& fk) { return fk.finding.kind == f.kind; });
+    if (!seen) fresh.push_back(f);
+  }
+  if (fresh.empty()) return true;
+  const std::vector<ThreadId> choices = run.choices();
+  const std::uint64_t preemptions = run.preemptions;
+  for (std::size_t k = 0; k + 1 < fresh.size(); ++k)
+    found.push_back(first_found(fresh[k], execution, preemptions, runner_->rerun(choices)));
+  found.push_back(first_found(fresh.back(), execution, preemptions, std::move(run)));
+  return true;
+}
+
 const FoundKind* ExploreResult::find(std::string_view kind) const {
   for (const FoundKind& f : found) {
     if (f.finding.kind == kind) return &f;
@@ -57,15 +94,15 @@ void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& r
     }
     return v;
   };
+  const ModelRunner runner(subject, run);
   for (const FoundKind& fk : out.found) {
-    GuidedStrategy again(fk.result.choices());
-    auto second = run_execution(subject, again, 0, run);
+    const ExecutionResult second = runner.rerun(fk.result.choices());
     ++out.determinism_checked;
     const auto a = lines(fk.result.trace_text());
-    const auto b = lines(second->trace_text());
+    const auto b = lines(second.trace_text());
     std::size_t k = 0;
     while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
-    const bool same_findings = second->found(fk.finding.kind);
+    const bool same_findings = second.found(fk.finding.kind);
     if (k == a.size() && k == b.size() && same_findings) continue;
     out.determinism_failures.push_back(
         k < a.size() || k < b.size()
@@ -79,52 +116,29 @@ void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& r
 }
 
 ExploreResult explore(Subject& subject, const ExploreOptions& options) {
-  using clock = std::chrono::steady_clock;
-  const Budget budget(options.iterations, options.time_limit_s, [&options] {
-    return options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed);
-  });
+  const Budget budget = options.budget();
   auto strategy = make_strategy(options.strategy);
+  const ModelRunner runner(subject, options.run);
+  auto last_progress = std::chrono::steady_clock::now();
+  auto progress = [&](const Exploration<KeepFirstOfEachKind>& so_far) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!options.progress || now - last_progress <= std::chrono::milliseconds(100)) return;
+    last_progress = now;
+    options.progress(
+        {so_far.executions, options.iterations, so_far.kept.found.size(), so_far.seconds});
+  };
+  Exploration<KeepFirstOfEachKind> run =
+      explore_executions(runner, KeepFirstOfEachKind(runner), *strategy, budget,
+                         strategy_proves(options.strategy.kind), progress);
   ExploreResult out;
   out.strategy = strategy->describe();
-  auto last_progress = clock::now();
-  Coverage coverage;
-  const bool proves = strategy_proves(options.strategy.kind);
-
-  auto run_one = [&](std::uint64_t i) { return run_execution(subject, *strategy, i, options.run); };
-  auto after = [&](std::uint64_t i, ExecutionResult& run) {
-    ++out.executions;
-    out.steps += run.exec->steps().size();
-    coverage.add(handoff_fingerprint(*run.exec));
-    std::vector<Finding> fresh;
-    for (const Finding& f : run.findings()) {
-      if (out.find(f.kind) == nullptr) fresh.push_back(f);
-    }
-    if (!fresh.empty()) {
-      const std::vector<ThreadId> choices = run.choices();
-      for (std::size_t k = 0; k < fresh.size(); ++k) {
-        FoundKind fk;
-        fk.finding = fresh[k];
-        fk.execution = i;
-        fk.preemptions = fk.original_preemptions = run.preemptions;
-        if (k + 1 == fresh.size()) {
-          fk.result = std::move(run);
-        } else {  // several kinds in one execution: each keeps its own copy (a guided re-run)
-          GuidedStrategy again(choices);
-          fk.result = std::move(*run_execution(subject, again, 0, options.run));
-        }
-        out.found.push_back(std::move(fk));
-      }
-    }
-    if (options.progress && clock::now() - last_progress > std::chrono::milliseconds(100)) {
-      last_progress = clock::now();
-      options.progress({out.executions, options.iterations, out.found.size(), budget.elapsed()});
-    }
-    return true;
-  };
-  out.stop = run_loop(budget, *strategy, proves, run_one, after).value_or(StopReason::kBudget);
+  out.executions = run.executions;
+  out.steps = run.steps;
+  out.stop = run.stop;
+  out.found = std::move(run.kept.found);
   out.classes = strategy->classes();
   out.states = strategy->states();
-  out.interleavings = coverage.summary();
+  out.interleavings = run.coverage.summary();
   split::finish(subject, out, options, budget.elapsed());
   return out;
 }

@@ -1,11 +1,13 @@
 #pragma once
-// Exploration: many executions of one subject under one strategy, collecting the first execution
-// of every finding kind. Executions are independent and numbered; execution i of a seeded strategy
-// is the same wherever and whenever it runs.
+// Exploration of a model subject: many executions of it under one strategy, collecting the first
+// execution of every finding kind. Executions are independent and numbered; execution i of a
+// seeded strategy is the same wherever and whenever it runs.
 //
-// The loop stops when the iteration budget is spent, the strategy is exhausted (DFS), the time
-// limit passes or the interrupt flag is raised (SIGINT); in every case what was found so far is
-// returned, shrunk, so that callers can write it.
+// One job runs exploration.h's loop, the one a live search runs too, with the model's runner
+// (ModelRunner) and keep policy (KeepFirstOfEachKind); --jobs and --shard deal the executions to
+// workers instead (explore_split.h). Either stops when the iteration budget is spent, the
+// strategy is exhausted (DFS), the time limit passes or the interrupt flag is raised (SIGINT); in
+// every case what was found so far is returned, shrunk, so that callers can write it.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -16,6 +18,7 @@
 
 #include "sched/coverage.h"
 #include "sched/engine.h"
+#include "sched/exploration.h"
 #include "sched/loop.h"
 #include "sched/strategies/strategies.h"
 
@@ -50,6 +53,9 @@ struct ExploreOptions {
   bool check_determinism = false;
   const std::atomic<bool>* interrupt = nullptr;
   std::function<void(const ExploreProgress&)> progress;  // called about every 100 ms
+
+  // The stop rules of these options (loop.h), its clock started now.
+  Budget budget() const;
 };
 
 struct FoundKind {
@@ -59,6 +65,45 @@ struct FoundKind {
   std::uint64_t preemptions = 0;
   std::uint64_t original_preemptions = 0;
   ExecutionResult result;  // the (shrunk) execution
+};
+
+// The model's runner for exploration.h: execution i of `subject` (run_execution), and the re-run
+// of a recorded one, which gives the same execution again (a deterministic subject).
+class ModelRunner {
+ public:
+  ModelRunner(Subject& subject, const RunOptions& options) : subject_(subject), options_(options) {}
+  std::optional<ExecutionResult> run(Strategy& strategy, std::uint64_t execution) const {
+    return run_execution(subject_, strategy, execution, options_);
+  }
+  // The execution whose thread at each step was `choices` (ExecutionResult::choices), again.
+  ExecutionResult rerun(const std::vector<ThreadId>& choices) const;
+  static std::uint64_t steps(const ExecutionResult& r) { return r.exec->steps().size(); }
+  static std::uint64_t fingerprint(const ExecutionResult& r) {
+    return handoff_fingerprint(*r.exec);
+  }
+
+ private:
+  Subject& subject_;
+  RunOptions options_;
+};
+
+// `finding` as first found in execution `execution`, which made `preemptions` preemptions; `result`
+// is that execution (or its re-run).
+FoundKind first_found(const Finding& finding, std::uint64_t execution, std::uint64_t preemptions,
+                      ExecutionResult result);
+
+// The model's keep policy for exploration.h: the first execution of every finding kind, in order
+// of discovery, and the exploration always goes on. Each kind owns its execution (it is shrunk
+// for that kind): an execution that shows several new kinds goes to the last of them, and each
+// of the others gets a re-run of it.
+class KeepFirstOfEachKind {
+ public:
+  explicit KeepFirstOfEachKind(const ModelRunner& runner) : runner_(&runner) {}
+  bool keep(std::uint64_t execution, ExecutionResult& run);
+  std::vector<FoundKind> found;  // in order of discovery
+
+ private:
+  const ModelRunner* runner_;
 };
 
 // One DFS or dpor subtree run by this shard (split explorations).

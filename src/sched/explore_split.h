@@ -65,17 +65,13 @@ struct StopFlag {
 
 class Workers {
  public:
-  Workers(const ExploreOptions& o, StopFlag& stop)
-      : o_(o), stop_(stop), t0_(std::chrono::steady_clock::now()) {}
+  Workers(const ExploreOptions& o, StopFlag& stop) : o_(o), stop_(stop), budget_(o.budget()) {}
 
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  }
-  // Called before each execution; false when the run must stop.
+  double elapsed() const { return budget_.elapsed(); }
+  // Called before each execution; false when the run must stop (an interrupt or the time limit:
+  // Budget::cut; the execution budget is each worker's own share).
   bool go() {
-    if (o_.interrupt != nullptr && o_.interrupt->load(std::memory_order_relaxed))
-      stop_.set(StopReason::kInterrupted);
-    if (o_.time_limit_s > 0 && elapsed() >= o_.time_limit_s) stop_.set(StopReason::kTimeLimit);
+    if (const auto cut = budget_.cut()) stop_.set(*cut);
     return !stop_.raised();
   }
   // Runs `body(worker)` on jobs threads; the calling thread reports progress meanwhile.
@@ -115,7 +111,7 @@ class Workers {
  private:
   const ExploreOptions& o_;
   StopFlag& stop_;
-  std::chrono::steady_clock::time_point t0_;
+  const Budget budget_;
 };
 
 // Found kinds, in single-worker discovery order, re-executed on `subject` from their choices, into

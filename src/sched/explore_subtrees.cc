@@ -50,13 +50,10 @@ struct Piece {
 // process (`sharded` false) cuts the order at `cap` and keys each finding by its piece's place; a
 // shard reports each piece up to `cap` under its subtree index, for racelab merge to place. The
 // search is exhausted when every piece ran to its end within the cap.
-struct Fold {
-  std::uint64_t executions = 0;
-  std::uint64_t steps = 0;
+struct Fold : Tally {
   std::uint64_t redundant = 0;
   std::uint64_t total = 0;  // every execution the pieces ran, counted or not
   bool exhausted = true;
-  Coverage coverage;
   Hits hits;
   std::vector<std::uint64_t> offsets;  // each piece's first execution in the order
   std::vector<DfsSubtree> subtrees;    // a shard's: each piece as counted
@@ -68,17 +65,15 @@ Fold fold(const std::list<Piece>& pieces, std::uint64_t cap, bool sharded) {
     f.offsets.push_back(f.total);
     const std::uint64_t room = sharded ? cap : f.total < cap ? cap - f.total : 0;
     const std::uint64_t counted = std::min<std::uint64_t>(room, p.step_counts.size());
-    std::uint64_t steps = 0;
+    const std::uint64_t steps_before = f.steps;
     std::uint64_t redundant = 0;
     for (std::uint64_t e = 0; e < counted; ++e) {
-      steps += p.step_counts[e];
-      f.coverage.add(p.fingerprints[e]);
+      f.add(p.step_counts[e], p.fingerprints[e]);
       redundant += p.redundant[e];
     }
-    f.steps += steps;
     f.redundant += redundant;
-    f.executions += counted;
-    if (sharded) f.subtrees.push_back({p.index, counted, steps, p.complete, redundant});
+    if (sharded)
+      f.subtrees.push_back({p.index, counted, f.steps - steps_before, p.complete, redundant});
     for (const auto& [kind, h] : p.hits.by_kind) {
       if (std::get<1>(h.key) >= room) continue;
       Hit keyed = h;
@@ -99,17 +94,17 @@ constexpr std::uint64_t kBudgetCheck = 32;
 
 // Runs execution `local` of a piece under `search` and records it in `piece` (and counts it in
 // `executions`); false, marking the piece complete, when the search has nothing left.
-bool run_piece_execution(Subject& subject, Strategy& search, Piece& piece, std::uint64_t local,
-                         const RunOptions& run, std::atomic<std::uint64_t>& executions) {
-  auto r = run_execution(subject, search, local, run);
+bool run_piece_execution(const ModelRunner& runner, Strategy& search, Piece& piece,
+                         std::uint64_t local, std::atomic<std::uint64_t>& executions) {
+  auto r = runner.run(search, local);
   if (!r) {
     piece.complete = true;
     return false;
   }
   executions.fetch_add(1);
   piece.ran.fetch_add(1, std::memory_order_relaxed);
-  piece.step_counts.push_back(static_cast<std::uint32_t>(r->exec->steps().size()));
-  piece.fingerprints.push_back(handoff_fingerprint(*r->exec));
+  piece.step_counts.push_back(static_cast<std::uint32_t>(ModelRunner::steps(*r)));
+  piece.fingerprints.push_back(ModelRunner::fingerprint(*r));
   piece.redundant.push_back(r->abandoned ? 1 : 0);
   if (!r->findings().empty()) piece.hits.add(0, local, *r);
   return true;
@@ -187,6 +182,7 @@ ExploreResult explore_subtrees(const SubjectFactory& make, const ExploreOptions&
       p.jobs,
       [&](unsigned) {
         auto subject = make();
+        const ModelRunner runner(*subject, o.run);
         for (auto place = take(); place; place = take()) {
           const Place it = *place;
           Piece& piece = *it;
@@ -215,7 +211,7 @@ ExploreResult explore_subtrees(const SubjectFactory& make, const ExploreOptions&
               if (!search->begin_execution(local)) piece.complete = true;
               break;
             }
-            if (!run_piece_execution(*subject, *search, piece, local, o.run, executions)) break;
+            if (!run_piece_execution(runner, *search, piece, local, executions)) break;
           }
           std::lock_guard<std::mutex> lock(m);
           for (const auto& [kind, h] : piece.hits.by_kind) kind_names.insert(kind);

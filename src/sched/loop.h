@@ -1,12 +1,11 @@
 #pragma once
-// The one sequential exploration loop, model (explore.cc) and live (src/live/search.cc), and the
-// stop rules it applies before each execution, in this order: the execution budget, an interrupt
-// and the time limit. A proving strategy (dfs, dpor) whose space is exactly the budget has covered
-// it: asking it for one more execution says so, and the exploration is exhausted rather than cut
-// short. What each world does with an execution (the model keeps the first of every finding
-// kind; a live search stops at a failure) is the caller's `after`. The parallel and sharded model
-// explorations (explore_split.h) deal executions to workers instead; each worker applies the same
-// rules through Budget.
+// The stop rules of every exploration, model and live, applied before each execution in this
+// order: the execution budget, an interrupt and the time limit (Budget; exploration.h's one
+// sequential loop applies them all, each worker of a split model exploration, explore_split.h,
+// the last two, the budget being dealt out). A proving strategy (dfs, dpor) whose space is
+// exactly the budget has covered it: asking it for one more execution says so, and the
+// exploration is exhausted rather than cut short. And the words for how a search stopped and what
+// it covered, one sentence for every command.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -78,6 +77,12 @@ class Budget {
       return proves && (strategy.exhausted() || !strategy.begin_execution(i))
                  ? StopReason::kExhausted
                  : StopReason::kBudget;
+    return cut();
+  }
+
+  // An interrupt or the time limit, whatever the execution: what stops every worker of a split
+  // exploration at once.
+  std::optional<StopReason> cut() const {
     if (interrupted_ && interrupted_()) return StopReason::kInterrupted;
     if (time_limit_s_ > 0 && elapsed() >= time_limit_s_) return StopReason::kTimeLimit;
     return std::nullopt;
@@ -93,20 +98,5 @@ class Budget {
   std::function<bool()> interrupted_;
   std::chrono::steady_clock::time_point start_;
 };
-
-// Runs executions 0, 1, ... until `budget` stops them: `run(i)` runs execution i and returns an
-// optional result (nullopt: the strategy has nothing left, the space is exhausted); `after(i,
-// result)` sees each result (it may move it away) and returns false to end the loop there.
-// Returns why the loop stopped, or nullopt when `after` ended it.
-template <class Run, class After>
-std::optional<StopReason> run_loop(const Budget& budget, Strategy& strategy, bool proves, Run&& run,
-                                   After&& after) {
-  for (std::uint64_t i = 0;; ++i) {
-    if (const auto stop = budget.before(i, strategy, proves)) return stop;
-    auto result = run(i);
-    if (!result) return StopReason::kExhausted;
-    if (!after(i, *result)) return std::nullopt;
-  }
-}
 
 }  // namespace racelab::sched

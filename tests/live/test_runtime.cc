@@ -11,6 +11,7 @@
 #include "catch.h"
 #include "live/live.h"
 #include "live/search.h"
+#include "lock_order.h"
 #include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
@@ -29,33 +30,7 @@ live::Options fast() {
   return o;
 }
 
-// Two threads take two mutexes, in opposite orders unless `fixed`.
-class LockOrder : public live::Subject {
- public:
-  explicit LockOrder(bool fixed) : fixed_(fixed) {}
-  std::string name() const override { return fixed_ ? "lock-order-fixed" : "lock-order"; }
-  std::string content_hash() const override { return "1"; }
-  void setup(live::Runtime& rt) override {
-    auto& a = rt.mutex("a");
-    auto& b = rt.mutex("b");
-    rt.spawn("t0", [&a, &b] {
-      std::lock_guard ga(a);
-      std::lock_guard gb(b);
-    });
-    rt.spawn("t1", [&a, &b, this] {
-      if (fixed_) {
-        std::lock_guard ga(a);
-        std::lock_guard gb(b);
-      } else {
-        std::lock_guard gb(b);
-        std::lock_guard ga(a);
-      }
-    });
-  }
-
- private:
-  bool fixed_;
-};
+using racelab::live_test::LockOrder;
 
 // Two threads increment a shared counter, under a mutex when `locked`.
 class Counter : public live::Subject {

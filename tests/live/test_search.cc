@@ -1,0 +1,171 @@
+// The live search (live::search): its keep policy (live::StopAtFailure) on results made by hand,
+// what a live search keeps and where it stops; then the search over real threads.
+#include <string>
+#include <vector>
+
+#include "catch.h"
+#include "live/search.h"
+#include "lock_order.h"
+#include "sched/kinds.h"
+#include "sched/strategies/strategies.h"
+#include "util/errors.h"
+
+namespace live = racelab::live;
+namespace sched = racelab::sched;
+namespace kinds = racelab::sched::kinds;
+using racelab::live_test::LockOrder;
+
+namespace {
+
+live::Result ended_with(std::vector<std::string> found, bool hung = false) {
+  live::Result r;
+  for (auto& kind : found) r.findings.push_back({.kind = std::move(kind), .message = "m"});
+  r.hung = hung;
+  r.completed = !hung;
+  return r;
+}
+
+bool keep(live::StopAtFailure& policy, std::uint64_t execution, live::Result r) {
+  return policy.keep(execution, r);
+}
+
+}  // namespace
+
+TEST_CASE("a live search stops at the first failure; evidence never stops it", "[search]") {
+  live::StopAtFailure policy(/*expect_deadlock=*/false, /*replaying=*/false);
+  CHECK(keep(policy, 0, ended_with({kinds::kDuplicateCompile})));
+  CHECK(keep(policy, 1, ended_with({})));
+  CHECK_FALSE(keep(policy, 2, ended_with({kinds::kException, kinds::kDuplicateCompile})));
+  policy.finish();
+  REQUIRE(policy.failure);
+  CHECK(policy.failure->found(kinds::kException));
+  CHECK(policy.failure_execution == 2);
+  CHECK(policy.stopped_at_failure);
+  REQUIRE(policy.last);  // the last execution before it
+  CHECK(policy.last->findings.empty());
+  CHECK_FALSE(policy.other);
+  CHECK(policy.kinds == std::map<std::string, std::uint64_t>{{kinds::kDuplicateCompile, 2},
+                                                             {kinds::kException, 1}});
+}
+
+TEST_CASE("racelab losing control ends a live search as a failure does", "[search]") {
+  live::StopAtFailure policy(/*expect_deadlock=*/true, /*replaying=*/false);
+  CHECK_FALSE(keep(policy, 0, ended_with({kinds::kLostControl}, /*hung=*/true)));
+  REQUIRE(policy.failure);
+  CHECK(policy.stopped_at_failure);
+  CHECK_FALSE(policy.other);
+}
+
+TEST_CASE("searching for a deadlock keeps the first other failure and goes on to the deadlock",
+          "[search]") {
+  live::StopAtFailure policy(/*expect_deadlock=*/true, /*replaying=*/false);
+  CHECK(keep(policy, 0, ended_with({})));
+  CHECK(keep(policy, 1, ended_with({kinds::kFxTraceError})));
+  CHECK(keep(policy, 2, ended_with({kinds::kException})));
+  CHECK_FALSE(keep(policy, 3, ended_with({kinds::kDeadlock})));
+  policy.finish();
+  REQUIRE(policy.failure);
+  CHECK(policy.failure->found(kinds::kDeadlock));
+  CHECK(policy.failure_execution == 3);
+  REQUIRE(policy.other);  // the first of the others
+  CHECK(policy.other->found(kinds::kFxTraceError));
+  CHECK(policy.other_execution == 1);
+}
+
+TEST_CASE("searching for a deadlock that never comes, the other failure is the result",
+          "[search]") {
+  live::StopAtFailure policy(/*expect_deadlock=*/true, /*replaying=*/false);
+  CHECK(keep(policy, 0, ended_with({kinds::kException})));
+  CHECK(keep(policy, 1, ended_with({})));
+  CHECK_FALSE(policy.failure);
+  policy.finish();
+  REQUIRE(policy.failure);
+  CHECK(policy.failure->found(kinds::kException));
+  CHECK(policy.failure_execution == 0);
+  CHECK_FALSE(policy.other);
+  CHECK_FALSE(policy.stopped_at_failure);  // the budget ended it
+}
+
+TEST_CASE("a hang ends a deadlock search: its threads are stuck and the process must exit",
+          "[search]") {
+  live::StopAtFailure policy(/*expect_deadlock=*/true, /*replaying=*/false);
+  CHECK_FALSE(keep(policy, 0, ended_with({kinds::kHang}, /*hung=*/true)));
+  REQUIRE(policy.failure);
+  CHECK(policy.failure->hung);
+  CHECK_FALSE(policy.other);
+}
+
+TEST_CASE("a replayed execution is the result, failed or not", "[search]") {
+  live::StopAtFailure clean(/*expect_deadlock=*/false, /*replaying=*/true);
+  CHECK(keep(clean, 0, ended_with({})));
+  REQUIRE(clean.failure);
+  CHECK_FALSE(clean.last);
+  CHECK_FALSE(clean.stopped_at_failure);
+
+  // Replaying an exception while a deadlock is expected: the replay is the result, not an other.
+  live::StopAtFailure failed(/*expect_deadlock=*/true, /*replaying=*/true);
+  CHECK_FALSE(keep(failed, 0, ended_with({kinds::kException})));
+  REQUIRE(failed.failure);
+  CHECK_FALSE(failed.other);
+  CHECK(failed.stopped_at_failure);
+}
+
+TEST_CASE("A live search runs the exploration until the deadlock, or proves the fix", "[live]") {
+  live::SearchOptions a;
+  a.strategy = "dfs";
+  a.executions = 100;
+  a.hang_timeout = 2;
+  a.settle_ms = 2;
+  std::vector<std::string> ended;  // how each execution ended, as the job's hook saw it
+  live::JobInfo info;
+  info.after_execution = [&ended](std::uint64_t execution, const std::string& how) {
+    CHECK(execution == ended.size());
+    ended.push_back(how);
+  };
+  std::uint64_t progress_calls = 0;
+  auto progress = [&progress_calls](std::uint64_t done, std::uint64_t budget) {
+    CHECK(done == ++progress_calls);
+    CHECK(budget == 100);
+  };
+
+  LockOrder bad(false);
+  auto dfs = sched::make_dfs(2);
+  const live::Outcome found = live::search(
+      a, info, bad, *dfs, false, [] { return false; }, progress);
+  REQUIRE(found.kept.failure);
+  CHECK(found.kept.failure->found("deadlock"));
+  CHECK(found.kept.stopped_at_failure);
+  CHECK(found.executions == found.kept.failure_execution + 1);
+  CHECK(found.coverage.executions() == found.executions);
+  CHECK(ended.size() == found.executions);
+  CHECK(ended.back() == "deadlock");
+  CHECK(progress_calls == found.executions);
+  CHECK(live::judge(a, found).exit_code == racelab::kExitFound);
+
+  ended.clear();
+  progress_calls = 0;
+  LockOrder good(true);
+  auto dfs2 = sched::make_dfs(2);
+  const live::Outcome proof = live::search(
+      a, info, good, *dfs2, false, [] { return false; }, progress);
+  CHECK_FALSE(proof.kept.failure);
+  REQUIRE(proof.kept.last);
+  CHECK(proof.exhausted());
+  CHECK(proof.executions > 1);
+  CHECK(ended == std::vector<std::string>(proof.executions, "complete"));
+  CHECK(live::judge(a, proof).exit_code == racelab::kExitOk);
+}
+
+TEST_CASE("A live replay that diverges is bad input naming the schedule", "[live]") {
+  live::SearchOptions a;
+  a.replay = "diverging.json";
+  a.executions = 1;
+  LockOrder bad(false);
+  sched::ReplayStrategy replay({{"t9", "start"}}, sched::OnDivergence::kFail, nullptr);
+  try {
+    live::search(a, {}, bad, replay, true, {}, {});
+    FAIL("the replay did not diverge");
+  } catch (const racelab::InputError& e) {
+    CHECK(std::string(e.what()).find("diverging.json: ") == 0);
+  }
+}
