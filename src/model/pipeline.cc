@@ -147,8 +147,7 @@ Task PipelineModel::step(Context& ctx, int device, std::int64_t length, int warm
   if (k >= 0) {
     std::uint64_t past = sched::state_mix(static_cast<std::uint64_t>(k) + 1,
                                           static_cast<std::uint64_t>(warmup_lock + 1));
-    past = sched::state_mix(sched::state_mix(past, static_cast<std::uint64_t>(fwd.entry + 1)),
-                            fwd.scores_bytes);
+    past = sched::state_mix(sched::state_mix(past, entry_name(fwd.entry)), fwd.scores_bytes);
     ctx.forget_past(static_cast<std::int64_t>(past));
   }
   if (run_backward) {

@@ -39,6 +39,8 @@ class PipelineModel : public sched::Subject, public sched::StateSource {
   // Its state, for the states strategy (sched/state.h; pipeline_state.cc).
   std::uint64_t shared_digest(const sched::StateNames& names) const override;
   std::uint64_t var_digest(int var, sched::ThreadId reader) const override;
+  // Entry `index` as digests name it: its device and its place among that device's entries.
+  std::uint64_t entry_name(int index) const;
 
   // PyTorch's size formatting (c10's format_size): "256.00 GiB".
   static std::string format_size(std::uint64_t bytes);

@@ -2,9 +2,11 @@
 //
 // What its threads' code reads of shared state, and where the digests cover it:
 //   - wrapper_[d] after an access of the device's dict key: var_digest;
-//   - the device's entries (place, shape) after an access of its cache key (find_entry, the
+//   - the device's entries (shape, in order) after an access of its cache key (find_entry, the
 //     duplicate check), the number of entries after an access of the cache size (the recompile
-//     limit): var_digest;
+//     limit): var_digest. An entry's place in entries_ follows the order in which devices
+//     compiled and serves only to find it again: digests name an entry by its device and its
+//     place among that device's entries (entry_name);
 //   - the FX tracers after an access of the flag (the entry check asks whether another thread
 //     traces, and whether that is an eager call's trace): var_digest, relative to the reader;
 //   - used_bytes_[d] after an access of the device's allocator: var_digest;
@@ -21,6 +23,14 @@ namespace racelab::model {
 
 using sched::state_mix;
 
+std::uint64_t PipelineModel::entry_name(int index) const {
+  if (index < 0) return 0;
+  const int device = entries_[static_cast<std::size_t>(index)].device;
+  std::uint64_t rank = 0;
+  for (int i = 0; i < index; ++i) rank += entries_[static_cast<std::size_t>(i)].device == device;
+  return state_mix(static_cast<std::uint64_t>(device) + 1, rank);
+}
+
 std::uint64_t PipelineModel::var_digest(int var, sched::ThreadId reader) const {
   std::uint64_t h = state_mix(0x7661ULL, static_cast<std::uint64_t>(var));
   if (var == fx_flag_var_) {
@@ -34,13 +44,12 @@ std::uint64_t PipelineModel::var_digest(int var, sched::ThreadId reader) const {
     if (var == dict_var_[d]) return state_mix(h, wrapper_[d] ? 1 : 0);
     if (var == allocator_var_[d]) return state_mix(h, used_bytes_[d]);
     if (var == cache_var_[d]) {
-      // What a guard check and an insert read: the device's entries, where they are, their
-      // shape (their backward is the worker's business).
-      for (std::size_t i = 0; i < entries_.size(); ++i) {
-        const Entry& e = entries_[i];
+      // What a guard check and an insert read: the device's entries in order, their shape (their
+      // backward is the worker's business; their places among other devices' entries are only
+      // names: entry_name).
+      for (const Entry& e : entries_) {
         if (e.device != static_cast<int>(d)) continue;
-        h = state_mix(state_mix(h, i), static_cast<std::uint64_t>(e.length));
-        h = state_mix(h, e.requires_grad ? 1 : 0);
+        h = state_mix(state_mix(h, static_cast<std::uint64_t>(e.length)), e.requires_grad ? 1 : 0);
       }
       return h;
     }
@@ -52,18 +61,21 @@ std::uint64_t PipelineModel::shared_digest(const sched::StateNames& names) const
   std::uint64_t h = state_mix(0x706970ULL, drafters_started_ ? 1 : 0);
   for (bool w : wrapper_) h = state_mix(h, w ? 1 : 0);
   for (std::uint64_t used : used_bytes_) h = state_mix(h, used);
-  for (const Entry& e : entries_) {
-    h = state_mix(state_mix(h, static_cast<std::uint64_t>(e.device)),
-                  static_cast<std::uint64_t>(e.length));
-    h = state_mix(h, (e.requires_grad ? 1 : 0) | (e.backward_compiled ? 2 : 0));
-    h = state_mix(h, static_cast<std::uint64_t>(e.backward_compiles));
+  // Entries device by device: the order in which devices compiled is not state.
+  for (std::size_t d = 0; d < wrapper_.size(); ++d) {
+    for (const Entry& e : entries_) {
+      if (e.device != static_cast<int>(d)) continue;
+      h = state_mix(state_mix(h, d), static_cast<std::uint64_t>(e.length));
+      h = state_mix(h, (e.requires_grad ? 1 : 0) | (e.backward_compiled ? 2 : 0));
+      h = state_mix(h, static_cast<std::uint64_t>(e.backward_compiles));
+    }
   }
   for (const Tracer& t : fx_tracers_) h = state_mix(state_mix(h, names.thread(t.thread)), t.eager);
   // Jobs in any order: the execution's job ids follow the order of submits.
   std::uint64_t jobs = 0;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     jobs += state_mix(state_mix(names.job(static_cast<int>(j)), jobs_[j].backward ? 1 : 0),
-                      static_cast<std::uint64_t>(jobs_[j].entry + 1));
+                      entry_name(jobs_[j].entry));
   }
   return state_mix(h, jobs);
 }

@@ -93,7 +93,7 @@ TEST_CASE("malformed scenarios get one line naming the file, the key and the pro
        "s.toml: gpu.memory_gib: expected a number in (0, 1048576], got -1"},
       {"name = \"x\"\n[explore]\nstrategy = \"bfs\"\n",
        "s.toml: explore.strategy: unknown value \"bfs\": expected random | pct | dfs | dpor | pos "
-       "| surw"},
+       "| surw | states"},
       {"name = \"x\"\n[explore]\niterations = 0\n",
        "s.toml: explore.iterations: expected an integer in 1..1099511627776, got 0"},
       {"name = \"x\"\n[expect]\nmust = \"deadlock\"\n",
