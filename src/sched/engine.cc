@@ -83,6 +83,7 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
   ExecutionResult result;
   result.exec = std::make_unique<Execution>(options.max_steps);
   Execution& exec = *result.exec;
+  exec.keep_states(strategy.reads_states());
   std::unique_ptr<ThreadBackend> threads;
   if (options.backend == Backend::kThreads) threads = std::make_unique<ThreadBackend>(exec);
   Context ctx(exec, threads.get());

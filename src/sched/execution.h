@@ -64,9 +64,14 @@ class Execution final : public ThreadView {
   ThreadId spawn(std::string name, Task body, bool daemon = false, int symmetry = -1);
   // The thread serving `queue`, used to explain waits on its jobs in deadlock reports.
   void set_queue_worker(int queue, ThreadId worker);
-  // The subject describes its state (state.h): from here on each thread's operations and what it
-  // saw are recorded, and state_digest() answers.
-  void describe_state(const StateSource* source) { state_source_ = source; }
+  // Whether this execution's strategy reads state digests (Strategy::reads_states); set by the
+  // engine before the subject's setup.
+  void keep_states(bool keep) { keep_states_ = keep; }
+  // The subject describes its state (state.h): where the strategy reads digests, each thread's
+  // operations and what it saw are recorded from here on, and state_digest() answers.
+  void describe_state(const StateSource* source) {
+    state_source_ = keep_states_ ? source : nullptr;
+  }
 
   // ---- Scheduling: called by the engine.
   std::size_t thread_count() const override { return threads_.size(); }
@@ -245,7 +250,8 @@ class Execution final : public ThreadView {
   bool stopped_ = false;
   bool fatal_ = false;        // a fatal report stopped the execution (not the deadlock check)
   bool track_races_ = false;  // vector clocks are only kept when the subject has shared variables
-  const StateSource* state_source_ = nullptr;
+  bool keep_states_ = false;
+  const StateSource* state_source_ = nullptr;  // null unless kept and described
 };
 
 }  // namespace racelab::sched

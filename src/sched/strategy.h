@@ -86,6 +86,9 @@ class Strategy {
   virtual std::optional<Classes> classes() const { return std::nullopt; }
   // Distinct states explored so far, for a strategy that counts them (states); nullopt otherwise.
   virtual std::optional<std::uint64_t> states() const { return std::nullopt; }
+  // True for a strategy that reads ThreadView::state_digest (states): only then does an execution
+  // record what its threads see, which costs every step.
+  virtual bool reads_states() const { return false; }
   // For reports: e.g. "pct(depth=3, seed=1)".
   virtual std::string describe() const = 0;
   // A copy with the same parameters and learned state, for another worker: execution i of the copy

@@ -75,6 +75,7 @@ class StatesStrategy : public Strategy {
   }
 
   bool exhausted() const override { return exhausted_; }
+  bool reads_states() const override { return true; }
   std::optional<std::uint64_t> states() const override { return seen_.size(); }
   std::optional<Classes> classes() const override { return std::nullopt; }
   std::string describe() const override { return "states(symmetry)"; }
