@@ -337,6 +337,21 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of small programs exactly once"
   }
 }
 
+// The random programs' source: a fixed-seed LCG drawing a number below n.
+struct Draw {
+  std::uint64_t state;
+  std::uint64_t operator()(std::uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  }
+};
+
+// How many random programs a test checks: RACELAB_DPOR_PROGRAMS, else 40.
+int program_count() {
+  const char* env = std::getenv("RACELAB_DPOR_PROGRAMS");
+  return env != nullptr ? std::atoi(env) : 40;
+}
+
 // A random script from `next(n)` (a number below n): instructions while `more(i)` (called before
 // each, so it may draw from `next` too), at most one mutex held at a time, a lock always released.
 template <class Next, class More>
@@ -370,16 +385,10 @@ Script random_script(Next& next, More more) {
 
 // Random small programs from a fixed seed: three threads of three instructions each.
 TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactly once", "[dpor]") {
-  std::uint64_t state = std::getenv("RACELAB_DPOR_SEED") != nullptr
-                            ? std::strtoull(std::getenv("RACELAB_DPOR_SEED"), nullptr, 10)
-                            : 12345;
-  auto next = [&](std::uint64_t n) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % n;
-  };
-  const int programs = std::getenv("RACELAB_DPOR_PROGRAMS") != nullptr
-                           ? std::atoi(std::getenv("RACELAB_DPOR_PROGRAMS"))
-                           : 40;
+  Draw next{std::getenv("RACELAB_DPOR_SEED") != nullptr
+                ? std::strtoull(std::getenv("RACELAB_DPOR_SEED"), nullptr, 10)
+                : 12345};
+  const int programs = program_count();
   const std::size_t length = std::getenv("RACELAB_DPOR_LENGTH") != nullptr
                                  ? std::strtoull(std::getenv("RACELAB_DPOR_LENGTH"), nullptr, 10)
                                  : 3;
@@ -401,14 +410,8 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactl
 // explores one of two alike threads (dpor.cc). Every end state of every interleaving must still be
 // reached up to renaming the copies, with the same kinds, in fewer executions.
 TEST_CASE("dpor with symmetric threads reaches every end state up to renaming them", "[dpor]") {
-  std::uint64_t state = 777;
-  auto next = [&](std::uint64_t n) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % n;
-  };
-  const int programs = std::getenv("RACELAB_DPOR_PROGRAMS") != nullptr
-                           ? std::atoi(std::getenv("RACELAB_DPOR_PROGRAMS"))
-                           : 40;
+  Draw next{777};
+  const int programs = program_count();
   auto random_of = [&](std::size_t length) {
     return random_script(next, [length](std::size_t i) { return i < length; });
   };
@@ -449,14 +452,8 @@ TEST_CASE("dpor with symmetric threads reaches every end state up to renaming th
 // The states strategy (states.cc): every end state of every interleaving reached, up to renaming
 // alike threads, with the same kinds; and never a state expanded twice.
 TEST_CASE("states reaches every end state of random programs, alike threads renamed", "[dpor]") {
-  std::uint64_t state = 4242;
-  auto next = [&](std::uint64_t n) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % n;
-  };
-  const int programs = std::getenv("RACELAB_DPOR_PROGRAMS") != nullptr
-                           ? std::atoi(std::getenv("RACELAB_DPOR_PROGRAMS"))
-                           : 40;
+  Draw next{4242};
+  const int programs = program_count();
   auto random_of = [&](std::size_t length) {
     return random_script(next, [length](std::size_t i) { return i < length; });
   };
