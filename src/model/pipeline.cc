@@ -48,10 +48,16 @@ void PipelineModel::setup(Context& ctx) {
   // recompile limit reads the number of entries: every insert writes cache_size_var_ too.
   dict_var_.clear();
   cache_var_.clear();
+  // Each device's variables, queue and threads are one part (Context::part): the devices are
+  // alike, and the states strategy explores states that differ only by which device is which
+  // once (pipeline_state.cc). Main's warmup visits devices in order, but a device it has not
+  // reached is where every device starts.
   for (int d = 0; d < s.devices; ++d) {
+    ctx.part(d);
     dict_var_.push_back(ctx.atomic_var("_compiled_flex_attention"));
     cache_var_.push_back(ctx.atomic_var("code cache"));
   }
+  ctx.part(-1);
   cache_size_var_ = ctx.atomic_var("code cache size");
   start_gate_ = ctx.event("start_gate");
   trace_label_ = ctx.label("trace autograd.grad");
@@ -62,8 +68,11 @@ void PipelineModel::setup(Context& ctx) {
     shared_warmup_lock_ = ctx.mutex("warmup_lock");
   }
   worker_queue_.clear();
-  for (int d = 0; d < s.devices; ++d)
+  for (int d = 0; d < s.devices; ++d) {
+    ctx.part(d);
     worker_queue_.push_back(ctx.queue(fmt::format("autograd {}", d)));
+  }
+  ctx.part(-1);
   // State the local code after a scheduling point touches (Context::touch), for dpor's dependency
   // relation; no operation names them, so no trace shows them. The rest of the per-execution
   // state needs no touch: wrapper_ is read and written only in the steps of the dict's read and
@@ -74,12 +83,16 @@ void PipelineModel::setup(Context& ctx) {
   // written by main before it sets start_gate, which every later compile follows.
   fx_flag_var_ = ctx.atomic_var("fx_tracing");  // F10: fx_tracer_
   allocator_var_.clear();
-  for (int d = 0; d < s.devices; ++d)
+  for (int d = 0; d < s.devices; ++d) {
+    ctx.part(d);
     allocator_var_.push_back(ctx.atomic_var(fmt::format("allocator cuda:{}", d)));  // used_bytes_
+  }
+  ctx.part(-1);
 
   ctx.describe_state(*this);  // pipeline_state.cc
   ctx.spawn("main", main_thread(ctx));
   for (int d = 0; d < s.devices; ++d) {
+    ctx.part(d);
     for (int i = 0; i < s.drafters_per_device; ++i) {
       if (s.warmup == WarmupMode::kPerThreadLock) {
         private_locks_.push_back(ctx.mutex(fmt::format("warmup_lock {}.{}", d, i)));
@@ -91,9 +104,11 @@ void PipelineModel::setup(Context& ctx) {
   }
   for (int d = 0; d < s.devices; ++d) {
     // F3: one autograd engine worker per device, serving its FIFO queue one job at a time.
+    ctx.part(d);
     const auto worker = ctx.spawn(fmt::format("autograd {}", d), autograd_worker(ctx, d), true);
     ctx.serve(worker_queue_[d], worker);
   }
+  ctx.part(-1);
 }
 
 Task PipelineModel::main_thread(Context& ctx) {
@@ -147,7 +162,8 @@ Task PipelineModel::step(Context& ctx, int device, std::int64_t length, int warm
   if (k >= 0) {
     std::uint64_t past = sched::state_mix(static_cast<std::uint64_t>(k) + 1,
                                           static_cast<std::uint64_t>(warmup_lock + 1));
-    past = sched::state_mix(sched::state_mix(past, entry_name(fwd.entry)), fwd.scores_bytes);
+    past =
+        sched::state_mix(sched::state_mix(past, entry_name(fwd.entry, nullptr)), fwd.scores_bytes);
     ctx.forget_past(static_cast<std::int64_t>(past));
   }
   if (run_backward) {
@@ -418,6 +434,7 @@ Task PipelineModel::autograd_worker(Context& ctx, int device) {
       }
       ctx.advance(profile_.backward);
     }
+    jobs_[static_cast<std::size_t>(job_id)].served = true;  // read no more (pipeline_state.cc)
     co_await ctx.complete(job_id);
   }
 }

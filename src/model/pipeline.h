@@ -39,8 +39,10 @@ class PipelineModel : public sched::Subject, public sched::StateSource {
   // Its state, for the states strategy (sched/state.h; pipeline_state.cc).
   std::uint64_t shared_digest(const sched::StateNames& names) const override;
   std::uint64_t var_digest(int var, sched::ThreadId reader) const override;
-  // Entry `index` as digests name it: its device and its place among that device's entries.
-  std::uint64_t entry_name(int index) const;
+  std::uint64_t part_digest(int device) const override;
+  // Entry `index` as digests name it: its device (as `names` names it; none: the reader's own)
+  // and its place among that device's entries.
+  std::uint64_t entry_name(int index, const sched::StateNames* names) const;
 
   // PyTorch's size formatting (c10's format_size): "256.00 GiB".
   static std::string format_size(std::uint64_t bytes);
@@ -56,6 +58,7 @@ class PipelineModel : public sched::Subject, public sched::StateSource {
   struct Job {              // what a job on an autograd worker is
     bool backward = false;  // false: the trace-time autograd.grad of F4
     int entry = -1;         // backward: the entry whose forward ran, or -1 (eager)
+    bool served = false;    // the worker is done with it (state only until then)
   };
   struct Forward {  // the outcome of a forward call
     int entry = -1;

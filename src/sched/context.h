@@ -55,6 +55,12 @@ class Context {
   // Opts in to the states strategy (state.h lists what the subject vouches for); `source` must
   // outlive the execution.
   void describe_state(const StateSource& source) { exec_.describe_state(&source); }
+  // Threads and objects made from now on belong to part `part` (numbered from 0) of the subject's
+  // alike parts, -1 to none: one GPU's drafters, worker, queue and variables, say. The states
+  // strategy treats two states that differ only by a renaming of parts as one (state.h lists
+  // what the subject vouches for). Every part must make the same threads and objects, in the same
+  // order. Only the states strategy reads parts.
+  void part(int part) { exec_.set_part(part); }
 
   // ---- Scheduling points.
   Awaiter lock(int m) { return {this, {OpKind::kLock, m, -1}}; }

@@ -99,22 +99,26 @@ Execution::~Execution() {
 
 int Execution::make_mutex(std::string name, bool recursive) {
   mutexes_.push_back(Mutex{std::move(name), recursive});
+  join_part(kPartMutex, static_cast<int>(mutexes_.size() - 1));
   return static_cast<int>(mutexes_.size() - 1);
 }
 
 int Execution::make_event(std::string name) {
   events_.push_back(Event{std::move(name)});
+  join_part(kPartEvent, static_cast<int>(events_.size() - 1));
   return static_cast<int>(events_.size() - 1);
 }
 
 int Execution::make_queue(std::string name) {
   queues_.push_back(Queue{std::move(name)});
+  join_part(kPartQueue, static_cast<int>(queues_.size() - 1));
   return static_cast<int>(queues_.size() - 1);
 }
 
 int Execution::make_var(std::string name, bool atomic) {
   if (!atomic) track_races_ = true;
   vars_.push_back(Var{std::move(name), atomic});
+  join_part(kPartVar, static_cast<int>(vars_.size() - 1));
   return static_cast<int>(vars_.size() - 1);
 }
 
@@ -142,6 +146,7 @@ ThreadId Execution::spawn(std::string name, Task body, bool daemon, int symmetry
   t.root.promise().root_thread = id;
   t.resume = t.root;
   threads_.push_back(std::move(t));
+  join_part(kPartThread, id);
   if (static_cast<std::size_t>(id) >> 6 >= enabled_bits_.size()) enabled_bits_.push_back(0);
   refresh(id);
   return id;

@@ -6,6 +6,7 @@
 // steps taken so far and the findings. It knows nothing about *how* threads run (coroutines or OS
 // threads: see backend.h) nor about *who* chooses the next thread (strategy.h); engine.cc connects
 // the three. Everything here runs on one thread at a time, so it needs no locks of its own.
+#include <array>
 #include <coroutine>
 #include <cstdint>
 #include <deque>
@@ -62,6 +63,9 @@ class Execution final : public ThreadView {
   int label(std::string_view text);  // interns a label for points and jobs
   // `symmetry`: the thread's symmetry group (ThreadView::symmetry_group), -1 for none.
   ThreadId spawn(std::string name, Task body, bool daemon = false, int symmetry = -1);
+  // Threads and objects made from now on belong to part `part` of the subject's alike parts
+  // (state.h; parts are numbered from 0), or to none for -1.
+  void set_part(int part) { current_part_ = part; }
   // The thread serving `queue`, used to explain waits on its jobs in deadlock reports.
   void set_queue_worker(int queue, ThreadId worker);
   // Whether this execution's strategy reads state digests (Strategy::reads_states); set by the
@@ -226,10 +230,23 @@ class Execution final : public ThreadView {
   std::vector<std::vector<Waiter>> waiters_[4];
 
   std::string job_text(int job) const;
-  void observe(ThreadId id, const Op& op);  // state_digest.cc
+  // ---- For state_digest (state_digest.cc).
+  void observe(ThreadId id, const Op& op);
   class Names;
+  // What a part holds: its threads, mutexes, events, queues and variables, in the order made.
+  enum PartKind { kPartThread, kPartMutex, kPartEvent, kPartQueue, kPartVar, kPartKinds };
+  struct PartPlace {
+    int part = -1;  // -1: the object belongs to no part
+    int index = -1;
+  };
+  void join_part(PartKind kind, int id);  // called where threads and objects are made
+  PartPlace place(PartKind kind, int id) const;
+  void check_parts() const;
+  std::uint64_t object_name(const Op& op, ThreadId self, const Names* names) const;
   std::uint64_t thread_digest(ThreadId t, const Names* names) const;
   std::uint64_t job_name(int job, ThreadId self, const Names* names) const;
+  std::uint64_t part_key(int part, const std::vector<ThreadId>& layout,
+                         const std::vector<std::uint64_t>& key) const;
   std::string wait_text(ThreadId t) const;
   ThreadId waits_for(ThreadId t) const;
 
@@ -252,6 +269,10 @@ class Execution final : public ThreadView {
   bool track_races_ = false;  // vector clocks are only kept when the subject has shared variables
   bool keep_states_ = false;
   const StateSource* state_source_ = nullptr;  // null unless kept and described
+  int current_part_ = -1;
+  std::vector<std::array<std::vector<int>, kPartKinds>> parts_;  // each part's members by kind
+  std::array<std::vector<PartPlace>, kPartKinds> places_;        // by kind and id, where made
+  mutable bool parts_checked_ = false;
 };
 
 }  // namespace racelab::sched

@@ -15,6 +15,12 @@
 // Threads of one symmetry group (Context::spawn_symmetric) are interchangeable: the digest sorts
 // them by what they have seen and renames them, and the jobs they submitted, accordingly, so two
 // states that differ only by which of two alike drafters did what have one digest.
+// Alike parts (Context::part: one GPU's drafters, worker, queue and variables) are renamed the
+// same way, all of a part's threads and objects together: parts are sorted by their own state
+// (their threads' and objects' states with objects named relative to the part, and the
+// subject's part_digest), and the digest then names each part's threads, objects and the
+// subject's per-part state by the part's place in that order. Alike threads within a part are
+// then sorted as above.
 //
 // A subject opts in by giving its StateSource to Context::describe_state in setup, and vouches
 // that:
@@ -25,7 +31,12 @@
 //      shared_digest names them only through StateNames;
 //   3. nothing a thread does depends on virtual time (Context::now), its id or its name other than
 //      in messages;
-//   4. at forget_past(label) the thread's continuation depends only on `label` and shared state.
+//   4. at forget_past(label) the thread's continuation depends only on `label` and shared state;
+//   5. with parts: renaming parts maps every reachable state to one that behaves the same up to
+//      the renaming. Each part's threads run the same code on their own part's objects; a thread
+//      outside the parts may treat parts differently (a warmup that visits GPU 0 first, then
+//      GPU 1) only while those parts are still in the same state. var_digest and a label name no
+//      part by number; shared_digest names parts only through StateNames::part.
 // Digests are 64-bit: two different states share one with odds about n^2 / 2^65 for n states
 // (below 1e-5 for ten million).
 #include <cstdint>
@@ -34,12 +45,14 @@
 
 namespace racelab::sched {
 
-// How a digest names threads and jobs: thread t is its canonical number, job j (an execution's
-// job id) the pair (canonical number of its submitter, its place among that thread's submits).
+// How a digest names threads, jobs and parts: thread t is its canonical number, job j (an
+// execution's job id) the pair (canonical number of its submitter, its place among that thread's
+// submits), part p its place among the parts sorted by their state (p itself without parts).
 class StateNames {
  public:
   virtual std::uint64_t thread(ThreadId t) const = 0;
   virtual std::uint64_t job(int job) const = 0;
+  virtual std::uint64_t part(int part) const = 0;
 
  protected:
   ~StateNames() = default;
@@ -51,6 +64,9 @@ class StateSource {
   virtual std::uint64_t shared_digest(const StateNames& names) const = 0;
   // What thread `reader`'s code can read of `var` at this moment (see the conditions above).
   virtual std::uint64_t var_digest(int var, ThreadId reader) const = 0;
+  // What the subject holds for part `part` alone, naming no part, thread or job: part of how
+  // parts are sorted. Its shared_digest covers it again, with the part named.
+  virtual std::uint64_t part_digest(int /*part*/) const { return 0; }
 
  protected:
   ~StateSource() = default;
