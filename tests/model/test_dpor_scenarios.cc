@@ -49,7 +49,8 @@ std::string small(int devices, int drafters, int steps, const std::string& warmu
          extra;
 }
 
-// Bundled scenarios with more interleaving classes than a test can afford (docs/performance.md).
+// Bundled scenarios with more interleaving classes than a test can afford (docs/performance.md);
+// states exhausts them in seconds to a minute (bench/states.sh), which a sanitizer build cannot.
 const std::set<std::string> kTooLarge = {"lazy-4-drafters", "separate-process-warmup",
                                          "eight-gpus-long-context"};
 
