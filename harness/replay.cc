@@ -65,7 +65,7 @@ int replay_command(const ReplayArgs& a) {
                                                          run.reproduced()));
   }
   if (run.result) {
-    for (const auto* f : report::ordered(run.result->findings())) {
+    for (const auto* f : report::ordered(run.result->findings)) {
       fmt::print("{}: {}{}\n", f->kind, report::message_text(*f),
                  sched::kinds::is_failure(f->kind) ? "" : " (evidence)");
     }
