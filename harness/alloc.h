@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "alloc/inputs.h"
+#include "alloc/runs.h"
 #include "command.h"
 
 namespace racelab::cli::alloccmd {
@@ -22,8 +23,11 @@ void add_report(CLI::App* alloc, Runner& run);   // alloc_report.cc
 void add_whatif(CLI::App* alloc, Runner& run);   // alloc_whatif.cc
 void add_convert(CLI::App* alloc, Runner& run);  // alloc_whatif.cc
 
-// racelab alloc report TRACE --out OUT with default settings: what racelab live alloc prints
-// after its capture (alloc_report.cc).
-int report_with_defaults(const std::string& trace, const std::string& out);
+// alloc report's printer (alloc_report.cc), which racelab live alloc shares for its capture's
+// report (alloc::analyse_traces): the warnings, each report's verdict (with `table` its rows),
+// and a table comparing several traces.
+void print_reports(const alloc::TraceReports& got, bool table);
+// "wrote OUT/alloc-report.json and OUT/report.html" (alloc::write_report_outputs' files).
+void print_written(const std::string& out);
 
 }  // namespace racelab::cli::alloccmd

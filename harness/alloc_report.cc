@@ -68,6 +68,24 @@ void print_table(const std::vector<StabilityReport>& reports) {
   }
 }
 
+}  // namespace
+
+void print_reports(const TraceReports& got, bool table) {
+  clear_progress();
+  for (const std::string& w : got.warnings) {
+    if (!w.empty()) fmt::print("{}\n", paint(w, Colour::kYellow));
+  }
+  for (const StabilityReport& r : got.reports) print_report(r, table);
+  if (got.reports.size() > 1) print_table(got.reports);
+}
+
+void print_written(const std::string& out) {
+  fmt::print("wrote {} and {}\n", (fs::path(out) / "alloc-report.json").string(),
+             (fs::path(out) / "report.html").string());
+}
+
+namespace {
+
 int report_command(const ReportArgs& a) {
   if (!a.junit.empty() && a.expect.empty())
     throw InputError(
@@ -83,32 +101,19 @@ int report_command(const ReportArgs& a) {
   settings.settle = a.settle;
   if (!a.segments_at.empty()) settings.segments_at = a.segments_at;
   settings.dev = a.dev;
-  std::vector<StabilityReport> reports;
-  std::vector<std::string> warnings;
-  for (std::size_t t = 0; t < a.traces.size(); ++t) {
-    const std::string& path = a.traces[t];
-    report::expect_file(path, report::FileKind::kSnapshot, "alloc report TRACE...");
-    const Snapshot snap = read_snapshot(path);
-    const std::vector<std::size_t> devices = pick_devices(snap, a.device, path);
-    // Iteration boundaries: the stats JSON given, or the one beside the trace.
-    const fs::path stats = stats_for(
-        path, a.iterations.empty() ? std::nullopt : std::optional<std::string>(a.iterations[t]));
-    if (!stats.empty())
-      report::expect_file(stats.string(), report::FileKind::kStats, "alloc report --iterations");
-    TraceReports got = analyse_trace(snap, path, devices, stats, settings, replay_progress());
-    for (auto& r : got.reports) reports.push_back(std::move(r));
-    for (auto& w : got.warnings) warnings.push_back(std::move(w));
-  }
-  clear_progress();
-  for (const std::string& w : warnings) {
-    if (!w.empty()) fmt::print("{}\n", paint(w, Colour::kYellow));
-  }
-  for (const StabilityReport& r : reports) print_report(r, a.table);
-  if (reports.size() > 1) print_table(reports);
+  const TraceReports got = analyse_traces(
+      a.traces, a.iterations, a.device, settings, replay_progress(),
+      [](const std::string& path, bool stats) {
+        if (stats)
+          report::expect_file(path, report::FileKind::kStats, "alloc report --iterations");
+        else
+          report::expect_file(path, report::FileKind::kSnapshot, "alloc report TRACE...");
+      });
+  print_reports(got, a.table);
+  const std::vector<StabilityReport>& reports = got.reports;
   if (!a.out.empty()) {
     write_report_outputs(a.out, reports);
-    fmt::print("wrote {} and {}\n", (fs::path(a.out) / "alloc-report.json").string(),
-               (fs::path(a.out) / "report.html").string());
+    print_written(a.out);
   }
   if (a.expect.empty()) return kExitOk;
   const std::vector<std::string> off = not_as_expected(reports, a.expect);
@@ -156,13 +161,6 @@ void add_report(CLI::App* alloc, Runner& run) {
                  "write alloc-report.json, report.html and <name>.iterations.csv here");
   add_device_options(pc, pa->dev);
   pc->callback([&run, pa] { run = [pa] { return report_command(*pa); }; });
-}
-
-int report_with_defaults(const std::string& trace, const std::string& out) {
-  ReportArgs a;
-  a.traces = {trace};
-  a.out = out;
-  return report_command(a);
 }
 
 }  // namespace alloccmd

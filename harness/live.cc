@@ -1,6 +1,6 @@
-// racelab live torch | python | alloc: the options (one set shared by the two searches) and the
-// replay entry points racelab replay uses. The subcommands run in live_torch.cc and
-// live_python.cc; a search's verdict is printed by live_search.cc.
+// racelab live torch | python | alloc: the options (one set shared by the two searches). The
+// subcommands run in live_torch.cc and live_python.cc; a search's verdict is printed by
+// live_search.cc.
 #include "live.h"
 
 #include <fmt/format.h>
@@ -41,14 +41,6 @@ std::string settings_footer() {
 }
 
 }  // namespace
-
-int livecmd::replay_live(const std::string& subject, const std::string& schedule,
-                         const std::string& out) {
-  LiveArgs a;
-  a.replay = schedule;
-  a.out = out;
-  return subject == "live-python" ? run_python(a) : run_torch(a);
-}
 
 // The options every live search shares (live torch, live python).
 void add_search_options(CLI::App* cmd, LiveArgs& a) {

@@ -1,8 +1,9 @@
 #pragma once
 // What harness/live*.cc share (private to the command line): the options of racelab live torch |
 // python | alloc, and the steps each subcommand's file calls. live.cc registers the options,
-// live_search.cc runs a search and prints its verdict (the search itself is src/live/search.h),
-// live_torch.cc and live_python.cc run the two kinds of live subject.
+// live_torch.cc and live_python.cc run the two kinds of live subject, live_search.cc holds the
+// options' helpers and the printer (live_search.h) that runs a prepared job (src/live/job.h) and
+// prints its verdict.
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "live/live.h"
 #include "live/search.h"
 #include "live/torch/workload.h"
+#include "live_search.h"
 #include "sched/strategy.h"
 
 namespace racelab::cli::livecmd {
@@ -60,14 +62,8 @@ struct AllocArgs {
 
 // live_search.cc
 live::SearchOptions search_options(const LiveArgs& a);
-// Runs executions of `subject` until a failure or the budget, prints the verdict; the exit code
-// (a hang ends the process: threads are stuck in real calls).
-int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
-               sched::Strategy& strategy, bool replaying);
 void check_common(const LiveArgs& a);  // InputError for options out of range
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a);
-// The replayed schedule's warning (live::Prepared::warning) on stderr, if any.
-void print_replay_warning(const std::string& warning);
 
 // live_torch.cc
 int run_torch(LiveArgs a);
@@ -75,9 +71,5 @@ int run_alloc(AllocArgs a);
 
 // live_python.cc
 int run_python(LiveArgs a);
-
-// racelab replay of a live schedule (live.cc): `subject` is its header's, live-torch or
-// live-python; the schedule replays as racelab live torch | python --replay would replay it.
-int replay_live(const std::string& subject, const std::string& schedule, const std::string& out);
 
 }  // namespace racelab::cli::livecmd

@@ -91,37 +91,14 @@ int run_python(LiveArgs a) {
     if (a.script.empty()) throw InputError("live python: a script is required (or --replay FILE)");
     return search_strategy(a);
   };
-  live::Prepared run = live::prepare(a.replay, recorded_schedule(a.replay), "live-python", strategy,
-                                     [&](const sched::Schedule* recorded) {
-                                       if (recorded != nullptr)
-                                         job = lp::job_from_json(recorded->live_configuration);
-                                       return lp::make_subject(job);
-                                     });
-  print_replay_warning(run.warning);
-  JobInfo info;
-  info.subject = "live-python";
-  info.command = "live python";
-  info.parameters = nlohmann::ordered_json::parse(lp::job_json(job));
-  info.build = lp::build_description();
-  info.hash = run.subject->content_hash();
-  info.stuck_in = "Python";
-  info.on_hang = [](const std::filesystem::path& dir) {
-    lp::dump_stacks((dir / "stacks.txt").string());
-  };
-  fmt::print("live python: {} (interposition {}), {}; {}\n", job.script, job.interpose,
-             run.strategy->describe(), info.build);
-  if (!a.alloc.empty()) {
+  live::Job run = lp::make_job(job, a.replay, recorded_schedule(a.replay), strategy);
+  return run_job(search_options(a), run, [&] {
+    if (a.alloc.empty()) return;
     lp::start_alloc_capture(job, a.alloc, capture_name(job.script));
-    info.after_execution = [](std::uint64_t, const std::string& ended) {
+    run.info.after_execution = [](std::uint64_t, const std::string& ended) {
       print_capture(lp::finish_alloc_capture(ended));  // the first execution only: once
     };
-  }
-  lp::arm_crash_report(a.out);
-  const int code = run_search(a, info, *run.subject, *run.strategy, run.replaying);
-  // The interpreter is not finalized: the script's foreign threads may still be blocked in it.
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::_Exit(code);
+  });  // ends the process: the interpreter is not finalized
 }
 
 }  // namespace racelab::cli::livecmd

@@ -1,5 +1,8 @@
-// racelab live torch | python: running a search and printing its verdict (the search, its policy
-// and its files are src/live/search.h).
+// The live search's printer, shared by racelab live torch | python and racelab replay of a live
+// schedule: runs a prepared live job (src/live/job.h) through the search and prints its verdict
+// (the search, its policy and its files are src/live/search.h). Not a subcommand.
+#include "live_search.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -25,11 +28,16 @@ using report::thread_stack;
 
 namespace {
 
-int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
+// The replayed schedule's warning (live::Prepared::warning) on stderr, if any.
+void print_replay_warning(const std::string& warning) {
+  if (!warning.empty()) fmt::print(stderr, "racelab: warning: {}\n", warning);
+}
+
+int finish(const live::SearchOptions& so, const JobInfo& info, const Outcome& o,
            const std::string& strategy_desc) {
-  const std::string schedule = report::write_outputs(search_options(a), info, o, strategy_desc);
+  const std::string schedule = report::write_outputs(so, info, o, strategy_desc);
   const live::StopAtFailure& kept = o.kept;
-  const live::Judgement verdict = live::judge(search_options(a), o);
+  const live::Judgement verdict = live::judge(so, o);
   const bool failed = verdict.failed;
   const bool inconclusive = verdict.inconclusive;
   if (kept.failure) {
@@ -40,7 +48,7 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
       for (const auto& d : f.details) fmt::print("  {}\n", d);
       if (f.kind == sched::kinds::kLostControl) {
         const std::string stack =
-            thread_stack(std::filesystem::path(a.out) / "stacks.txt", lost_thread(f));
+            thread_stack(std::filesystem::path(so.out) / "stacks.txt", lost_thread(f));
         if (!stack.empty())
           fmt::print(
               "  its Python stack (innermost last; the C function it waits in is below "
@@ -63,7 +71,7 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
     fmt::print(
         "{} (execution {}, searched past it): {}\n  replay: racelab {} --replay "
         "{}/schedule-{}.json\n",
-        paint(f->kind, Colour::kRed), kept.other_execution, f->message, info.command, a.out,
+        paint(f->kind, Colour::kRed), kept.other_execution, f->message, info.command, so.out,
         f->kind);
     for (const auto& [kind, n] : kept.kinds)
       if (is_failure(kind) && kind != sched::kinds::kDeadlock && kind != live::kinds::kHang)
@@ -74,18 +82,17 @@ int finish(const LiveArgs& a, const JobInfo& info, const Outcome& o,
                                                : "no deadlock, hang or exception",
                              verdict.cut_short ? Colour::kYellow : Colour::kGreen));
   print_stopped_early(o.interrupted(), o.time_limit());
-  const live::SearchOptions so = search_options(a);
   fmt::print("{}; {:.2f} s on {}\n", live::coverage_brief(so, o, strategy_desc), o.seconds,
              info.build);
-  if (a.replay.empty())
+  if (so.replay.empty())
     fmt::print("{}\n", sched::coverage_line(o.coverage.summary(), live::samples(so)));
-  fmt::print("report: {}/report.json, {}/trace.txt\n", a.out, a.out);
-  const bool want_deadlock = a.expect == "deadlock";
+  fmt::print("report: {}/report.json, {}/trace.txt\n", so.out, so.out);
+  const bool want_deadlock = so.expect == "deadlock";
   if (verdict.cut_short) {
     fmt::print("{}; exit 1\n",
                paint(sched::cut_short_sentence(
-                         a.strategy, o.stop, o.executions,
-                         sched::strategy_info(sched::parse_strategy(a.strategy)).bounded,
+                         so.strategy, o.stop, o.executions,
+                         sched::strategy_info(sched::parse_strategy(so.strategy)).bounded,
                          "the program's absence of a deadlock, hang or exception",
                          "raise --executions, or lower --max-preemptions"),
                      Colour::kYellow));
@@ -124,19 +131,29 @@ live::SearchOptions search_options(const LiveArgs& a) {
   return o;
 }
 
-// Runs executions of `subject` until a failure or the budget (live::search), then reports.
-int run_search(const LiveArgs& a, const JobInfo& info, live::Subject& subject,
-               sched::Strategy& strategy, bool replaying) {
-  const std::string desc = strategy.describe();
+int run_job(const live::SearchOptions& so, live::Job& job,
+            const std::function<void()>& after_banner) {
+  print_replay_warning(job.run.warning);
+  fmt::print("{}\n", job.banner);
+  if (after_banner) after_banner();
+  if (job.arm) job.arm(so.out);
+  const std::string desc = job.run.strategy->describe();
   std::fflush(stdout);
-  auto progress = count_progress(info.command, "executions");
+  auto progress = count_progress(job.info.command, "executions");
   const live::Outcome o = live::search(
-      search_options(a), info, subject, strategy, replaying, [] { return interrupted().load(); },
+      so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying,
+      [] { return interrupted().load(); },
       [&](std::uint64_t done, std::uint64_t budget) {
         if (progress) progress(done, budget);
       });
   clear_progress();
-  return finish(a, info, o, desc);
+  const int code = finish(so, job.info, o, desc);
+  if (job.exit_process) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(code);
+  }
+  return code;
 }
 
 void check_common(const LiveArgs& a) {
@@ -150,10 +167,6 @@ void check_common(const LiveArgs& a) {
 std::optional<sched::Schedule> recorded_schedule(const std::string& replay) {
   if (replay.empty()) return std::nullopt;
   return report::read_schedule(replay);
-}
-
-void print_replay_warning(const std::string& warning) {
-  if (!warning.empty()) fmt::print(stderr, "racelab: warning: {}\n", warning);
 }
 
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a) {

@@ -7,7 +7,8 @@
 //     budget; writes report.json, trace.txt and the failing schedule.
 //   racelab live torch --replay SCHEDULE  runs the recorded schedule again.
 //   racelab live alloc --attention fused|chunked|dense ...  records the CUDA caching allocator's
-//     history of the drafter step and hands it to the allocator report.
+//     history of the drafter step and reports on it (src/alloc, alloc::report_capture; printed
+//     as alloc report prints).
 //
 // A hang cannot be unwound (threads are stuck inside LibTorch), so after writing its results the
 // command ends the process at once.
@@ -22,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "alloc.h"
+#include "alloc/outputs.h"
 #include "command.h"
 #include "live.h"
 #include "model/settings.h"
@@ -64,34 +66,10 @@ int run_torch(LiveArgs a) {
         "--overhead moved to the benchmark racelab_live_overhead (bench/live_overhead.cc, built "
         "with -DRACELAB_BENCH=ON): racelab_live_overhead --steps N [--device cuda] ...");
   check_common(a);
-  live::Prepared run = live::prepare(
-      a.replay, recorded_schedule(a.replay), "live-torch", [&] { return search_strategy(a); },
-      [&](const sched::Schedule* recorded) -> std::unique_ptr<live::Subject> {
-        if (recorded == nullptr) {
-          tw::apply_shape(a.cfg, a.shape);
-          a.cfg.warmup_backward = !a.no_warmup_backward;
-          return tw::make_drafters(a.cfg);  // validates: InputError for bad parameters
-        }
-        a.cfg = tw::config_from_json(recorded->live_configuration);
-        try {
-          return tw::make_drafters(a.cfg);
-        } catch (const InputError& e) {
-          throw InputError(fmt::format("{}: recorded with {} drafter(s) on {}: {}", a.replay,
-                                       a.cfg.drafters, a.cfg.device, e.what()));
-        }
-      });
-  print_replay_warning(run.warning);
-
-  JobInfo info;
-  info.subject = "live-torch";
-  info.command = "live torch";
-  info.parameters = nlohmann::ordered_json::parse(tw::config_json(a.cfg));
-  info.build = tw::build_description();
-  info.hash = run.subject->content_hash();
-  info.stuck_in = "LibTorch";
-  fmt::print("live torch: {} drafter(s) on {}, warmup {}, attention {}, {}; {}\n", a.cfg.drafters,
-             a.cfg.device, a.cfg.warmup, a.cfg.attention, run.strategy->describe(), info.build);
-  return run_search(a, info, *run.subject, *run.strategy, run.replaying);
+  a.cfg.warmup_backward = !a.no_warmup_backward;  // a replay's: recorded
+  live::Job job = tw::make_job(a.cfg, a.shape, a.replay, recorded_schedule(a.replay),
+                               [&] { return search_strategy(a); });
+  return run_job(search_options(a), job);
 }
 
 int run_alloc(AllocArgs a) {
@@ -107,7 +85,10 @@ int run_alloc(AllocArgs a) {
   fmt::print("{}\n", got.summary);
   fmt::print("trace: {}\nstats: {}\n", got.pickle_path, got.stats_path);
   std::fflush(stdout);
-  return alloccmd::report_with_defaults(got.pickle_path, a.out);
+  alloccmd::print_reports(
+      alloc::report_capture(got.pickle_path, a.out, alloccmd::replay_progress()), false);
+  alloccmd::print_written(a.out);
+  return kExitOk;
 }
 
 }  // namespace racelab::cli::livecmd

@@ -1,3 +1,5 @@
+// What every command shares (command.h): progress lines, colours, interrupts, option checks in
+// racelab's words, partition options and parse errors. Not a subcommand.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>

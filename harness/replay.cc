@@ -8,7 +8,8 @@
 #include <filesystem>
 
 #include "command.h"
-#include "live.h"
+#include "live/job.h"
+#include "live_search.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
 #include "report/cli.h"
@@ -35,20 +36,17 @@ struct ReplayArgs {
 int replay_command(const ReplayArgs& a) {
   report::expect_file(a.schedule, report::FileKind::kSchedule, "replay SCHEDULE");
   const sched::Schedule s = report::read_schedule(a.schedule);
-  if (s.subject_name == "live-torch") {
-    // A schedule of the live workload: it replays on real threads, with its own parameters.
-    return livecmd::replay_live(s.subject_name, a.schedule,
-                                a.out.empty() ? "racelab-out/live-torch-replay" : a.out);
-  }
-  if (s.subject_name == "live-python") {
-    // A schedule of a live Python script: it replays in the embedded interpreter, with the
-    // script, arguments and table its header records.
-    if (!a.scenario.empty())
+  if (live::is_live_subject(s.subject_name)) {
+    // A live schedule replays on real threads with the configuration its header records (the
+    // LibTorch workload's; a Python script's arguments and table), as racelab live torch |
+    // python --replay would replay it.
+    if (s.subject_name == "live-python" && !a.scenario.empty())
       throw InputError(fmt::format(
           "{}: a schedule of racelab live python; --scenario applies to model schedules only",
           a.schedule));
-    return livecmd::replay_live(s.subject_name, a.schedule,
-                                a.out.empty() ? "racelab-out/live-python-replay" : a.out);
+    const std::string out = !a.out.empty() ? a.out : "racelab-out/" + s.subject_name + "-replay";
+    live::Job job = live::replay_job(s, a.schedule);
+    return livecmd::run_job(live::replay_options(a.schedule, out), job);
   }
   const model::ReplayRun run =
       model::replay_schedule(s, {a.schedule, a.scenario, a.on_divergence, a.seed});
@@ -65,7 +63,7 @@ int replay_command(const ReplayArgs& a) {
                                                          run.reproduced()));
   }
   if (run.result) {
-    for (const auto* f : report::ordered(run.result->findings())) {
+    for (const auto* f : report::ordered(run.result->findings)) {
       fmt::print("{}: {}{}\n", f->kind, report::message_text(*f),
                  sched::kinds::is_failure(f->kind) ? "" : " (evidence)");
     }

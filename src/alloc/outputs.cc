@@ -116,4 +116,11 @@ std::vector<std::string> write_whatif_outputs(
   return pages;
 }
 
+TraceReports report_capture(const std::string& trace, const std::filesystem::path& dir,
+                            const ProgressFor& progress) {
+  TraceReports got = analyse_traces({trace}, {}, -1, ReportSettings{}, progress);
+  write_report_outputs(dir, got.reports);
+  return got;
+}
+
 }  // namespace racelab::alloc

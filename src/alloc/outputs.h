@@ -28,6 +28,12 @@ void write_replay_outputs(const std::filesystem::path& dir, const Snapshot& snap
 void write_report_outputs(const std::filesystem::path& dir,
                           const std::vector<StabilityReport>& reports);
 
+// racelab live alloc's report of its capture `trace`, as alloc report TRACE --out DIR with every
+// other setting its default: the reports and warnings (analyse_traces), DIR's files written
+// (write_report_outputs).
+TraceReports report_capture(const std::string& trace, const std::filesystem::path& dir,
+                            const ProgressFor& progress);
+
 // JUnit for `alloc report --expect`: one testcase per report, a failure where it is not as
 // expected, the verdict and the numbers in system-out.
 std::string report_junit(const std::vector<StabilityReport>& reports, const std::string& expect,

@@ -69,6 +69,26 @@ TraceReports analyse_trace(const Snapshot& snap, const std::string& path,
   return out;
 }
 
+TraceReports analyse_traces(const std::vector<std::string>& traces,
+                            const std::vector<std::string>& iterations, int device,
+                            const ReportSettings& settings, const ProgressFor& progress,
+                            const std::function<void(const std::string&, bool)>& check) {
+  TraceReports out;
+  for (std::size_t t = 0; t < traces.size(); ++t) {
+    const std::string& path = traces[t];
+    if (check) check(path, false);
+    const Snapshot snap = read_snapshot(path);
+    const std::vector<std::size_t> devices = pick_devices(snap, device, path);
+    const fs::path stats = stats_for(
+        path, iterations.empty() ? std::nullopt : std::optional<std::string>(iterations[t]));
+    if (!stats.empty() && check) check(stats.string(), true);
+    TraceReports got = analyse_trace(snap, path, devices, stats, settings, progress);
+    for (auto& r : got.reports) out.reports.push_back(std::move(r));
+    for (auto& w : got.warnings) out.warnings.push_back(std::move(w));
+  }
+  return out;
+}
+
 std::vector<std::string> not_as_expected(const std::vector<StabilityReport>& reports,
                                          const std::string& expect) {
   std::vector<std::string> off;

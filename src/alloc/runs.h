@@ -2,6 +2,7 @@
 // The replays behind racelab alloc replay, report and whatif, one device (or one trace) at a time,
 // so that the command line only parses options and prints. docs/allocator.md.
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,17 @@ TraceReports analyse_trace(const Snapshot& snap, const std::string& path,
                            const std::vector<std::size_t>& devices,
                            const std::filesystem::path& stats, const ReportSettings& settings,
                            const ProgressFor& progress);
+
+// alloc report over `traces`, in order (and racelab live alloc's report of its capture, with
+// defaults): each trace's devices (`device`, or -1 for every device with a trace: pick_devices),
+// its boundaries (`iterations[t]`, or where none are given the stats JSON beside it: stats_for)
+// and analyse_trace's reports and warnings, one trace after another. `check(path, is_stats)`, where
+// given, sees each trace and stats JSON before it is read (the command line checks the file's
+// kind there).
+TraceReports analyse_traces(const std::vector<std::string>& traces,
+                            const std::vector<std::string>& iterations, int device,
+                            const ReportSettings& settings, const ProgressFor& progress,
+                            const std::function<void(const std::string&, bool)>& check = {});
 
 // The names of the reports that are not as `expect` ("stable" or "unstable") says.
 std::vector<std::string> not_as_expected(const std::vector<StabilityReport>& reports,

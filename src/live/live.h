@@ -42,6 +42,7 @@
 
 #include "sched/finding.h"
 #include "sched/op.h"
+#include "sched/record.h"
 #include "sched/strategies/strategies.h"
 #include "sched/strategy.h"
 
@@ -186,11 +187,9 @@ ThreadId spawn(std::string name, std::function<void()> body, bool daemon = false
 // Waits for a controlled thread to finish (a scheduling point, enabled once it has).
 void join(ThreadId t);
 
-class Subject {
+// A program racelab runs on real threads (its name and hash: sched::SubjectBase, sched/record.h).
+class Subject : public sched::SubjectBase {
  public:
-  virtual ~Subject() = default;
-  virtual std::string name() const = 0;
-  virtual std::string content_hash() const = 0;
   // Creates the primitives and spawns the first controlled threads of one execution.
   virtual void setup(Runtime& rt) = 0;
   // After an execution whose threads all finished.
@@ -213,19 +212,16 @@ struct Event {
   bool write = false;
 };
 
-struct Result {
+// One live execution: the record both kinds of execution keep (sched/record.h: findings, the
+// thread picked at each decision, preemptions and their decisions, completed), and what only a
+// real one has.
+struct Result : sched::ExecutionRecord {
   std::vector<Event> events;  // decisions and foreign operations, in the order they took effect
-  std::vector<sched::Finding> findings;
   std::vector<std::string> threads;  // controlled threads, by id
   std::vector<std::string> foreign;  // foreign threads, in order of first appearance
-  std::vector<ThreadId> choices;     // the thread picked at each decision
-  std::uint64_t preemptions = 0;
-  // Every non-daemon controlled thread finished (daemon threads still running were stopped).
-  bool completed = false;
   bool hung = false;  // threads were left stuck in real calls; the process should exit soon
   double seconds = 0;
 
-  bool found(std::string_view kind) const;
   // The decisions as schedule files record them (thread, operation), as sched::replay_steps
   // gives a model execution's.
   std::vector<sched::ReplayStep> replay_steps() const;

@@ -42,11 +42,6 @@ using internal::SteadyClock;
 using internal::tl_agent;
 using internal::tl_rt;
 
-bool Result::found(std::string_view kind) const {
-  return std::any_of(findings.begin(), findings.end(),
-                     [&](const sched::Finding& f) { return f.kind == kind; });
-}
-
 std::vector<sched::ReplayStep> Result::replay_steps() const {
   std::vector<sched::ReplayStep> out;
   for (const Event& e : events)
@@ -144,7 +139,6 @@ class Runtime::Impl::World {
   }
 
   bool take(ThreadId t) {
-    rt_.result.choices.push_back(t);
     rt_.apply(rt_.controlled[t]);
     ++rt_.decisions;
     return true;
@@ -181,11 +175,9 @@ class Runtime::Impl::World {
 
 bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& view,
                                      std::unique_lock<std::mutex>& lk) {
-  sched::Decider decider(strategy, options.max_steps);
   World world(*this, strategy, lk);
   // A live execution cannot be abandoned (kNoThread): only model subjects record what dpor needs.
-  sched::decide_loop(world, decider, view, false);
-  result.preemptions = decider.preemptions();
+  sched::decide_execution(world, strategy, options.max_steps, view, false, result);
   return world.hung();
 }
 

@@ -239,7 +239,7 @@ bool ReplayRun::reproduced() const { return result && !kind.empty() && result->f
 int ReplayRun::exit_code() const {
   if (!kind.empty()) return reproduced() && sched::kinds::is_failure(kind) ? kExitFound : kExitOk;
   if (result) {
-    for (const auto& f : result->findings()) {
+    for (const auto& f : result->findings) {
       if (sched::kinds::is_failure(f.kind)) return kExitFound;
     }
   }
@@ -272,7 +272,7 @@ std::string ReplayRun::outcome() const {
   if (kind.empty()) {
     std::string found;
     if (result) {
-      for (const auto& f : result->findings()) found += (found.empty() ? "" : ", ") + f.kind;
+      for (const auto& f : result->findings) found += (found.empty() ? "" : ", ") + f.kind;
     }
     return fmt::format("against {}: {} ({})", scenario.path, found.empty() ? "no findings" : found,
                        how);

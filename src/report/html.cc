@@ -376,7 +376,7 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
                           (expected_kind.empty() ? std::string("findings") : expected_kind)));
   body += "<div>Replay it again:</div>" + html::copyable("racelab replay " + schedule_path);
   const sched::Finding* main = nullptr;
-  for (const sched::Finding* fp : ordered(result.findings())) {
+  for (const sched::Finding* fp : ordered(result.findings)) {
     const sched::Finding& f = *fp;
     body += fmt::format("<h3 class=\"finding\" data-kind=\"{0}\">{0}: {1}</h3>", escape(f.kind),
                         escape(message_text(f)));

@@ -139,7 +139,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
       if (!stack.empty()) j["python_stack"] = stack;
     }
   }
-  write_file_atomic(dir / "report.json", report.dump(2) + "\n");
+  write_file_atomic(dir / "report.json", document_text(report));
   return schedule_path;
 }
 
@@ -166,7 +166,7 @@ std::vector<std::pair<std::string, std::string>> write_uncontrolled_report(
     report["findings"].push_back({{"kind", kind}, {"message", message}});
   if (!run.alloc.empty()) report["alloc"] = run.alloc;
   ensure_directory(out.string());
-  write_file_atomic(out / "report.json", report.dump(2) + "\n");
+  write_file_atomic(out / "report.json", document_text(report));
   return findings;
 }
 

@@ -251,7 +251,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     fk.preemptions = p->finding["preemptions"].get<std::uint64_t>();
     fk.original_preemptions = p->finding["preemptions_before_shrink"].get<std::uint64_t>();
     bool matched = false;
-    for (const auto& f : result.findings()) {
+    for (const auto& f : result.findings) {
       if (f.kind == kind) {
         fk.finding = f;
         matched = true;

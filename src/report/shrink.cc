@@ -28,10 +28,10 @@ ShrinkSummary shrink_schedule(const std::string& schedule, const std::string& ou
     throw InputError(
         fmt::format("{}: does not reproduce {}; nothing to shrink", schedule, s.finding_kind));
   }
-  const sched::ShrinkResult shrunk = sched::shrink(model, result.choices(), s.finding_kind);
+  const sched::ShrinkResult shrunk = sched::shrink(model, result.choices, s.finding_kind);
   // The finding as the shrunk execution words it (its last of the kind; shrinking keeps the kind).
   sched::Finding finding{.kind = s.finding_kind, .message = s.finding_message};
-  for (const auto& f : shrunk.result.findings()) {
+  for (const auto& f : shrunk.result.findings) {
     if (f.kind == s.finding_kind) finding.message = f.message;
   }
   const sched::ScheduleSource source{.subject_name = s.subject_name,

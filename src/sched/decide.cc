@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "util/check.h"
 
@@ -34,7 +35,16 @@ ThreadId Decider::pick(const Decision& d, bool may_abandon) {
   if (t == kNoThread) return t;
   if (d.previous_enabled && t != previous_) preemption_steps_.push_back(d.step);
   previous_ = t;
+  choices_.push_back(t);
   return t;
+}
+
+void Decider::record_into(ExecutionRecord& record) {
+  record.choices = std::move(choices_);
+  record.preemptions = preemption_steps_.size();
+  record.preemption_steps = std::move(preemption_steps_);
+  choices_.clear();
+  preemption_steps_.clear();
 }
 
 std::vector<int> find_wait_cycle(int n, const std::function<int(int)>& waits_for,

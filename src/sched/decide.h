@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sched/finding.h"
+#include "sched/record.h"
 #include "sched/strategy.h"
 
 namespace racelab::sched {
@@ -32,18 +33,21 @@ class Decider {
                     const ThreadView& view) const;
 
   // The strategy's choice for `d`, checked (RACELAB_CHECK: an enabled thread, or kNoThread where
-  // `may_abandon`), counted as a preemption where it is one. kNoThread: the strategy abandons the
-  // execution (dpor's sleep sets; only model subjects can be abandoned).
+  // `may_abandon`), recorded, and counted as a preemption where it is one. kNoThread: the
+  // strategy abandons the execution (dpor's sleep sets; only model subjects can be abandoned).
   ThreadId pick(const Decision& d, bool may_abandon);
 
   ThreadId previous() const { return previous_; }
   std::uint64_t preemptions() const { return preemption_steps_.size(); }
   const std::vector<std::uint64_t>& preemption_steps() const { return preemption_steps_; }
+  // What was decided, moved into `record`: the choices, the preemptions and their steps.
+  void record_into(ExecutionRecord& record);
 
  private:
   Strategy& strategy_;
   std::uint64_t max_;
   ThreadId previous_ = kNoThread;
+  std::vector<ThreadId> choices_;
   std::vector<std::uint64_t> preemption_steps_;
 };
 
@@ -95,6 +99,21 @@ LoopEnd decide_loop(World& world, Decider& decider, const ThreadView& view, bool
     ++step;
     if (!world.take(t)) return LoopEnd::kEnded;
   }
+}
+
+// One execution's decisions, both worlds alike (engine.cc, src/live/runtime.cc): a Decider over
+// `strategy` with the step limit `max_steps`, the loop (decide_loop), and what was decided put in
+// `record` (Decider::record_into). The world fills the rest of the record (findings, completed).
+// Each caller begins and ends the strategy's execution itself (Strategy::begin_execution,
+// end_execution), since what lies between differs: the model ends it before its threads are torn
+// down, so that the strategy sees the final state; the live runtime after its threads wound down.
+template <class World>
+LoopEnd decide_execution(World& world, Strategy& strategy, std::uint64_t max_steps,
+                         const ThreadView& view, bool may_abandon, ExecutionRecord& record) {
+  Decider decider(strategy, max_steps);
+  const LoopEnd end = decide_loop(world, decider, view, may_abandon);
+  decider.record_into(record);
+  return end;
 }
 
 // The first wait-for cycle among threads 0..n-1, each waiting for at most one other:

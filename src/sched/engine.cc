@@ -33,13 +33,6 @@ std::string ExecutionResult::trace_text() const {
   return out;
 }
 
-std::vector<ThreadId> ExecutionResult::choices() const {
-  std::vector<ThreadId> out;
-  out.reserve(exec->steps().size());
-  for (const Step& s : exec->steps()) out.push_back(s.thread);
-  return out;
-}
-
 namespace {
 
 // The simulated world of decide_loop (decide.h): the Execution, its threads resumed as
@@ -90,18 +83,16 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
   subject.setup(ctx);
   if (threads) threads->start();
 
-  Decider decider(strategy, options.max_steps);
   ModelWorld world(exec, threads.get());
   try {
     // kNoThread from the strategy abandons a redundant execution (dpor: its sleep set).
-    result.abandoned = decide_loop(world, decider, exec, true) == LoopEnd::kAbandoned;
+    result.abandoned = decide_execution(world, strategy, options.max_steps, exec, true, result) ==
+                       LoopEnd::kAbandoned;
   } catch (...) {
     if (threads) threads->teardown();
     strategy.end_execution();
     throw;
   }
-  result.preemptions = decider.preemptions();
-  result.preemption_steps = decider.preemption_steps();
   // Before the teardown, which finishes the threads it aborts: the strategy sees the final state.
   strategy.end_execution();
   if (threads) threads->teardown();
@@ -110,6 +101,7 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
     exec.set_current(kNoThread);
     subject.finish(ctx);
   }
+  result.findings = exec.findings();
   return result;
 }
 

@@ -17,21 +17,18 @@
 
 #include "sched/context.h"
 #include "sched/execution.h"
+#include "sched/record.h"
 #include "sched/strategy.h"
 
 namespace racelab::sched {
 
 enum class Backend { kCoroutine, kThreads };
 
-// A program racelab controls. setup() creates the primitives and spawns the threads of one
-// execution; it is called afresh for every execution, so subjects keep no state between them
-// except through the Context.
-class Subject {
+// A program racelab simulates (its name and hash: SubjectBase, record.h). setup() creates the
+// primitives and spawns the threads of one execution; it is called afresh for every execution,
+// so subjects keep no state between them except through the Context.
+class Subject : public SubjectBase {
  public:
-  virtual ~Subject() = default;
-  virtual std::string name() const = 0;
-  // Changes whenever the subject's behaviour changes; schedule files record it.
-  virtual std::string content_hash() const = 0;
   virtual void setup(Context& ctx) = 0;
   // After an execution whose threads all finished: final invariant checks.
   virtual void finish(Context& /*ctx*/) {}
@@ -42,23 +39,17 @@ struct RunOptions {
   std::uint64_t max_steps = 1'000'000;  // more steps than this: a livelock finding
 };
 
-struct ExecutionResult {
+// One model execution: the record both kinds of execution keep (record.h; its findings are the
+// Execution's, `choices` the thread of each step), and the simulated final state.
+struct ExecutionResult : ExecutionRecord {
   std::unique_ptr<Execution> exec;  // final state: steps, findings, notes, names
-  std::uint64_t preemptions = 0;
-  std::vector<std::uint64_t>
-      preemption_steps;    // the steps that switched away from a runnable thread
-  bool completed = false;  // every non-daemon thread finished
   // The strategy stopped the execution early (Strategy::pick returned kNoThread): dpor found
   // that every way on is equivalent to an execution it explores anyway.
   bool abandoned = false;
 
-  const std::vector<Finding>& findings() const { return exec->findings(); }
-  bool found(std::string_view kind) const { return exec->has_finding(kind); }
   // The trace as text, one "step thread: operation" line per step; byte-identical for the same
   // subject, strategy and seed.
   std::string trace_text() const;
-  // The thread chosen at each step: what GuidedStrategy and shrinking consume.
-  std::vector<ThreadId> choices() const;
 };
 
 // Runs execution number `index`; nullopt when the strategy has nothing left to explore.

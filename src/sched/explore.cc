@@ -41,13 +41,13 @@ FoundKind first_found(const Finding& finding, std::uint64_t execution, std::uint
 
 bool KeepFirstOfEachKind::keep(std::uint64_t execution, ExecutionResult& run) {
   std::vector<Finding> fresh;
-  for (const Finding& f : run.findings()) {
+  for (const Finding& f : run.findings) {
     const bool seen = std::any_of(found.begin(), found.end(),
                                   [&f](const FoundKind& fk) { return fk.finding.kind == f.kind; });
     if (!seen) fresh.push_back(f);
   }
   if (fresh.empty()) return true;
-  const std::vector<ThreadId> choices = run.choices();
+  const std::vector<ThreadId> choices = run.choices;
   const std::uint64_t preemptions = run.preemptions;
   for (std::size_t k = 0; k + 1 < fresh.size(); ++k)
     found.push_back(first_found(fresh[k], execution, preemptions, runner_->rerun(choices)));
@@ -64,10 +64,10 @@ const FoundKind* ExploreResult::find(std::string_view kind) const {
 
 void split::shrink_all(Subject& subject, ExploreResult& out, const ExploreOptions& options) {
   for (FoundKind& fk : out.found) {
-    ShrinkResult s = shrink(subject, fk.result.choices(), fk.finding.kind, options.run);
+    ShrinkResult s = shrink(subject, fk.result.choices, fk.finding.kind, options.run);
     fk.result = std::move(s.result);
     fk.preemptions = fk.result.preemptions;
-    for (const Finding& f : fk.result.findings()) {
+    for (const Finding& f : fk.result.findings) {
       if (f.kind == fk.finding.kind) fk.finding = f;
     }
   }
@@ -96,7 +96,7 @@ void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& r
   };
   const ModelRunner runner(subject, run);
   for (const FoundKind& fk : out.found) {
-    const ExecutionResult second = runner.rerun(fk.result.choices());
+    const ExecutionResult second = runner.rerun(fk.result.choices);
     ++out.determinism_checked;
     const auto a = lines(fk.result.trace_text());
     const auto b = lines(second.trace_text());

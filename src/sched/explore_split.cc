@@ -78,10 +78,10 @@ ExploreResult explore_indices(const SubjectFactory& make, const ExploreOptions& 
               auto run = runner.run(*strat, i);
               executions.fetch_add(1);
               local_tally[w].add(ModelRunner::steps(*run), ModelRunner::fingerprint(*run));
-              if (!run->findings().empty()) {
+              if (!run->findings.empty()) {
                 local[w].add(i, 0, *run);
                 std::lock_guard<std::mutex> lock(kinds_mutex);
-                for (const Finding& f : run->findings()) kind_names.insert(f.kind);
+                for (const Finding& f : run->findings) kind_names.insert(f.kind);
                 kinds.store(kind_names.size());
               }
             }

@@ -38,12 +38,12 @@ struct Hits {
   }
   void add(std::uint64_t major, std::uint64_t minor, const ExecutionResult& run) {
     std::vector<ThreadId> choices;
-    const auto& fs = run.findings();
+    const auto& fs = run.findings;
     for (std::size_t pos = 0; pos < fs.size(); ++pos) {
       auto key = std::make_tuple(major, minor, pos);
       auto it = by_kind.find(fs[pos].kind);
       if (it != by_kind.end() && it->second.key <= key) continue;
-      if (choices.empty()) choices = run.choices();
+      if (choices.empty()) choices = run.choices;
       offer(Hit{key, fs[pos], run.preemptions, choices});
     }
   }

@@ -106,7 +106,7 @@ bool run_piece_execution(const ModelRunner& runner, Strategy& search, Piece& pie
   piece.step_counts.push_back(static_cast<std::uint32_t>(ModelRunner::steps(*r)));
   piece.fingerprints.push_back(ModelRunner::fingerprint(*r));
   piece.redundant.push_back(r->abandoned ? 1 : 0);
-  if (!r->findings().empty()) piece.hits.add(0, local, *r);
+  if (!r->findings.empty()) piece.hits.add(0, local, *r);
   return true;
 }
 

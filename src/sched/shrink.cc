@@ -26,7 +26,7 @@ ShrinkResult shrink(Subject& subject, const std::vector<ThreadId>& choices, cons
   bool improved = true;
   while (improved && out.attempts < max_attempts && out.result.preemptions > 0) {
     improved = false;
-    const std::vector<ThreadId> current = out.result.choices();
+    const std::vector<ThreadId> current = out.result.choices;
     const std::vector<std::uint64_t> points = out.result.preemption_steps;
     for (std::uint64_t at : points) {
       const ThreadId previous = current[at - 1];

@@ -12,7 +12,10 @@ namespace racelab {
 
 using nlohmann::json;
 
-std::string document_text(const json& doc) {
+namespace {
+
+template <class Json>
+std::string format_first(const Json& doc) {
   if (!doc.is_object()) return doc.dump(2) + "\n";
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const char* key : {"format", "version"}) {
@@ -23,6 +26,11 @@ std::string document_text(const json& doc) {
   }
   return out.dump(2) + "\n";
 }
+
+}  // namespace
+
+std::string document_text(const json& doc) { return format_first(doc); }
+std::string document_text(const nlohmann::ordered_json& doc) { return format_first(doc); }
 
 void check_format(const json& doc, const std::string& path, const char* format, int version,
                   const std::string& what) {

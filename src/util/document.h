@@ -34,8 +34,10 @@ inline constexpr const char* kCheckFormat = "racelab-check";
 inline constexpr int kCheckVersion = 1;
 
 // A document's file text: "format" and "version" first, then the other keys in order (indent 2,
-// a final newline).
+// a final newline): a json's in alphabetical order (the model's report.json and summary.json), an
+// ordered_json's in the order they were set (the live report.json).
 std::string document_text(const nlohmann::json& doc);
+std::string document_text(const nlohmann::ordered_json& doc);
 
 // Throws InputError, one line naming `path`, when `doc` is not of `format` (`what` says what that
 // is: "the report.json of racelab explore --out") or is of a version newer than `version`; a

@@ -8,8 +8,10 @@
 #include <iterator>
 #include <string>
 
+#include "alloc/outputs.h"
 #include "alloc/replay.h"
 #include "alloc/report.h"
+#include "alloc/runs.h"
 #include "alloc/snapshot.h"
 #include "alloc_data.h"
 #include "catch.h"
@@ -146,6 +148,27 @@ TEST_CASE("replay: traces racelab live alloc recorded through LibTorch's C++ API
   const StabilityReport dense = run("dense");
   CHECK(dense.stable);
   CHECK(dense.recorded_matches == 150);
+}
+
+TEST_CASE("report: live alloc's report of a capture is alloc report's with the defaults",
+          "[replay]") {
+  const std::string trace = (fixtures_dir() / "snap_sdpa_chunked_1.pickle").string();
+  const TraceReports direct = analyse_traces({trace}, {}, -1, ReportSettings{}, {});
+  // The stats JSON beside the trace gives the iterations, as alloc report finds it.
+  REQUIRE(direct.reports.size() == 1);
+  CHECK(direct.reports[0].iterations);
+  CHECK(direct.reports[0].recorded_matches == 150);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "racelab-test-report-capture";
+  std::filesystem::remove_all(dir);
+  const TraceReports captured = report_capture(trace, dir, {});
+  REQUIRE(captured.reports.size() == 1);
+  CHECK(captured.reports[0].verdict == direct.reports[0].verdict);
+  CHECK(captured.warnings == direct.warnings);
+  CHECK(std::filesystem::exists(dir / "alloc-report.json"));
+  CHECK(std::filesystem::exists(dir / "report.html"));
+  CHECK(std::filesystem::exists(dir / "sdpa_chunked_1.iterations.csv"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("report: without boundaries the trace is cut into windows of allocations", "[replay]") {

@@ -199,10 +199,17 @@ TEST_CASE("A live schedule replays to the same decisions and finding", "[live]")
     if (r->found("deadlock")) first = std::move(r);
   }
   REQUIRE(first);
+  // The lock-order deadlock needs a switch away from a thread that could go on: the record names
+  // the decisions that preempted, as a model execution's does.
+  CHECK(first->preemptions == first->preemption_steps.size());
+  CHECK_FALSE(first->preemption_steps.empty());
+  CHECK(first->choices.size() == first->replay_steps().size());
   for (int k = 0; k < 20; ++k) {
     sched::ReplayStrategy replay(as_replay(*first), sched::OnDivergence::kFail, nullptr);
     auto r = live::run(bad, replay, 0, fast());
     REQUIRE((r->replay_steps() == first->replay_steps()));
+    REQUIRE((r->choices == first->choices));
+    REQUIRE((r->preemption_steps == first->preemption_steps));
     REQUIRE(r->findings.size() == 1);
     CHECK(r->findings.front().message == first->findings.front().message);
   }

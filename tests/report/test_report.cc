@@ -224,7 +224,15 @@ TEST_CASE("report.json and summary.json name their format and version first", "[
   CHECK(document_text(doc) ==
         "{\n  \"format\": \"x\",\n  \"version\": 1,\n  \"a\": {\n    \"y\": [\n      1,\n      "
         "\"s\",\n      null\n    ],\n    \"z\": 1.5\n  },\n  \"b\": 1\n}\n");
-  CHECK(document_text({{"b", 1}, {"a", 2}}) == nlohmann::json({{"b", 1}, {"a", 2}}).dump(2) + "\n");
+  CHECK(document_text(nlohmann::json{{"b", 1}, {"a", 2}}) ==
+        nlohmann::json({{"b", 1}, {"a", 2}}).dump(2) + "\n");
+  // An ordered document (the live report.json) keeps the order its keys were set in.
+  nlohmann::ordered_json live;
+  live["format"] = "x";
+  live["version"] = 1;
+  live["subject"] = "live-python";
+  live["build"] = "b";
+  CHECK(document_text(live) == live.dump(2) + "\n");
 }
 
 TEST_CASE("check_format: another format or a newer version is one line; none is an old file",

@@ -189,7 +189,7 @@ std::string end_state_up_to_symmetry(const ExecutionResult& run, const std::vect
   std::vector<std::size_t> steps(threads, 0);
   for (const auto& st : exec.steps()) ++steps[static_cast<std::size_t>(st.thread)];
   std::set<std::string> kinds;
-  for (const auto& f : run.findings()) kinds.insert(f.kind);
+  for (const auto& f : run.findings) kinds.insert(f.kind);
   std::vector<ThreadId> rename(threads);
   for (std::size_t t = 0; t < threads; ++t) rename[t] = static_cast<ThreadId>(t);
   std::string least;
@@ -231,7 +231,7 @@ Census census(Subject& subject, Strategy& strategy, std::uint64_t cap = UINT64_M
     auto run = run_execution(subject, strategy, i);
     if (!run) break;
     ++c.executions;
-    for (const auto& f : run->findings()) c.kinds.insert(f.kind);
+    for (const auto& f : run->findings) c.kinds.insert(f.kind);
     if (!run->abandoned) c.classes.insert(class_of(*run));
     if (!run->abandoned && symmetric > 0) {
       const auto& values = static_cast<const ScriptSubject&>(subject).values();

@@ -155,7 +155,7 @@ TEST_CASE("the model keeps the first execution of each finding kind, each kind i
     auto r = runner.run(*strategy, i);
     REQUIRE(r);
     std::size_t fresh = 0;
-    for (const Finding& f : r->findings()) fresh += first.emplace(f.kind, i).second ? 1 : 0;
+    for (const Finding& f : r->findings) fresh += first.emplace(f.kind, i).second ? 1 : 0;
     if (fresh > 1) several.insert(i);
     CHECK(keep.keep(i, *r));  // the model's exploration always goes on
   }

@@ -136,7 +136,7 @@ std::vector<std::vector<ThreadId>> all_runs(Subject& subject, Strategy& strategy
   for (std::uint64_t i = 0;; ++i) {
     auto run = run_execution(subject, strategy, i, RunOptions{});
     if (!run) return runs;
-    runs.push_back(run->choices());
+    runs.push_back(run->choices);
   }
 }
 
@@ -175,7 +175,7 @@ TEST_CASE("parallel: a DFS worker that gives pieces away keeps the single-worker
         if (i == at) pieces = owner->split(room);
         auto run = run_execution(subject, *owner, i, RunOptions{});
         if (!run) break;
-        got.push_back(run->choices());
+        got.push_back(run->choices);
       }
       if (room > 0) CHECK(!pieces.empty());
       const std::size_t kept = got.size();

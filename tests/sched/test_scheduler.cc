@@ -113,7 +113,7 @@ TEST_CASE("a spawn after the first step is refused with the thread and the step"
   ExecutionResult r = once(subject, *random);
   // Inside a thread's body the check's exception ends that thread, as any exception does.
   REQUIRE(r.found("exception"));
-  const std::string& m = r.findings().front().message;
+  const std::string& m = r.findings.front().message;
   INFO(m);
   CHECK(m.find("invariant violated at src/sched/execution.cc:") != std::string::npos);
   CHECK(m.find("spawn of thread child after step ") != std::string::npos);
@@ -131,9 +131,9 @@ TEST_CASE("deadlock messages: one wording for the model and the live runtime", "
   auto random = make_random(1);
   ExecutionResult r = once(subject, *random);
   REQUIRE(r.found("deadlock"));
-  CHECK(r.findings().front().message ==
+  CHECK(r.findings.front().message ==
         "deadlock: no thread can run: waiter waits for ready, which is never set");
-  CHECK(r.findings().front().cycle.empty());
+  CHECK(r.findings.front().cycle.empty());
 }
 
 TEST_CASE("the same seed gives a byte-identical trace across 100 runs", "[scheduler]") {
@@ -183,7 +183,7 @@ TEST_CASE("replay round trip: run, write, read, replay gives the same finding an
   ExecutionResult again = once(subject, replay);
   CHECK(again.found("deadlock"));
   CHECK(again.trace_text() == r.trace_text());
-  CHECK(again.findings().front().message == r.findings().front().message);
+  CHECK(again.findings.front().message == r.findings.front().message);
   // A replay of a fixed twin diverges, with the step and both operations named.
   corpus::CompileLockDeadlock fixed(true);
   ReplayStrategy strict(back.steps, OnDivergence::kFail);
@@ -219,7 +219,7 @@ TEST_CASE("shrink never increases preemptions and keeps the finding", "[schedule
       for (std::uint64_t i = 0; i < 2000; ++i) {
         ExecutionResult r = once(*c.subject, *random, i);
         if (!r.found(c.kind)) continue;
-        ShrinkResult s = shrink(*c.subject, r.choices(), c.kind);
+        ShrinkResult s = shrink(*c.subject, r.choices, c.kind);
         INFO(c.subject->name() << " seed " << seed);
         CHECK(s.result.found(c.kind));
         CHECK(s.result.preemptions <= r.preemptions);
@@ -235,7 +235,7 @@ TEST_CASE("shrink never increases preemptions and keeps the finding", "[schedule
   for (std::uint64_t i = 0; i < 2000; ++i) {
     ExecutionResult r = once(deadlock, *random, i);
     if (!r.found("deadlock")) continue;
-    CHECK(shrink(deadlock, r.choices(), "deadlock").result.preemptions <= 2);
+    CHECK(shrink(deadlock, r.choices, "deadlock").result.preemptions <= 2);
     break;
   }
 }
@@ -258,9 +258,9 @@ TEST_CASE("the OS-thread backend gives the same trace as the coroutine backend",
       ExecutionResult threads = once(*s, *b, i, Backend::kThreads);
       INFO(s->name() << " execution " << i);
       REQUIRE(threads.trace_text() == coro.trace_text());
-      REQUIRE(threads.findings().size() == coro.findings().size());
-      for (std::size_t k = 0; k < coro.findings().size(); ++k) {
-        CHECK(threads.findings()[k].message == coro.findings()[k].message);
+      REQUIRE(threads.findings.size() == coro.findings.size());
+      for (std::size_t k = 0; k < coro.findings.size(); ++k) {
+        CHECK(threads.findings[k].message == coro.findings[k].message);
       }
     }
   }
@@ -306,13 +306,13 @@ TEST_CASE("a thread that never ends is reported as a livelock", "[scheduler]") {
   ExecutionResult r = std::move(*run_execution(spinner, *random, 0, o));
   REQUIRE(r.found("livelock"));
   CHECK(r.exec->steps().size() == 500);
-  CHECK(r.findings().front().message.find("500 steps") != std::string::npos);
+  CHECK(r.findings.front().message.find("500 steps") != std::string::npos);
 }
 
 TEST_CASE("a data race names both accesses and both threads", "[scheduler]") {
   corpus::LostUpdate lost(false);
   ExecutionResult r = first_failing(lost, "data_race");
-  const auto& msg = r.findings().front().message;
+  const auto& msg = r.findings.front().message;
   CHECK(msg.find("data race on counter") != std::string::npos);
   CHECK(msg.find("by t0") != std::string::npos);
   CHECK(msg.find("by t1") != std::string::npos);

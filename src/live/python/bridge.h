@@ -7,11 +7,16 @@
 // makes function entries scheduling points. Threads the script did not start through threading
 // (LibTorch's autograd workers; _thread threads) stay foreign. docs/live.md explains it.
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "live/job.h"
 #include "live/live.h"
+#include "sched/schedule.h"
+#include "sched/strategy.h"
 
 namespace racelab::live::python {
 
@@ -46,6 +51,14 @@ std::string interposition_table(const std::string& name_or_path);
 std::unique_ptr<Subject> make_subject(const Job& job);
 std::string job_json(const Job& job);
 Job job_from_json(const std::string& text);
+
+// racelab live python's run (live/job.h). Replaying (`replay` a schedule's path, `recorded` that
+// schedule as read): the job its header records (script, arguments, table, hash seed), its steps
+// the strategy. Searching (`replay` ""): `job` under `search()`'s strategy. `job` is left as it
+// runs (the recorded one when replaying). The run ends the process (Job::exit_process) and arms
+// the crash report in the output directory (Job::arm).
+live::Job make_job(Job& job, const std::string& replay, std::optional<sched::Schedule> recorded,
+                   const std::function<std::unique_ptr<sched::Strategy>()>& search);
 
 // Writes every thread's Python stack to `path` (for hang reports); best effort.
 void dump_stacks(const std::string& path);

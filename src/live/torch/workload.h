@@ -15,11 +15,16 @@
 // on CPU, TorchScript compiles the same two functions from source. Only this header is free of
 // LibTorch, so the command line builds without it.
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "live/job.h"
 #include "live/live.h"
+#include "sched/schedule.h"
+#include "sched/strategy.h"
 
 namespace racelab::live::torch_workload {
 
@@ -69,6 +74,14 @@ bool cuda_available();  // a CUDA build with a device present
 
 // The live subject; throws InputError when this build has no LibTorch.
 std::unique_ptr<Subject> make_drafters(const Config& c);
+
+// racelab live torch's run (live/job.h). Replaying (`replay` a schedule's path, `recorded` that
+// schedule as read): the workload with the recorded configuration, its steps the strategy; an
+// InputError naming the schedule where this build cannot run it. Searching (`replay` ""): `cfg`
+// with `shape` applied (apply_shape), under `search()`'s strategy.
+Job make_job(Config cfg, const ShapeOptions& shape, const std::string& replay,
+             std::optional<sched::Schedule> recorded,
+             const std::function<std::unique_ptr<sched::Strategy>()>& search);
 
 // Overhead measurement: one drafter runs `steps` training steps at the first of c.seq_lens after a
 // sequential forward+backward warmup (so no compile happens in the timed steps), under the
