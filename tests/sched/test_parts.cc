@@ -145,13 +145,15 @@ std::string end_state(const ExecutionResult& run, const std::vector<int>& values
   std::vector<std::size_t> steps(exec.thread_count(), 0);
   for (const auto& st : exec.steps()) ++steps[static_cast<std::size_t>(st.thread)];
   std::set<std::string> kinds;
-  for (const auto& f : run.findings()) kinds.insert(f.kind);
+  for (const auto& f : run.findings) kinds.insert(f.kind);
   std::vector<int> perm(static_cast<std::size_t>(parts));
   std::iota(perm.begin(), perm.end(), 0);
   std::string least;
   do {
     const auto thread = [&](int t) { return 2 * perm[static_cast<std::size_t>(t / 2)] + t % 2; };
-    const auto object = [&](int id) { return id == 0 ? 0 : perm[static_cast<std::size_t>(id - 1)] + 1; };
+    const auto object = [&](int id) {
+      return id == 0 ? 0 : perm[static_cast<std::size_t>(id - 1)] + 1;
+    };
     std::vector<std::string> per_thread(exec.thread_count());
     for (std::size_t t = 0; t < exec.thread_count(); ++t) {
       const auto tid = static_cast<ThreadId>(t);
@@ -172,7 +174,8 @@ std::string end_state(const ExecutionResult& run, const std::vector<int>& values
     std::vector<int> renamed(values.size());
     for (std::size_t v = 0; v < values.size(); ++v) {
       const int w = values[v];
-      renamed[static_cast<std::size_t>(object(static_cast<int>(v)))] = w == 0 ? 0 : thread(w - 1) + 1;
+      renamed[static_cast<std::size_t>(object(static_cast<int>(v)))] =
+          w == 0 ? 0 : thread(w - 1) + 1;
     }
     std::string text;
     for (const auto& k : kinds) text += k + ",";
@@ -195,7 +198,7 @@ Census census(PartsSubject& subject, Strategy& strategy, int parts, std::uint64_
     auto run = run_execution(subject, strategy, i);
     if (!run) break;
     ++c.executions;
-    for (const auto& f : run->findings()) c.kinds.insert(f.kind);
+    for (const auto& f : run->findings) c.kinds.insert(f.kind);
     if (!run->abandoned) c.end_states.insert(end_state(*run, subject.values(), parts));
   }
   return c;
