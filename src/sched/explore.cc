@@ -181,18 +181,12 @@ ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options)
     auto subject = make();
     return explore(*subject, options);
   }
-  // dpor's symmetry reduction is for one job: below a top part explored in full it multiplies the
-  // executions instead (1 GPU x 3 drafters: 4,496,874 on 2 jobs against 309,396 on one, and
-  // 961,228 without it), since whether two steps depend on each other through gating depends on
-  // their order. A split runs without it, so every split of a search agrees.
-  ExploreOptions whole = options;
-  whole.strategy.dpor_symmetry = false;
-  const auto splitter = make_splitter(whole.strategy);
+  const auto splitter = make_splitter(options.strategy);
   if (splitter == nullptr && make_strategy(options.strategy)->clone() == nullptr) {
     throw InputError(fmt::format("--strategy {} runs on one job: drop --jobs and --shard",
                                  strategy_name(options.strategy.kind)));
   }
-  if (splitter != nullptr) return split::explore_subtrees(make, whole, *splitter);
+  if (splitter != nullptr) return split::explore_subtrees(make, options, *splitter);
   return split::explore_indices(make, options);
 }
 
