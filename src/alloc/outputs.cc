@@ -103,16 +103,20 @@ nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifL
 std::vector<std::string> write_whatif_outputs(
     const std::filesystem::path& dir, const std::string& trace,
     const std::vector<std::pair<std::size_t, WhatifRun>>& runs) {
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   std::vector<std::string> pages;
   for (const auto& [device, w] : runs) {
-    all.push_back(whatif_json(device, w.lines));
+    devices.push_back(whatif_json(device, w.lines));
     const std::string page =
         runs.size() > 1 ? fmt::format("whatif.device{}.html", device) : "whatif.html";
     write_file_atomic(dir / page, whatif_html(trace, w.lines, w.recorded));
     pages.push_back((dir / page).string());
   }
-  write_file_atomic(dir / "whatif.json", all.dump(1) + "\n");
+  nlohmann::ordered_json j;
+  j["format"] = kAllocWhatifFormat;
+  j["version"] = kAllocWhatifVersion;
+  j["devices"] = std::move(devices);
+  write_file_atomic(dir / "whatif.json", j.dump(1) + "\n");
   return pages;
 }
 

@@ -46,9 +46,9 @@ void write_report_junit(const std::filesystem::path& path,
 // whatif.json's entry for one device: the lines' numbers.
 nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifLine>& lines);
 
-// alloc whatif --out DIR: DIR/whatif.json (every device's lines) and a page per device,
-// DIR/whatif.html, or DIR/whatif.deviceN.html where `runs` has several devices. Returns the pages'
-// paths, in order.
+// alloc whatif --out DIR: DIR/whatif.json (its format and version, util/document.h, then every
+// device's lines) and a page per device, DIR/whatif.html, or DIR/whatif.deviceN.html where `runs`
+// has several devices. Returns the pages' paths, in order.
 std::vector<std::string> write_whatif_outputs(
     const std::filesystem::path& dir, const std::string& trace,
     const std::vector<std::pair<std::size_t, WhatifRun>>& runs);

@@ -67,8 +67,9 @@ std::string ScenarioRun::coverage() const {
 }
 
 std::string ScenarioRun::interleavings() const {
-  if (!result.interleavings) return "";
-  return sched::coverage_line(*result.interleavings, !proves());
+  const auto interleavings = result.interleavings();
+  if (!interleavings) return "";
+  return sched::coverage_line(*interleavings, !proves());
 }
 
 std::string ScenarioRun::coverage_brief() const {

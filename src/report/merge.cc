@@ -208,7 +208,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   // Interleaving classes: the union of the shards' counts, when every shard has them and no
   // subtree runs past the budget's cut (a shard cannot say which of its executions lie beyond it).
   bool counts_complete = !by_subtree || total <= run.options.iterations;
-  sched::Coverage coverage;
+  sched::Coverage& coverage = run.result.coverage;
   for (std::size_t k = 0; k < reports.size() && counts_complete; ++k) {
     const json& cov = reports[k].value("interleavings", json::object());
     if (!cov.contains("fingerprints")) {
@@ -219,7 +219,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     for (const auto& [hex, n] : cov["fingerprints"].items())
       coverage.add(std::stoull(hex, nullptr, 16), n.get<std::uint64_t>());
   }
-  if (counts_complete) run.result.interleavings = coverage.summary();
+  run.result.coverage_counted = counts_complete;
   if (by_subtree) {
     run.result.executions = std::min(total, run.options.iterations);
     if (stop == "budget" && all_complete && total <= run.options.iterations) stop = "exhausted";

@@ -122,13 +122,12 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                  {"virtual_time",
                   {{"warmup_s", round_seconds(run.warmup_seconds)},
                    {"makespan_s", round_seconds(run.makespan_seconds)}}}};
-  if (const auto& c = run.result.interleavings) {
+  if (const auto c = run.result.interleavings()) {
     json cov = coverage_json(*c, !run.proves());
     // A shard: every class with its count (sorted), so that racelab merge counts exactly.
-    if (run.options.partition.shards > 1 && run.result.interleaving_counts) {
-      std::map<std::uint64_t, std::uint64_t> sorted(
-          run.result.interleaving_counts->counts().begin(),
-          run.result.interleaving_counts->counts().end());
+    if (run.options.partition.shards > 1) {
+      std::map<std::uint64_t, std::uint64_t> sorted(run.result.coverage.counts().begin(),
+                                                    run.result.coverage.counts().end());
       json counts = json::object();
       for (const auto& [fp, n] : sorted) counts[hex64(fp)] = n;
       cov["fingerprints"] = std::move(counts);

@@ -21,7 +21,7 @@
 // Everything else is this file's, for both: the stop rules (Budget), counting the executions and
 // their steps, the interleaving classes they showed, and the progress after each execution. The
 // split model explorations (--jobs, --shard: explore_split.h) deal executions to workers instead,
-// and count them with the same Tally and ModelRunner.
+// and count them with the same Tally, ModelRunner, keep policy and Budget.
 #include <concepts>
 #include <cstdint>
 #include <optional>
@@ -51,20 +51,26 @@ struct Tally {
   }
 };
 
-// What an exploration did and what its keep policy kept (`kept`, the policy itself).
-template <class Keep>
-struct Exploration : Tally {
-  explicit Exploration(Keep keep = Keep()) : kept(std::move(keep)) {}
-
+// What an exploration did, whatever it kept: its counts, its seconds and why it stopped. The one
+// result of every exploration: the sequential loop's Exploration below, and the model's
+// ExploreResult (explore.h), which adds what only the model reports (the findings, a split's
+// subtrees, dpor's classes) and which the split explorations count into with the same Tally.
+struct Explored : Tally {
   double seconds = 0;
   // Why the budget stopped the exploration (loop.h); kBudget also where the keep policy ended it
   // (the policy knows that it did).
   StopReason stop = StopReason::kBudget;
-  Keep kept;
 
   bool exhausted() const { return stop == StopReason::kExhausted; }
   bool interrupted() const { return stop == StopReason::kInterrupted; }
   bool time_limit() const { return stop == StopReason::kTimeLimit; }
+};
+
+// What the sequential loop did and what its keep policy kept (`kept`, the policy itself).
+template <class Keep>
+struct Exploration : Explored {
+  explicit Exploration(Keep keep = Keep()) : kept(std::move(keep)) {}
+  Keep kept;
 };
 
 template <class R>

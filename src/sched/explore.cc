@@ -40,19 +40,51 @@ FoundKind first_found(const Finding& finding, std::uint64_t execution, std::uint
 }
 
 bool KeepFirstOfEachKind::keep(std::uint64_t execution, ExecutionResult& run) {
-  std::vector<Finding> fresh;
+  std::optional<std::string> last_new;  // the last kind this execution shows first
   for (const Finding& f : run.findings) {
-    const bool seen = std::any_of(found.begin(), found.end(),
-                                  [&f](const FoundKind& fk) { return fk.finding.kind == f.kind; });
-    if (!seen) fresh.push_back(f);
+    if (!firsts_.contains(f.kind)) last_new = f.kind;
   }
-  if (fresh.empty()) return true;
-  const std::vector<ThreadId> choices = run.choices;
-  const std::uint64_t preemptions = run.preemptions;
-  for (std::size_t k = 0; k + 1 < fresh.size(); ++k)
-    found.push_back(first_found(fresh[k], execution, preemptions, runner_->rerun(choices)));
-  found.push_back(first_found(fresh.back(), execution, preemptions, std::move(run)));
+  if (!last_new) return true;
+  offer(FindingPosition{std::nullopt, execution, 0}, run);
+  firsts_.at(*last_new).record = std::move(run);
   return true;
+}
+
+void KeepFirstOfEachKind::offer(FindingPosition at, const ExecutionResult& run) {
+  std::vector<ThreadId> choices;
+  const std::vector<Finding>& findings = run.findings;
+  for (std::size_t place = 0; place < findings.size(); ++place) {
+    at.place = place;
+    const auto it = firsts_.find(findings[place].kind);
+    if (it != firsts_.end() && it->second.at <= at) continue;
+    if (choices.empty()) choices = run.choices;
+    offer(First{at, findings[place], run.preemptions, choices, std::nullopt});
+  }
+}
+
+void KeepFirstOfEachKind::offer(First first) {
+  const auto it = firsts_.find(first.finding.kind);
+  if (it == firsts_.end()) {
+    std::string kind = first.finding.kind;
+    firsts_.emplace(std::move(kind), std::move(first));
+  } else if (first.at < it->second.at) {
+    it->second = std::move(first);
+  }
+}
+
+std::vector<FoundKind> KeepFirstOfEachKind::found(const ModelRunner& runner) && {
+  std::vector<First*> order;
+  for (auto& [kind, first] : firsts_) order.push_back(&first);
+  std::sort(order.begin(), order.end(),
+            [](const First* a, const First* b) { return a->at < b->at; });
+  std::vector<FoundKind> out;
+  for (First* f : order) {
+    out.push_back(first_found(f->finding, f->at.execution, f->preemptions,
+                              f->record ? std::move(*f->record) : runner.rerun(f->choices)));
+    out.back().subtree = f->at.subtree;
+  }
+  firsts_.clear();
+  return out;
 }
 
 const FoundKind* ExploreResult::find(std::string_view kind) const {
@@ -124,21 +156,18 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
     const auto now = std::chrono::steady_clock::now();
     if (!options.progress || now - last_progress <= std::chrono::milliseconds(100)) return;
     last_progress = now;
-    options.progress(
-        {so_far.executions, options.iterations, so_far.kept.found.size(), so_far.seconds});
+    options.progress({so_far.executions, options.iterations, so_far.kept.kinds(), so_far.seconds});
   };
   Exploration<KeepFirstOfEachKind> run =
-      explore_executions(runner, KeepFirstOfEachKind(runner), *strategy, budget,
+      explore_executions(runner, KeepFirstOfEachKind(), *strategy, budget,
                          strategy_proves(options.strategy.kind), progress);
+  KeepFirstOfEachKind kept = std::move(run.kept);
   ExploreResult out;
+  static_cast<Explored&>(out) = std::move(run);
   out.strategy = strategy->describe();
-  out.executions = run.executions;
-  out.steps = run.steps;
-  out.stop = run.stop;
-  out.found = std::move(run.kept.found);
+  out.found = std::move(kept).found(runner);
   out.classes = strategy->classes();
   out.states = strategy->states();
-  out.interleavings = run.coverage.summary();
   split::finish(subject, out, options, budget.elapsed());
   return out;
 }
@@ -152,18 +181,12 @@ ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options)
     auto subject = make();
     return explore(*subject, options);
   }
-  // dpor's symmetry reduction is for one job: below a top part explored in full it multiplies the
-  // executions instead (1 GPU x 3 drafters: 4,496,874 on 2 jobs against 309,396 on one, and
-  // 961,228 without it), since whether two steps depend on each other through gating depends on
-  // their order. A split runs without it, so every split of a search agrees.
-  ExploreOptions whole = options;
-  whole.strategy.dpor_symmetry = false;
-  const auto splitter = make_splitter(whole.strategy);
+  const auto splitter = make_splitter(options.strategy);
   if (splitter == nullptr && make_strategy(options.strategy)->clone() == nullptr) {
     throw InputError(fmt::format("--strategy {} runs on one job: drop --jobs and --shard",
                                  strategy_name(options.strategy.kind)));
   }
-  if (splitter != nullptr) return split::explore_subtrees(make, whole, *splitter);
+  if (splitter != nullptr) return split::explore_subtrees(make, options, *splitter);
   return split::explore_indices(make, options);
 }
 

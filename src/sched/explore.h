@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,18 +93,71 @@ class ModelRunner {
 FoundKind first_found(const Finding& finding, std::uint64_t execution, std::uint64_t preemptions,
                       ExecutionResult result);
 
-// The model's keep policy for exploration.h: the first execution of every finding kind, in order
-// of discovery, and the exploration always goes on. Each kind owns its execution (it is shrunk
-// for that kind): an execution that shows several new kinds goes to the last of them, and each
-// of the others gets a re-run of it.
+// Where a finding lies in the single-worker order, the order in which one job meets it: the
+// `place`-th finding of execution `execution`. Where a shard of a split search reports its
+// subtrees by index (explore_subtrees.cc), `execution` counts within subtree `subtree`, which
+// racelab merge places; otherwise it is the execution's number in the whole exploration.
+struct FindingPosition {
+  std::optional<std::uint64_t> subtree;
+  std::uint64_t execution = 0;
+  std::size_t place = 0;
+  auto operator<=>(const FindingPosition&) const = default;
+};
+
+// The model's keep policy, for exploration.h's loop and for the split explorations alike: the
+// first execution of every finding kind in the single-worker order, and the exploration always
+// goes on. The sequential loop gives it the executions in order (keep); each worker of a split
+// exploration gives it those it runs, at their positions (offer), and the workers' policies are
+// merged (merge) in any order: the earliest position of each kind wins, so what is kept is the
+// same for any jobs and shards, and the same as one job keeps.
+//
+// For each kind it keeps the finding, its position, the execution's preemptions and its
+// choices; found() turns them into FoundKinds in position order. Each kind owns its execution (it
+// is shrunk for that kind): the sequential loop's record is kept itself, by the last new kind it
+// shows, and every other kind gets a re-run of its choices, on the subject the result is for (a
+// split worker's subject and records are gone by then).
 class KeepFirstOfEachKind {
  public:
-  explicit KeepFirstOfEachKind(const ModelRunner& runner) : runner_(&runner) {}
+  struct First {
+    FindingPosition at;
+    Finding finding;
+    std::uint64_t preemptions = 0;
+    std::vector<ThreadId> choices;
+    std::optional<ExecutionResult> record;  // the execution itself, where it was kept (keep)
+  };
+
+  // KeepPolicy (exploration.h): execution `execution` of a sequential exploration.
   bool keep(std::uint64_t execution, ExecutionResult& run);
-  std::vector<FoundKind> found;  // in order of discovery
+  // The findings of `run`, executed at `at` (its `place` ignored: each finding's own), where they
+  // come before what is kept for their kinds; the execution is re-run at the end.
+  void offer(FindingPosition at, const ExecutionResult& run);
+  // Keeps `first` where it comes before what is kept for its kind.
+  void offer(First first);
+  // Every kind `other` kept, at the position `moved(position)` gives (nullopt: left out), where it
+  // comes before what is kept for its kind: a worker's policy, or a piece of a split search placed
+  // in the single-worker order.
+  template <class Move>
+  void merge(KeepFirstOfEachKind&& other, Move moved) {
+    for (auto& [kind, first] : other.firsts_) {
+      if (const std::optional<FindingPosition> at = moved(first.at)) {
+        first.at = *at;
+        offer(std::move(first));
+      }
+    }
+    other.firsts_.clear();
+  }
+  void merge(KeepFirstOfEachKind&& other) {
+    merge(std::move(other), [](const FindingPosition& at) { return std::optional(at); });
+  }
+
+  std::size_t kinds() const { return firsts_.size(); }
+  const std::map<std::string, First>& firsts() const { return firsts_; }
+  // What was kept, in position order, each kind with its own execution: the record kept for it
+  // or a re-run of its choices by `runner`.
+  std::vector<FoundKind> found(const ModelRunner& runner) &&;
 
  private:
-  const ModelRunner* runner_;
+  std::map<std::string, First> firsts_;  // by kind
 };
 
 // One DFS or dpor subtree run by this shard (split explorations).
@@ -115,13 +169,11 @@ struct DfsSubtree {
   std::uint64_t redundant = 0;  // dpor: executions abandoned as sleep-set blocked
 };
 
-struct ExploreResult {
-  std::string strategy;  // describe() of the strategy
-  std::uint64_t executions = 0;
-  std::uint64_t steps = 0;
-  double seconds = 0;
-  StopReason stop = StopReason::kBudget;
-  std::vector<FoundKind> found;  // in order of discovery
+// A model exploration's result: what every exploration counts (Explored: executions, steps,
+// seconds, why it stopped, the interleaving classes seen), and what only the model reports.
+struct ExploreResult : Explored {
+  std::string strategy;          // describe() of the strategy
+  std::vector<FoundKind> found;  // in order of discovery (the single-worker order)
   // --check-determinism: schedules re-executed, and every difference ("<kind>: step k: ...").
   std::size_t determinism_checked = 0;
   std::vector<std::string> determinism_failures;
@@ -133,14 +185,16 @@ struct ExploreResult {
   std::optional<Strategy::Classes> classes;
   // states: the distinct states explored (Strategy::states).
   std::optional<std::uint64_t> states;
-  // Every exploration: the distinct per-resource hand-off orders its executions showed, with the
-  // Good-Turing and Chao1 estimates of what it has not seen (coverage.h). nullopt where it could
-  // not be counted (a merge of shards that lack the counts, or a dfs merge cut by the budget).
-  std::optional<CoverageSummary> interleavings;
-  // A shard of a split run (Partition::shards > 1): the classes and their counts, for merge.
-  std::shared_ptr<const Coverage> interleaving_counts;
+  // Whether `coverage` (Tally's) counts every execution's interleaving class: not in a merge of
+  // shards that lack the counts, or a dfs merge cut by the budget (racelab merge).
+  bool coverage_counted = true;
 
-  bool exhausted() const { return stop == StopReason::kExhausted; }
+  // The distinct per-resource hand-off orders the executions showed, with the Good-Turing and
+  // Chao1 estimates of what they have not (coverage.h); nullopt where they were not counted.
+  std::optional<CoverageSummary> interleavings() const {
+    if (!coverage_counted) return std::nullopt;
+    return coverage.summary();
+  }
   const FoundKind* find(std::string_view kind) const;
 };
 

@@ -1,56 +1,22 @@
 #pragma once
-// The parts of a split exploration (--jobs, --shard), private to src/sched: how findings are kept
-// in the single-worker order whatever the worker that met them, how workers stop, and the two
-// split searches: execution indices for the sampling strategies (explore_split.cc), subtrees for
-// the strategies that search a tree, as their Splitter cuts it (explore_subtrees.cc).
+// The parts of a split exploration (--jobs, --shard), private to src/sched: how workers stop, and
+// the two split searches: execution indices for the sampling strategies (explore_split.cc),
+// subtrees for the strategies that search a tree, as their Splitter cuts it
+// (explore_subtrees.cc). Both count into the ExploreResult (a Tally), keep findings with the
+// model's keep policy (KeepFirstOfEachKind: each worker its own, by position in the single-worker
+// order, merged at the end) and stop at Budget's rules (Workers::before).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
-#include <map>
 #include <mutex>
-#include <string>
+#include <optional>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "sched/explore.h"
 
 namespace racelab::sched::split {
-
-// The first occurrence of each finding kind, by position in the single-worker order: (major,
-// minor, pos) is (execution, 0, finding) split by execution index, (subtree, execution within it,
-// finding) split by subtree.
-struct Hit {
-  std::tuple<std::uint64_t, std::uint64_t, std::size_t> key;
-  Finding finding;
-  std::uint64_t preemptions = 0;
-  std::vector<ThreadId> choices;
-};
-
-struct Hits {
-  std::map<std::string, Hit> by_kind;
-
-  // Keeps `h` when it comes before what is kept for its kind.
-  void offer(const Hit& h) {
-    auto it = by_kind.find(h.finding.kind);
-    if (it == by_kind.end() || h.key < it->second.key) by_kind[h.finding.kind] = h;
-  }
-  void add(std::uint64_t major, std::uint64_t minor, const ExecutionResult& run) {
-    std::vector<ThreadId> choices;
-    const auto& fs = run.findings;
-    for (std::size_t pos = 0; pos < fs.size(); ++pos) {
-      auto key = std::make_tuple(major, minor, pos);
-      auto it = by_kind.find(fs[pos].kind);
-      if (it != by_kind.end() && it->second.key <= key) continue;
-      if (choices.empty()) choices = run.choices;
-      offer(Hit{key, fs[pos], run.preemptions, choices});
-    }
-  }
-  void merge(const Hits& other) {
-    for (const auto& [kind, h] : other.by_kind) offer(h);
-  }
-};
 
 // Stops every worker at the next execution: the budget is no reason (each worker knows its own
 // share), an interrupt or the time limit is.
@@ -69,10 +35,18 @@ class Workers {
 
   double elapsed() const { return budget_.elapsed(); }
   // Called before each execution; false when the run must stop (an interrupt or the time limit:
-  // Budget::cut; the execution budget is each worker's own share).
+  // Budget::cut, or another worker met one).
   bool go() {
     if (const auto cut = budget_.cut()) stop_.set(*cut);
     return !stop_.raised();
+  }
+  // Budget::before for the execution at `position` in the single-worker order (or in a shard's
+  // subtree): nullopt to run it, kBudget or kExhausted past the execution cap, and an interrupt or
+  // the time limit, which stops every worker.
+  std::optional<StopReason> before(std::uint64_t position, Strategy& strategy, bool proves) {
+    const auto stop = budget_.before(position, strategy, proves);
+    if (stop == StopReason::kInterrupted || stop == StopReason::kTimeLimit) stop_.set(*stop);
+    return stop;
   }
   // Runs `body(worker)` on jobs threads; the calling thread reports progress meanwhile.
   template <class Body>
@@ -113,13 +87,6 @@ class Workers {
   StopFlag& stop_;
   const Budget budget_;
 };
-
-// Found kinds, in single-worker discovery order, re-executed on `subject` from their choices, into
-// out.found. by_subtree (a shard's subtrees): keys are (subtree, execution within it); otherwise
-// `offsets[major] + minor` (pieces in one process) or `major` (execution indices) is the
-// execution number.
-void collect_found(Subject& subject, const Hits& hits, const ExploreOptions& o, ExploreResult& out,
-                   bool by_subtree, const std::vector<std::uint64_t>& offsets);
 
 // Shrinks every found kind's schedule (explore.cc).
 void shrink_all(Subject& subject, ExploreResult& out, const ExploreOptions& options);

@@ -43,26 +43,24 @@ struct Piece {
   std::vector<std::uint64_t> fingerprints;
   std::vector<char> redundant;  // per execution: abandoned as redundant (dpor: sleep-set blocked)
   bool complete = false;        // every execution of the piece ran
-  Hits hits;                    // keyed (0, execution within the piece, finding)
+  KeepFirstOfEachKind kept;     // positions: the execution within the piece
 };
 
 // The pieces placed in the single-worker order and counted as one worker would count them. One
-// process (`sharded` false) cuts the order at `cap` and keys each finding by its piece's place; a
-// shard reports each piece up to `cap` under its subtree index, for racelab merge to place. The
-// search is exhausted when every piece ran to its end within the cap.
+// process (`sharded` false) cuts the order at `cap` and places each finding at its execution's
+// number in that order; a shard reports each piece up to `cap` under its subtree index, for
+// racelab merge to place. The search is exhausted when every piece ran to its end within the cap.
 struct Fold : Tally {
   std::uint64_t redundant = 0;
   std::uint64_t total = 0;  // every execution the pieces ran, counted or not
   bool exhausted = true;
-  Hits hits;
-  std::vector<std::uint64_t> offsets;  // each piece's first execution in the order
-  std::vector<DfsSubtree> subtrees;    // a shard's: each piece as counted
+  KeepFirstOfEachKind kept;
+  std::vector<DfsSubtree> subtrees;  // a shard's: each piece as counted
 };
-Fold fold(const std::list<Piece>& pieces, std::uint64_t cap, bool sharded) {
+Fold fold(std::list<Piece>& pieces, std::uint64_t cap, bool sharded) {
   Fold f;
-  std::uint64_t place = 0;
-  for (const Piece& p : pieces) {
-    f.offsets.push_back(f.total);
+  for (Piece& p : pieces) {
+    const std::uint64_t offset = f.total;  // the piece's first execution in the order
     const std::uint64_t room = sharded ? cap : f.total < cap ? cap - f.total : 0;
     const std::uint64_t counted = std::min<std::uint64_t>(room, p.step_counts.size());
     const std::uint64_t steps_before = f.steps;
@@ -74,15 +72,13 @@ Fold fold(const std::list<Piece>& pieces, std::uint64_t cap, bool sharded) {
     f.redundant += redundant;
     if (sharded)
       f.subtrees.push_back({p.index, counted, f.steps - steps_before, p.complete, redundant});
-    for (const auto& [kind, h] : p.hits.by_kind) {
-      if (std::get<1>(h.key) >= room) continue;
-      Hit keyed = h;
-      std::get<0>(keyed.key) = sharded ? p.index : place;
-      f.hits.offer(keyed);
-    }
+    f.kept.merge(std::move(p.kept), [&](FindingPosition at) -> std::optional<FindingPosition> {
+      if (at.execution >= room) return std::nullopt;  // beyond the cap
+      if (sharded) return FindingPosition{p.index, at.execution, at.place};
+      return FindingPosition{std::nullopt, offset + at.execution, at.place};
+    });
     f.total += p.step_counts.size();
     f.exhausted = f.exhausted && p.complete;
-    ++place;
   }
   f.exhausted = f.exhausted && (sharded || f.total <= cap);
   return f;
@@ -106,7 +102,7 @@ bool run_piece_execution(const ModelRunner& runner, Strategy& search, Piece& pie
   piece.step_counts.push_back(static_cast<std::uint32_t>(ModelRunner::steps(*r)));
   piece.fingerprints.push_back(ModelRunner::fingerprint(*r));
   piece.redundant.push_back(r->abandoned ? 1 : 0);
-  if (!r->findings.empty()) piece.hits.add(0, local, *r);
+  if (!r->findings.empty()) piece.kept.offer({std::nullopt, local, 0}, *r);
   return true;
 }
 
@@ -207,14 +203,15 @@ ExploreResult explore_subtrees(const SubjectFactory& make, const ExploreOptions&
                 if (!given.empty()) wake.notify_all();
               }
             }
-            if (earlier + local >= o.iterations) {  // past the budget; does the piece go on?
-              if (!search->begin_execution(local)) piece.complete = true;
+            // Past the budget, Budget asks the search whether the piece goes on.
+            if (const auto cut = workers.before(earlier + local, *search, true)) {
+              if (*cut == StopReason::kExhausted) piece.complete = true;
               break;
             }
             if (!run_piece_execution(runner, *search, piece, local, executions)) break;
           }
           std::lock_guard<std::mutex> lock(m);
-          for (const auto& [kind, h] : piece.hits.by_kind) kind_names.insert(kind);
+          for (const auto& entry : piece.kept.firsts()) kind_names.insert(entry.first);
           kinds.store(kind_names.size());
           --running;
           wake.notify_all();
@@ -224,19 +221,14 @@ ExploreResult explore_subtrees(const SubjectFactory& make, const ExploreOptions&
 
   // The single-worker order, cut at the cap (a shard's subtrees are cut by merge instead).
   Fold f = fold(order, o.iterations, sharded);
-  out.executions = f.executions;
-  out.steps = f.steps;
   out.stop = stop.raised() ? static_cast<StopReason>(stop.reason.load())
              : f.exhausted ? StopReason::kExhausted
                            : StopReason::kBudget;
   if (splitter.counts_classes())
-    out.classes = Strategy::Classes{out.executions - f.redundant, f.redundant};
-  collect_found(*subject0, f.hits, o, out, sharded, f.offsets);
-  out.interleavings = f.coverage.summary();
-  if (sharded) {
-    out.subtrees = std::move(f.subtrees);
-    out.interleaving_counts = std::make_shared<Coverage>(std::move(f.coverage));
-  }
+    out.classes = Strategy::Classes{f.executions - f.redundant, f.redundant};
+  out.found = std::move(f.kept).found(ModelRunner(*subject0, o.run));
+  if (sharded) out.subtrees = std::move(f.subtrees);
+  static_cast<Tally&>(out) = std::move(f);  // what the fold counted
   finish(*subject0, out, o, workers.elapsed());
   return out;
 }

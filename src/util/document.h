@@ -6,7 +6,8 @@
 // (report/report.cc), racelab merge, the live report writers (report/live_report.cc, racelab live
 // python --uncontrolled, the crash handler of live/python/crash.cc), the live cases of racelab
 // suite (model/live_case.cc), which read a live report back, the allocator's files
-// (alloc/outputs.cc; racelab check reads alloc-report.json back) and racelab check's check.json. A
+// (alloc/outputs.cc: alloc-report.json, which racelab check reads back, replay.json and
+// whatif.json) and racelab check's check.json. A
 // reader refuses another format or a newer version (check_format); bump a version when a reader
 // could misread the new files. Schedule files have a stricter reader of their own
 // (sched/schedule.h).
@@ -29,6 +30,10 @@ inline constexpr const char* kAllocReportFormat = "racelab-alloc-report";
 inline constexpr int kAllocReportVersion = 1;
 inline constexpr const char* kAllocReplayFormat = "racelab-alloc-replay";
 inline constexpr int kAllocReplayVersion = 1;
+// whatif.json of racelab alloc whatif --out: "devices", each device's settings (a bare array of
+// them before it had a version).
+inline constexpr const char* kAllocWhatifFormat = "racelab-alloc-whatif";
+inline constexpr int kAllocWhatifVersion = 1;
 // check.json of racelab check --out.
 inline constexpr const char* kCheckFormat = "racelab-check";
 inline constexpr int kCheckVersion = 1;

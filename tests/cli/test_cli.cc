@@ -604,15 +604,29 @@ TEST_CASE("alloc report refuses stats of another run and warns where agreement i
 }
 
 TEST_CASE("alloc whatif predicts the runs recorded under other settings", "[cli]") {
+  const fs::path out = scratch("alloc-whatif");
   auto w = racelab("alloc whatif " + alloc_data("fixtures-h200/snap_sdpa_chunked_1.pickle") +
                    " --config expandable_segments:True --config "
-                   "max_split_size_mb:64,roundup_power2_divisions:4");
+                   "max_split_size_mb:64,roundup_power2_divisions:4 --out " +
+                   out.string());
   CHECK(w.code == 0);
   // The real runs under these settings (tools/alloc-capture): 446 MiB / 20 maps, 434 MiB / 21
   // segments.
   CHECK(w.out.find("expandable_segments:True") != std::string::npos);
   CHECK(w.out.find("446 MiB        446 MiB         2            20") != std::string::npos);
   CHECK(w.out.find("434 MiB        434 MiB        21            21") != std::string::npos);
+  // whatif.json names its format and version first, then one entry per device.
+  const auto whatif = nlohmann::ordered_json::parse(read_text(out / "whatif.json"));
+  REQUIRE(whatif.is_object());
+  CHECK(whatif.begin().key() == "format");
+  CHECK(whatif["format"] == "racelab-alloc-whatif");
+  CHECK(whatif["version"] == 1);
+  REQUIRE(whatif["devices"].size() == 1);
+  CHECK(whatif["devices"][0]["device"] == 0);
+  REQUIRE(whatif["devices"][0]["settings"].size() == 3);
+  CHECK(whatif["devices"][0]["settings"][1]["config"] == "expandable_segments:True");
+  CHECK(whatif["devices"][0]["settings"][1]["segments"] == 2);
+  CHECK(fs::exists(out / "whatif.html"));
 }
 
 TEST_CASE("alloc: bad traces and settings are one line and exit 2", "[cli]") {

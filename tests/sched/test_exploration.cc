@@ -145,7 +145,7 @@ TEST_CASE("the model keeps the first execution of each finding kind, each kind i
           "[exploration]") {
   TwoKindsAtOnce subject;
   const ModelRunner runner(subject, {});
-  KeepFirstOfEachKind keep(runner);
+  KeepFirstOfEachKind keep;
   StrategyParams params;
   params.kind = StrategyKind::kRandom;
   auto strategy = make_strategy(params);
@@ -161,18 +161,19 @@ TEST_CASE("the model keeps the first execution of each finding kind, each kind i
   }
   REQUIRE(first.size() == 2);
   REQUIRE_FALSE(several.empty());
-  REQUIRE(keep.found.size() == 2);
-  for (std::size_t k = 0; k < keep.found.size(); ++k) {
-    const FoundKind& fk = keep.found[k];
+  const std::vector<FoundKind> found = std::move(keep).found(runner);
+  REQUIRE(found.size() == 2);
+  for (std::size_t k = 0; k < found.size(); ++k) {
+    const FoundKind& fk = found[k];
     CHECK(fk.execution == first.at(fk.finding.kind));
     CHECK(fk.result.found(fk.finding.kind));
     CHECK(fk.preemptions == fk.result.preemptions);
-    if (k > 0) CHECK(keep.found[k - 1].execution <= fk.execution);  // in order of discovery
+    if (k > 0) CHECK(found[k - 1].execution <= fk.execution);  // in order of discovery
   }
   // Kinds found together own copies of the one execution.
-  for (std::size_t k = 0; k + 1 < keep.found.size(); ++k) {
-    const FoundKind& a = keep.found[k];
-    const FoundKind& b = keep.found[k + 1];
+  for (std::size_t k = 0; k + 1 < found.size(); ++k) {
+    const FoundKind& a = found[k];
+    const FoundKind& b = found[k + 1];
     if (a.execution != b.execution) continue;
     CHECK(a.result.exec.get() != b.result.exec.get());
     CHECK(a.result.trace_text() == b.result.trace_text());
@@ -190,16 +191,58 @@ TEST_CASE("a model exploration is the loop with the model's runner and keep poli
 
   const ModelRunner runner(subject, o.run);
   auto strategy = make_strategy(o.strategy);
-  const auto loop = explore_executions(runner, KeepFirstOfEachKind(runner), *strategy, o.budget(),
-                                       false, [](auto&) {});
+  auto loop =
+      explore_executions(runner, KeepFirstOfEachKind(), *strategy, o.budget(), false, [](auto&) {});
   CHECK(explored.executions == loop.executions);
   CHECK(explored.steps == loop.steps);
-  CHECK(explored.interleavings->classes == loop.coverage.classes());
-  REQUIRE(explored.found.size() == loop.kept.found.size());
+  CHECK(explored.interleavings()->classes == loop.coverage.classes());
+  const std::vector<FoundKind> kept = std::move(loop.kept).found(runner);
+  REQUIRE(explored.found.size() == kept.size());
   for (std::size_t k = 0; k < explored.found.size(); ++k) {
-    CHECK(explored.found[k].finding.kind == loop.kept.found[k].finding.kind);
-    CHECK(explored.found[k].execution == loop.kept.found[k].execution);
-    CHECK(explored.found[k].result.trace_text() == loop.kept.found[k].result.trace_text());
+    CHECK(explored.found[k].finding.kind == kept[k].finding.kind);
+    CHECK(explored.found[k].execution == kept[k].execution);
+    CHECK(explored.found[k].result.trace_text() == kept[k].result.trace_text());
+  }
+}
+
+TEST_CASE("workers' keep policies merged in any order keep what the sequential loop keeps",
+          "[exploration]") {
+  TwoKindsAtOnce subject;
+  const ModelRunner runner(subject, {});
+  StrategyParams params;
+  params.kind = StrategyKind::kRandom;
+  auto strategy = make_strategy(params);
+  KeepFirstOfEachKind sequential;
+  std::vector<KeepFirstOfEachKind> workers(3);  // execution i ran on worker i % 3
+  for (std::uint64_t i = 0; i < 50; ++i) {
+    auto r = runner.run(*strategy, i);
+    REQUIRE(r);
+    workers[i % 3].offer({std::nullopt, i, 0}, *r);
+    CHECK(sequential.keep(i, *r));
+  }
+  KeepFirstOfEachKind merged;
+  for (std::size_t w : {2u, 0u, 1u}) merged.merge(std::move(workers[w]));
+  const std::vector<FoundKind> a = std::move(sequential).found(runner);
+  const std::vector<FoundKind> b = std::move(merged).found(runner);
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == a.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    CHECK(b[k].finding.kind == a[k].finding.kind);
+    CHECK(b[k].execution == a[k].execution);
+    CHECK(b[k].result.trace_text() == a[k].result.trace_text());
+  }
+  // A piece placed in the order: positions moved, and those past the cut left out.
+  KeepFirstOfEachKind piece;
+  for (std::uint64_t i = 0; i < 50; ++i)
+    piece.offer({std::nullopt, i, 0}, *runner.run(*strategy, i));
+  KeepFirstOfEachKind placed;
+  placed.merge(std::move(piece), [](FindingPosition at) -> std::optional<FindingPosition> {
+    if (at.execution >= 1) return std::nullopt;
+    return FindingPosition{7, at.execution, at.place};
+  });
+  for (const auto& [kind, first] : placed.firsts()) {
+    CHECK(first.at.subtree == std::optional<std::uint64_t>(7));
+    CHECK(first.at.execution == 0);
   }
 }
 

@@ -33,11 +33,11 @@ void check_same(const ExploreResult& a, const ExploreResult& b) {
   CHECK(a.executions == b.executions);
   CHECK(a.steps == b.steps);
   CHECK(a.stop == b.stop);
-  REQUIRE(a.interleavings.has_value() == b.interleavings.has_value());
-  if (a.interleavings) {
-    CHECK(a.interleavings->classes == b.interleavings->classes);
-    CHECK(a.interleavings->seen_once == b.interleavings->seen_once);
-    CHECK(a.interleavings->seen_twice == b.interleavings->seen_twice);
+  REQUIRE(a.interleavings().has_value() == b.interleavings().has_value());
+  if (a.interleavings()) {
+    CHECK(a.interleavings()->classes == b.interleavings()->classes);
+    CHECK(a.interleavings()->seen_once == b.interleavings()->seen_once);
+    CHECK(a.interleavings()->seen_twice == b.interleavings()->seen_twice);
   }
   REQUIRE(a.found.size() == b.found.size());
   for (std::size_t k = 0; k < a.found.size(); ++k) {

@@ -143,10 +143,10 @@ TEST_CASE("pos and surw find the lazy-2-drafters deadlock, also split over jobs"
     const model::ScenarioRun two = model::run_scenario(sc, o);
     REQUIRE(two.result.find("deadlock") != nullptr);
     CHECK(two.result.find("deadlock")->execution == one.result.find("deadlock")->execution);
-    REQUIRE(one.result.interleavings.has_value());
-    REQUIRE(two.result.interleavings.has_value());
-    CHECK(two.result.interleavings->classes == one.result.interleavings->classes);
-    CHECK(two.result.interleavings->seen_once == one.result.interleavings->seen_once);
+    REQUIRE(one.result.interleavings().has_value());
+    REQUIRE(two.result.interleavings().has_value());
+    CHECK(two.result.interleavings()->classes == one.result.interleavings()->classes);
+    CHECK(two.result.interleavings()->seen_once == one.result.interleavings()->seen_once);
   }
 }
 
@@ -166,23 +166,23 @@ TEST_CASE("coverage: three threads handing one mutex over show exactly 3! = 6 cl
   OneMutex alone(3, 0);
   const ExploreResult dfs = explore_with(alone, StrategyKind::kDfs, 1000000);
   REQUIRE(dfs.exhausted());
-  REQUIRE(dfs.interleavings.has_value());
-  CHECK(dfs.interleavings->classes == 6);
-  CHECK(dfs.interleavings->executions == dfs.executions);
+  REQUIRE(dfs.interleavings().has_value());
+  CHECK(dfs.interleavings()->classes == 6);
+  CHECK(dfs.interleavings()->executions == dfs.executions);
   OneMutex subject(3, 2);  // the two threads on mutexes of their own add no class
   for (StrategyKind kind :
        {StrategyKind::kRandom, StrategyKind::kPct, StrategyKind::kPos, StrategyKind::kSurw}) {
     INFO(strategy_name(kind));
     const ExploreResult r = explore_with(subject, kind, 3000);
-    REQUIRE(r.interleavings.has_value());
-    CHECK(r.interleavings->classes == 6);
+    REQUIRE(r.interleavings().has_value());
+    CHECK(r.interleavings()->classes == 6);
     // Every class seen many times: nothing is estimated to remain.
-    CHECK(r.interleavings->seen_once == 0);
-    CHECK(r.interleavings->unseen_probability == 0);
-    CHECK(r.interleavings->estimated_classes == 6);
+    CHECK(r.interleavings()->seen_once == 0);
+    CHECK(r.interleavings()->unseen_probability == 0);
+    CHECK(r.interleavings()->estimated_classes == 6);
   }
   OneMutex two(2, 0);
-  CHECK(explore_with(two, StrategyKind::kDfs, 1000000).interleavings->classes == 2);
+  CHECK(explore_with(two, StrategyKind::kDfs, 1000000).interleavings()->classes == 2);
 }
 
 TEST_CASE("coverage: the fingerprint separates hand-off orders and nothing else", "[coverage]") {
@@ -238,11 +238,11 @@ TEST_CASE("coverage: on lazy-2-drafters the fingerprints are dpor's interleaving
   REQUIRE(dpor.result.exhausted());
   REQUIRE(dpor.result.classes.has_value());
   // One execution per class, each with its own fingerprint...
-  CHECK(dpor.result.interleavings->classes == dpor.result.classes->classes);
+  CHECK(dpor.result.interleavings()->classes == dpor.result.classes->classes);
   // ...and no sample shows more than there are.
   o.strategy.kind = StrategyKind::kPos;
   o.iterations = 20000;
   const model::ScenarioRun pos = model::run_scenario(sc, o);
-  CHECK(pos.result.interleavings->classes <= dpor.result.classes->classes);
-  CHECK(pos.result.interleavings->unseen_probability > 0);
+  CHECK(pos.result.interleavings()->classes <= dpor.result.classes->classes);
+  CHECK(pos.result.interleavings()->unseen_probability > 0);
 }

@@ -67,7 +67,8 @@ struct StrategyParams {
   // dpor is unbounded unless a bound is given explicitly (--max-preemptions, or max_preemptions
   // in a scenario's [explore]); dfs always uses max_preemptions.
   std::optional<int> dpor_max_preemptions;
-  // dpor: explore one of two alike threads of a symmetry group (dpor.cc); off: every thread.
+  // dpor: explore one of two alike threads of a symmetry group (dpor.cc); off: every thread. One
+  // job only: a split dpor runs without it (make_splitter).
   bool dpor_symmetry = true;
 };
 
@@ -99,7 +100,8 @@ inline constexpr std::uint64_t kSurwCalibration = 8;
 // state.h): exhaustive with no bound, for model subjects that describe their state; one job.
 std::unique_ptr<Strategy> make_states();
 
-// How dfs and dpor split their search (dfs.cc, dpor.cc); the table's rows give them.
+// How dfs and dpor split their search (dfs.cc, dpor.cc); the table's rows give them (dpor's
+// without its symmetry reduction, whatever the params say: factory.cc).
 std::unique_ptr<Splitter> make_dfs_splitter(int max_preemptions);
 std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions,
                                              bool symmetry = true);
