@@ -9,8 +9,9 @@
 // threads are tried in turn, in later executions. When no frame has an alternative left, every
 // state reachable from the start has been expanded, with every thread enabled in it: every step
 // any interleaving can take has been taken, so every finding kind any interleaving reaches has
-// been reached. Alike threads of a symmetry group share their digests, so only one of them is
-// explored from each state up to renaming them.
+// been reached. Alike threads of a symmetry group share their digests, and so do alike parts
+// (Context::part: one GPU's threads, queue and variables), so only one of them is explored from
+// each state up to renaming them.
 //
 // Where interleavings differ in order but meet again in one state, as independent steps and
 // steps that commute in effect do, this explores the state once; dpor explores each order class.
