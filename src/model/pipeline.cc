@@ -160,8 +160,10 @@ Task PipelineModel::step(Context& ctx, int device, std::int64_t length, int warm
   // A drafter's step now depends only on k, the lock it may hold, the forward's outcome and shared
   // state (state.h).
   if (k >= 0) {
-    std::uint64_t past = sched::state_mix(static_cast<std::uint64_t>(k) + 1,
-                                          static_cast<std::uint64_t>(warmup_lock + 1));
+    // The lock by what it is, not its id, which names a part (state.h): the mutexes' owners
+    // tell which one the thread holds.
+    const std::uint64_t held = warmup_lock < 0 ? 0 : warmup_lock == shared_warmup_lock_ ? 1 : 2;
+    std::uint64_t past = sched::state_mix(static_cast<std::uint64_t>(k) + 1, held);
     past =
         sched::state_mix(sched::state_mix(past, entry_name(fwd.entry, nullptr)), fwd.scores_bytes);
     ctx.forget_past(static_cast<std::int64_t>(past));

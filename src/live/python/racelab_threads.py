@@ -417,7 +417,11 @@ def patch_threading(before_start):
 
     def excepthook(args):
         # An exception that ends a controlled thread is a finding (the thread re-raises it once
-        # threading has cleaned up); the unwinding of an execution that is over is not reported.
+        # threading has cleaned up); the unwinding of an execution that is over is not reported,
+        # nor printed: a thread the runtime has let go of by the time its ExecutionOver reaches
+        # this hook is no longer controlled, and the script did nothing wrong.
+        if issubclass(args.exc_type, _racelab.ExecutionOver):
+            return
         if _racelab.controlled():
             # As CPython's own hook: SystemExit ends a thread quietly; so does os._exit's unwinding.
             if issubclass(args.exc_type, (SystemExit, _ProcessExit)):
