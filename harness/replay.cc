@@ -36,11 +36,11 @@ struct ReplayArgs {
 int replay_command(const ReplayArgs& a) {
   report::expect_file(a.schedule, report::FileKind::kSchedule, "replay SCHEDULE");
   const sched::Schedule s = report::read_schedule(a.schedule);
-  if (live::is_live_subject(s.subject_name)) {
+  if (sched::is_live_subject(s.subject_name)) {
     // A live schedule replays on real threads with the configuration its header records (the
     // LibTorch workload's; a Python script's arguments and table), as racelab live torch |
     // python --replay would replay it.
-    if (s.subject_name == "live-python" && !a.scenario.empty())
+    if (s.subject_name == sched::kLivePythonSubject && !a.scenario.empty())
       throw InputError(fmt::format(
           "{}: a schedule of racelab live python; --scenario applies to model schedules only",
           a.schedule));

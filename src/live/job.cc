@@ -2,18 +2,15 @@
 
 #include "live/python/bridge.h"
 #include "live/torch/workload.h"
+#include "sched/schedule.h"
 #include "util/check.h"
 
 namespace racelab::live {
 
-bool is_live_subject(std::string_view name) {
-  return name == "live-torch" || name == "live-python";
-}
-
 Job replay_job(const sched::Schedule& schedule, const std::string& path) {
-  RACELAB_CHECK(is_live_subject(schedule.subject_name),
+  RACELAB_CHECK(sched::is_live_subject(schedule.subject_name),
                 "live::replay_job: {} records {}, not a live subject", path, schedule.subject_name);
-  if (schedule.subject_name == "live-python") {
+  if (schedule.subject_name == sched::kLivePythonSubject) {
     python::Job job;
     return python::make_job(job, path, schedule, nullptr);
   }

@@ -27,9 +27,6 @@ struct Job {
   bool exit_process = false;
 };
 
-// The subjects whose schedules replay on real threads: "live-torch", "live-python".
-bool is_live_subject(std::string_view name);
-
 // racelab replay of a live schedule: `schedule` (as report::read_schedule read it from `path`)
 // with the configuration its header records, replayed step by step. InputError for a schedule of
 // another subject, or one this build cannot run (no LibTorch, no Python, too few devices).

@@ -10,6 +10,7 @@
 
 #include "live/runtime_impl.h"
 #include "sched/kinds.h"
+#include "sched/op.h"
 #include "util/check.h"
 
 namespace racelab::live {
@@ -54,7 +55,8 @@ void Mutex::lock_waiting_for(std::string waits_for) {
   mx.owner = f;
   ++mx.depth;
   clock_join(impl.agents[f].clock, mx.clock);
-  impl.record(f, "lock " + name_, false, Runtime::Impl::resource_key("mutex", name_), true);
+  impl.record(f, sched::op_text(OpKind::kLock, name_), false,
+              Runtime::Impl::resource_key("mutex", name_), true);
   impl.bump();
 }
 
@@ -69,7 +71,7 @@ bool Mutex::try_lock() {
   const int f = impl.foreign_self();
   auto& mx = impl.mutexes[id_];
   if (!impl.can_take(mx, f)) {
-    impl.record(f, "try lock " + name_ + " (busy)", false,
+    impl.record(f, sched::op_text(OpKind::kTryLock, name_) + " (busy)", false,
                 Runtime::Impl::resource_key("mutex", name_), false);
     impl.bump();
     return false;
@@ -77,7 +79,8 @@ bool Mutex::try_lock() {
   mx.owner = f;
   ++mx.depth;
   clock_join(impl.agents[f].clock, mx.clock);
-  impl.record(f, "lock " + name_, false, Runtime::Impl::resource_key("mutex", name_), true);
+  impl.record(f, sched::op_text(OpKind::kLock, name_), false,
+              Runtime::Impl::resource_key("mutex", name_), true);
   impl.bump();
   return true;
 }
@@ -127,7 +130,8 @@ void Mutex::unlock() {
   }
   if (python_lock_) impl.foreign_released_python_lock = true;
   impl.release_mutex(f, id_);
-  impl.record(f, "unlock " + name_, false, Runtime::Impl::resource_key("mutex", name_), true);
+  impl.record(f, sched::op_text(OpKind::kUnlock, name_), false,
+              Runtime::Impl::resource_key("mutex", name_), true);
   impl.bump();
 }
 
@@ -141,7 +145,7 @@ void SharedVar::access(bool write, const std::function<void()>& touch) {
   } else {
     const int f = impl.foreign_self();
     impl.check_access(f, impl.vars[id_], write);
-    impl.record(f, fmt::format("{} {}", write ? "write" : "read", name_), false,
+    impl.record(f, sched::op_text(write ? OpKind::kWrite : OpKind::kRead, name_), false,
                 Runtime::Impl::resource_key("var", name_), write);
     impl.bump();
   }
@@ -159,7 +163,7 @@ void point(std::string_view label) {
   if (rt == nullptr) return;
   Runtime::Impl& impl = *rt->impl_;
   std::lock_guard lk(impl.state_mutex);
-  impl.record(impl.foreign_self(), std::string(label), false);
+  impl.record(impl.foreign_self(), sched::op_text(OpKind::kPoint, label), false);
   impl.bump();
 }
 

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "model/check.h"
+#include "model/expect.h"
+#include "sched/kinds.h"
 #include "sched/loop.h"
 #include "sched/strategies/strategies.h"
 #include "util/document.h"
@@ -172,11 +174,9 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     }
     const std::uint64_t executions = at.report.value("executions", std::uint64_t{0});
     run.executions += executions;
-    // A dfs search that stopped before covering its space, with nothing found: not a proof.
-    cut_short = at.report.value("proves", false) && !at.report.value("exhausted", false) &&
-                at.report.value("findings", nlohmann::json::array()).empty();
     stop = sched::parse_stop_reason(at.report.value("stopped_by", "budget"))
                .value_or(sched::StopReason::kBudget);
+    cut_short = sched::absence_cut_short(at.report.value("proves", false), stop);
     if (at.report.contains("kinds_seen") && at.report["kinds_seen"].is_object()) {
       for (const auto& [kind, n] : at.report["kinds_seen"].items())
         run.kinds[kind] += n.get<std::uint64_t>();
@@ -204,12 +204,13 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     else if (run.memory != c.alloc)
       memory_problem = fmt::format("memory expected {}, got {}", c.alloc, run.memory_summary);
   }
-  for (const auto& k : s.must)
-    if (!run.kinds.count(k)) run.missing.push_back(k);
-  for (const auto& k : s.must_not)
-    if (run.kinds.count(k)) run.unexpected.push_back(k);
+  std::vector<std::string> found;
+  for (const auto& [kind, executions] : run.kinds) found.push_back(kind);
+  ExpectationCheck check = check_expectations(s.must, s.must_not, found);
+  run.missing = check.missing;
+  run.unexpected = check.unexpected;
   const std::string log = (fs::path(out_dir) / "live.log").string();
-  if (run.exit_code == 3 || run.kinds.count("lost_control")) {
+  if (run.exit_code == 3 || run.kinds.count(sched::kinds::kLostControl)) {
     run.verdict = LiveVerdict::kInconclusive;
     run.reason = fmt::format(
         "inconclusive: racelab lost control of a thread (a call it does not control), so the run "
@@ -218,18 +219,9 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
   } else if (run.exit_code == 2) {
     run.verdict = LiveVerdict::kFail;
     run.reason = "racelab refused the case: " + last_line(log);
-  } else if (!run.missing.empty() || !run.unexpected.empty() || !memory_problem.empty()) {
+  } else if (!check.holds() || !memory_problem.empty()) {
     run.verdict = LiveVerdict::kFail;
-    std::string why;
-    if (!run.missing.empty()) {
-      why = "expected but not found in " + std::to_string(run.executions) + " executions: ";
-      for (std::size_t i = 0; i < run.missing.size(); ++i) why += (i ? ", " : "") + run.missing[i];
-    }
-    if (!run.unexpected.empty()) {
-      why += std::string(why.empty() ? "" : "; ") + "must not occur but found: ";
-      for (std::size_t i = 0; i < run.unexpected.size(); ++i)
-        why += (i ? ", " : "") + run.unexpected[i];
-    }
+    std::string why = expectation_reason(check);
     if (!memory_problem.empty()) why += std::string(why.empty() ? "" : "; ") + memory_problem;
     run.reason = why;
   } else if (cut_short && !s.must_not.empty()) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "model/expect.h"
 #include "model/pipeline.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
@@ -100,11 +101,8 @@ std::string ScenarioRun::verdict_reason() const {
       break;
   }
   std::vector<std::string> parts;
-  if (!missing.empty())
-    parts.push_back(fmt::format("expected but not found: {}", fmt::join(missing, ", ")));
-  if (!unexpected.empty()) {
-    parts.push_back(fmt::format("found but must not occur: {}", fmt::join(unexpected, ", ")));
-  }
+  if (const std::string why = expectation_reason({missing, unexpected}); !why.empty())
+    parts.push_back(why);
   if (!result.determinism_failures.empty()) {
     parts.push_back(fmt::format("not deterministic: {}", result.determinism_failures.front()));
   }
@@ -124,19 +122,11 @@ void judge(ScenarioRun& run) {
                    [](const sched::FoundKind& a, const sched::FoundKind& b) {
                      return sched::kinds::before(a.finding.kind, b.finding.kind);
                    });
-  run.missing.clear();
-  run.unexpected.clear();
-  for (const auto& kind : run.scenario.must) {
-    if (run.result.find(kind) == nullptr) run.missing.push_back(kind);
-  }
-  std::stable_sort(run.missing.begin(), run.missing.end(),
-                   [](const auto& a, const auto& b) { return sched::kinds::before(a, b); });
-  // In report order too: the found kinds that must not occur.
-  const auto& no = run.scenario.must_not;
-  for (const auto& f : run.result.found) {
-    if (std::find(no.begin(), no.end(), f.finding.kind) != no.end())
-      run.unexpected.push_back(f.finding.kind);
-  }
+  std::vector<std::string> found;
+  for (const auto& f : run.result.found) found.push_back(f.finding.kind);
+  ExpectationCheck check = check_expectations(run.scenario.must, run.scenario.must_not, found);
+  run.missing = std::move(check.missing);
+  run.unexpected = std::move(check.unexpected);
 }
 
 int explore_exit_code(const ScenarioRun& run) {

@@ -1,10 +1,13 @@
 #pragma once
-// Interleaving coverage as report.json carries it (`interleavings`), for model and live reports
-// alike (docs/formats.md).
+// What an exploration did (sched::Explored) and its interleaving coverage, as report.json carries
+// them, for model and live reports alike (docs/formats.md): one writer, so that the two reports
+// cannot drift apart.
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "sched/coverage.h"
+#include "sched/exploration.h"
+#include "sched/loop.h"
 
 namespace racelab::report {
 
@@ -23,6 +26,25 @@ inline nlohmann::ordered_json coverage_json(const sched::CoverageSummary& c, boo
     cov["estimated_classes"] = std::round(c.estimated_classes * 100) / 100;
   }
   return cov;
+}
+
+// How report.json gives an exploration's seconds: the model's report rounds them to the
+// microsecond (like its other times); the live report has always given them as measured.
+enum class Seconds { kRounded, kAsMeasured };
+
+// An exploration's counts as report.json carries them, in this order: executions, seconds,
+// stopped_by, exhausted, proves and, where `counted` (ExploreResult::coverage_counted),
+// interleavings. `proves`: the strategy covers its space, so the coverage is counted, not sampled.
+inline nlohmann::ordered_json explored_json(const sched::Explored& e, bool proves, Seconds seconds,
+                                            bool counted = true) {
+  nlohmann::ordered_json j;
+  j["executions"] = e.executions;
+  j["seconds"] = seconds == Seconds::kRounded ? std::round(e.seconds * 1e6) / 1e6 : e.seconds;
+  j["stopped_by"] = sched::stop_reason_name(e.stop);
+  j["exhausted"] = e.exhausted();
+  j["proves"] = proves;
+  if (counted) j["interleavings"] = coverage_json(e.coverage.summary(), !proves);
+  return j;
 }
 
 }  // namespace racelab::report

@@ -90,12 +90,8 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   report["build"] = info.build;
   report["parameters"] = info.parameters;
   report["strategy"] = strategy_desc;
-  report["executions"] = o.executions;
-  report["seconds"] = o.seconds;
-  report["stopped_by"] = sched::stop_reason_name(o.stop);
-  report["exhausted"] = o.exhausted();
-  report["proves"] = !live::samples(a);
-  report["interleavings"] = coverage_json(o.coverage.summary(), live::samples(a));
+  const nlohmann::ordered_json explored = explored_json(o, !live::samples(a), Seconds::kAsMeasured);
+  for (const auto& [key, value] : explored.items()) report[key] = value;
   report["kinds_seen"] = kept.kinds;
   report["findings"] = nlohmann::ordered_json::array();
   if (kept.failure) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "live/search.h"
+#include "sched/schedule.h"
 
 namespace racelab::report {
 
@@ -30,7 +31,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
 // One plain run of a script (racelab live python --uncontrolled): real threads, nothing
 // interposed, the time limit its only bound.
 struct UncontrolledRun {
-  std::string subject = "live-python";
+  std::string subject = sched::kLivePythonSubject;
   nlohmann::ordered_json parameters;  // the job, as a live search's report names it
   double seconds = 0;
   bool finished = false;  // false: still running at the time limit, a hang

@@ -103,12 +103,7 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                   {{"depth", run.options.strategy.depth},
                    {"max_preemptions", run.options.strategy.max_preemptions}}},
                  {"iterations", run.options.iterations},
-                 {"executions", run.result.executions},
                  {"steps", run.result.steps},
-                 {"seconds", round_seconds(run.result.seconds)},
-                 {"stopped_by", sched::stop_reason_name(run.result.stop)},
-                 {"exhausted", run.result.exhausted()},
-                 {"proves", run.proves()},
                  {"coverage", run.coverage()},
                  {"verdict", model::verdict_name(run.verdict())},
                  {"verdict_reason", run.verdict_reason()},
@@ -122,17 +117,16 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                  {"virtual_time",
                   {{"warmup_s", round_seconds(run.warmup_seconds)},
                    {"makespan_s", round_seconds(run.makespan_seconds)}}}};
-  if (const auto c = run.result.interleavings()) {
-    json cov = coverage_json(*c, !run.proves());
-    // A shard: every class with its count (sorted), so that racelab merge counts exactly.
-    if (run.options.partition.shards > 1) {
-      std::map<std::uint64_t, std::uint64_t> sorted(run.result.coverage.counts().begin(),
-                                                    run.result.coverage.counts().end());
-      json counts = json::object();
-      for (const auto& [fp, n] : sorted) counts[hex64(fp)] = n;
-      cov["fingerprints"] = std::move(counts);
-    }
-    report["interleavings"] = std::move(cov);
+  const nlohmann::ordered_json explored =
+      explored_json(run.result, run.proves(), Seconds::kRounded, run.result.coverage_counted);
+  for (const auto& [key, value] : explored.items()) report[key] = value;
+  // A shard: every class with its count (sorted), so that racelab merge counts exactly.
+  if (report.contains("interleavings") && run.options.partition.shards > 1) {
+    std::map<std::uint64_t, std::uint64_t> sorted(run.result.coverage.counts().begin(),
+                                                  run.result.coverage.counts().end());
+    json counts = json::object();
+    for (const auto& [fp, n] : sorted) counts[hex64(fp)] = n;
+    report["interleavings"]["fingerprints"] = std::move(counts);
   }
   if (run.options.check_determinism) {
     report["determinism"] = {{"checked", run.result.determinism_checked},

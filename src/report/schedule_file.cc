@@ -145,6 +145,12 @@ Schedule parse_schedule(std::string_view text, const std::string& origin) {
   s.racelab_version = r.str(doc, "", "racelab_version");
   const json& subject = r.object(doc, "", "subject");
   s.subject_name = r.str(subject, "subject", "name");
+  if (s.subject_name.starts_with(sched::kLiveSubjectPrefix) &&
+      !sched::is_live_subject(s.subject_name)) {
+    r.fail("subject.name",
+           fmt::format("unknown live subject \"{}\"; racelab's are {}, {}", s.subject_name,
+                       sched::kLiveTorchSubject, sched::kLivePythonSubject));
+  }
   s.subject_hash = r.str(subject, "subject", "hash");
   s.subject_path = r.str(subject, "subject", "path");
   const json& strategy = r.object(doc, "", "strategy");

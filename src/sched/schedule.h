@@ -27,10 +27,16 @@ namespace racelab::sched {
 inline constexpr int kScheduleVersion = 1;
 inline constexpr const char* kScheduleFormat = "racelab-schedule";
 
-// A live subject (racelab live torch | live python) is named "live-torch", "live-python"; every
-// other subject is a model scenario.
+// The live subjects (racelab live torch | live python), by the names their schedules and reports
+// carry. Every other subject is a model scenario; a name with the live prefix that is neither is
+// no subject racelab knows (report::read_schedule refuses it).
+inline constexpr const char* kLiveTorchSubject = "live-torch";
+inline constexpr const char* kLivePythonSubject = "live-python";
+inline constexpr std::string_view kLiveSubjectPrefix = "live-";
+
+// The one test of whether a schedule's subject runs on real threads.
 inline bool is_live_subject(std::string_view subject_name) {
-  return subject_name.substr(0, 5) == "live-";
+  return subject_name == kLiveTorchSubject || subject_name == kLivePythonSubject;
 }
 
 // A model schedule's `strategy.parameters`: the search that found the execution (its strategy's

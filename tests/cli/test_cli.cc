@@ -379,6 +379,17 @@ TEST_CASE("files of the wrong kind are named for what they are, one line, exit 2
               std::getenv("RACELAB_SOURCE_DIR") + "/scenarios/deadlock/lazy-2-drafters.toml");
   CHECK(with_scenario.code == 2);
   CHECK(with_scenario.out.find("--scenario applies to model schedules only") != std::string::npos);
+  // A live-* subject racelab does not know: refused by name, not replayed as a model schedule.
+  {
+    auto j = nlohmann::json::parse(read_text(schedule));
+    j["subject"]["name"] = "live-rust";
+    std::ofstream(out / "unknown.json") << j.dump(2);
+  }
+  auto unknown = racelab("replay " + (out / "unknown.json").string());
+  INFO(unknown.out);
+  CHECK(unknown.code == 2);
+  CHECK(lines(unknown.out) == 1);
+  CHECK(unknown.out.find("subject.name: unknown live subject \"live-rust\"") != std::string::npos);
   fs::remove_all(out);
 }
 

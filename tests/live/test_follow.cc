@@ -89,7 +89,7 @@ TEST_CASE("--follow takes a model schedule and a table with a follow section", "
   CHECK(f.steps[0].thread == "drafter 1");
   CHECK(f.model_steps == 2);
   // A live schedule replays with --replay; a table needs its follow section; something must map.
-  model.subject_name = "live-python";
+  model.subject_name = racelab::sched::kLivePythonSubject;
   CHECK_THROWS_WITH(lp::follow_schedule(model, "m.json", table, "t.json"),
                     "m.json: a live schedule; replay it with --replay");
   model.subject_name = "lazy-2-drafters";

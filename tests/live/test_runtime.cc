@@ -222,27 +222,28 @@ TEST_CASE("A live command searches with its options or replays with the recorded
                                        recorded->live_configuration == R"({"fixed":true})");
   };
   const live::Prepared search = live::prepare(
-      "", std::nullopt, "live-torch", [] { return sched::make_random(7); }, make);
+      "", std::nullopt, sched::kLiveTorchSubject, [] { return sched::make_random(7); }, make);
   CHECK_FALSE(search.replaying);
   CHECK(search.subject->name() == "lock-order");
   CHECK(search.warning.empty());
 
   const std::string path = "racelab-test-prepare.json";  // named in messages only
   sched::Schedule s;
-  s.subject_name = "live-torch";
+  s.subject_name = sched::kLiveTorchSubject;
   s.subject_hash = "0";  // LockOrder's is "1": recorded from another build
   s.live_configuration = R"({"fixed":true})";
   s.steps = {{"t0", "start"}};
   const live::Prepared replay = live::prepare(
-      path, s, "live-torch", [] { return sched::make_random(7); }, make);
+      path, s, sched::kLiveTorchSubject, [] { return sched::make_random(7); }, make);
   CHECK(replay.replaying);
   CHECK(replay.subject->name() == "lock-order-fixed");
   CHECK(replay.warning ==
         path + " was recorded with another build or workload (0); replaying anyway");
   CHECK(replay.strategy->describe().find("replay") != std::string::npos);
-  CHECK_THROWS_AS(live::prepare(
-                      path, s, "live-python", [] { return sched::make_random(7); }, make),
-                  racelab::InputError);
+  CHECK_THROWS_AS(
+      live::prepare(
+          path, s, sched::kLivePythonSubject, [] { return sched::make_random(7); }, make),
+      racelab::InputError);
 }
 
 TEST_CASE("Shared variables report unordered accesses as data races", "[live]") {

@@ -230,7 +230,7 @@ TEST_CASE("report.json and summary.json name their format and version first", "[
   nlohmann::ordered_json live;
   live["format"] = "x";
   live["version"] = 1;
-  live["subject"] = "live-python";
+  live["subject"] = racelab::sched::kLivePythonSubject;
   live["build"] = "b";
   CHECK(document_text(live) == live.dump(2) + "\n");
 }

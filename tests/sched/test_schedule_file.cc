@@ -81,7 +81,7 @@ TEST_CASE("a schedule round-trips through its JSON form", "[schedule]") {
 TEST_CASE("a live schedule's parameters are its job's configuration, written in key order",
           "[schedule]") {
   Schedule s = sample();
-  s.subject_name = "live-torch";
+  s.subject_name = kLiveTorchSubject;
   s.subject_path.clear();
   s.live_configuration =
       R"({"drafters":2,"device":"cpu","seq_lens":[8,16],"warmup_backward":true})";
@@ -109,6 +109,17 @@ TEST_CASE("a live schedule's parameters are its job's configuration, written in 
         R"({"depth":3,"iterations":2000,"max_preemptions":2,"shrunk":true})");
 }
 
+TEST_CASE("a schedule of an unknown live subject is refused in one line", "[schedule]") {
+  std::string text = schedule_to_json(sample());
+  text.replace(text.find("lazy-2-drafters"), 15, "live-rust");
+  CHECK(error_of(text) ==
+        "s.json: subject.name: unknown live subject \"live-rust\"; racelab's are live-torch, "
+        "live-python");
+  CHECK_FALSE(is_live_subject("live-rust"));
+  CHECK(is_live_subject(kLiveTorchSubject));
+  CHECK(is_live_subject(kLivePythonSubject));
+}
+
 // The written bytes are a format: every schedule racelab wrote (the fuzz corpus, the recorded
 // results) reads and writes back byte for byte, model and live alike.
 TEST_CASE("every stored schedule reads back to the same bytes", "[schedule]") {
@@ -133,7 +144,7 @@ TEST_CASE("every stored schedule reads back to the same bytes", "[schedule]") {
 }
 
 TEST_CASE("make_schedule: a source and an execution become one schedule header", "[schedule]") {
-  const ScheduleSource source{.subject_name = "live-python",
+  const ScheduleSource source{.subject_name = kLivePythonSubject,
                               .subject_hash = "0123456789abcdef",
                               .strategy_name = "random",
                               .strategy_description = "random(seed=4)",
@@ -144,7 +155,7 @@ TEST_CASE("make_schedule: a source and an execution become one schedule header",
   f.message = "deadlock: cycle";
   Schedule s = make_schedule(source, 9, &f, 2, {{"main", "start"}});
   CHECK(s.racelab_version == kVersion);
-  CHECK(s.subject_name == "live-python");
+  CHECK(s.subject_name == kLivePythonSubject);
   CHECK(s.subject_hash == "0123456789abcdef");
   CHECK(s.subject_path.empty());
   CHECK(s.strategy_name == "random");

@@ -19,6 +19,7 @@
 
 #include "live/python/interpreter.h"
 #include "racelab/python_embedded.h"
+#include "sched/schedule.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/text.h"
@@ -325,7 +326,7 @@ std::string g_stacks;  // taken at the last hang
 class PythonSubject : public Subject {
  public:
   PythonSubject(Job job, std::string table) : job_(std::move(job)), table_(std::move(table)) {}
-  std::string name() const override { return "live-python"; }
+  std::string name() const override { return sched::kLivePythonSubject; }
   std::string content_hash() const override {
     std::string script;
     try {

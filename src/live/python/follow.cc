@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "live/python/bridge.h"
+#include "sched/schedule.h"
 #include "util/errors.h"
 
 namespace racelab::live::python {
@@ -15,7 +16,7 @@ namespace racelab::live::python {
 namespace {
 
 void refuse_live(const sched::Schedule& model, const std::string& path) {
-  if (model.subject_name.rfind("live-", 0) == 0)
+  if (sched::is_live_subject(model.subject_name))
     throw InputError(fmt::format("{}: a live schedule; replay it with --replay", path));
 }
 

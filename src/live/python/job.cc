@@ -5,19 +5,20 @@
 #include <nlohmann/json.hpp>
 
 #include "live/python/bridge.h"
+#include "sched/schedule.h"
 
 namespace racelab::live::python {
 
 live::Job make_job(Job& job, const std::string& replay, std::optional<sched::Schedule> recorded,
                    const std::function<std::unique_ptr<sched::Strategy>()>& search) {
   live::Job out;
-  out.run = prepare(replay, std::move(recorded), "live-python", search,
+  out.run = prepare(replay, std::move(recorded), sched::kLivePythonSubject, search,
                     [&](const sched::Schedule* schedule) {
                       if (schedule != nullptr) job = job_from_json(schedule->live_configuration);
                       return make_subject(job);
                     });
   JobInfo& info = out.info;
-  info.subject = "live-python";
+  info.subject = sched::kLivePythonSubject;
   info.command = "live python";
   info.parameters = nlohmann::ordered_json::parse(job_json(job));
   info.build = build_description();

@@ -14,6 +14,7 @@
 #include "live/torch/kernels.h"
 #include "live/torch/workload.h"
 #include "model/settings.h"
+#include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 
@@ -357,7 +358,7 @@ torch::Device device_of(const Config& c, int drafter) {
 class Drafters : public Subject {
  public:
   explicit Drafters(Config c) : cfg_(std::move(c)) {}
-  std::string name() const override { return "live-torch"; }
+  std::string name() const override { return sched::kLiveTorchSubject; }
   std::string content_hash() const override {
     return fmt::format("{:016x}",
                        std::hash<std::string>{}(config_json(cfg_) + build_description()));

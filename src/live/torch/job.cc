@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "live/torch/workload.h"
+#include "sched/schedule.h"
 #include "util/errors.h"
 
 namespace racelab::live::torch_workload {
@@ -12,7 +13,7 @@ Job make_job(Config cfg, const ShapeOptions& shape, const std::string& replay,
              std::optional<sched::Schedule> recorded,
              const std::function<std::unique_ptr<sched::Strategy>()>& search) {
   Job job;
-  job.run = prepare(replay, std::move(recorded), "live-torch", search,
+  job.run = prepare(replay, std::move(recorded), sched::kLiveTorchSubject, search,
                     [&](const sched::Schedule* schedule) -> std::unique_ptr<Subject> {
                       if (schedule == nullptr) {
                         apply_shape(cfg, shape);
@@ -27,7 +28,7 @@ Job make_job(Config cfg, const ShapeOptions& shape, const std::string& replay,
                       }
                     });
   JobInfo& info = job.info;
-  info.subject = "live-torch";
+  info.subject = sched::kLiveTorchSubject;
   info.command = "live torch";
   info.parameters = nlohmann::ordered_json::parse(config_json(cfg));
   info.build = build_description();
