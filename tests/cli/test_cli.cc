@@ -379,6 +379,21 @@ TEST_CASE("files of the wrong kind are named for what they are, one line, exit 2
               std::getenv("RACELAB_SOURCE_DIR") + "/scenarios/deadlock/lazy-2-drafters.toml");
   CHECK(with_scenario.code == 2);
   CHECK(with_scenario.out.find("--scenario applies to model schedules only") != std::string::npos);
+  // A live torch schedule replays with its recorded configuration: the options only a model
+  // schedule takes are refused in one line, before anything runs, whether this build has
+  // LibTorch or not.
+  {
+    auto j = nlohmann::json::parse(read_text(schedule));
+    j["subject"]["name"] = "live-torch";
+    std::ofstream(out / "torch.json") << j.dump(2);
+  }
+  auto torch = racelab("replay " + (out / "torch.json").string() +
+                       " --trace --seed 7 --on-divergence random");
+  INFO(torch.out);
+  CHECK(torch.code == 2);
+  CHECK(lines(torch.out) == 1);
+  CHECK(torch.out.find("a schedule of racelab live torch; --on-divergence, --seed, --trace apply "
+                       "to model schedules only") != std::string::npos);
   fs::remove_all(out);
 }
 
