@@ -65,7 +65,7 @@ int run_explore(const ExploreArgs& a) {
     fmt::print("{} ({}execution {}, {} preemption(s)): {}\n", kind,
                sched::kinds::is_failure(kind) ? "" : "evidence; ",
                f["execution"].get<std::uint64_t>(), f["preemptions"].get<std::uint64_t>(),
-               message.rfind(kind + ": ", 0) == 0 ? message.substr(kind.size() + 2) : message);
+               report::message_text(kind, message));
     fmt::print("  replay: {}\n", f["replay"].get<std::string>());
   }
   if (run.result.found.empty()) fmt::print("{}\n", paint("no findings", Colour::kGreen));

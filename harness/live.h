@@ -2,8 +2,8 @@
 // What harness/live*.cc share (private to the command line): the options of racelab live torch |
 // python | alloc, and the steps each subcommand's file calls. live.cc registers the options,
 // live_torch.cc and live_python.cc run the two kinds of live subject, live_search.cc holds the
-// options' helpers and the printer (live_search.h) that runs a prepared job (src/live/job.h) and
-// prints its verdict.
+// options' helpers, and live_print.h (shared with racelab replay) prints a prepared job's run
+// (src/live/job.h).
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>
@@ -14,7 +14,7 @@
 #include "live/live.h"
 #include "live/search.h"
 #include "live/torch/workload.h"
-#include "live_search.h"
+#include "live_print.h"
 #include "sched/strategy.h"
 
 namespace racelab::cli::livecmd {

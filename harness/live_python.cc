@@ -92,7 +92,7 @@ int run_python(LiveArgs a) {
     return search_strategy(a);
   };
   live::Job run = lp::make_job(job, a.replay, recorded_schedule(a.replay), strategy);
-  return run_job(search_options(a), run, [&] {
+  return print_run(search_options(a), run, [&] {
     if (a.alloc.empty()) return;
     lp::start_alloc_capture(job, a.alloc, capture_name(job.script));
     run.info.after_execution = [](std::uint64_t, const std::string& ended) {

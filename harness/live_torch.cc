@@ -20,7 +20,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "alloc.h"
 #include "alloc/outputs.h"
@@ -42,11 +41,8 @@ namespace {
 // the rr replay command.
 int run_under_rr(const LiveArgs& a) {
   std::string device = a.cfg.device;
-  if (!a.replay.empty()) {
-    // The recorded configuration's device ("" where it names none, or for a model schedule).
-    const std::string config = report::read_schedule(a.replay).live_configuration;
-    device = config.empty() ? "" : nlohmann::json::parse(config).value("device", std::string());
-  }
+  if (!a.replay.empty())
+    device = tw::recorded_device(report::read_schedule(a.replay).live_configuration);
   const RrRecording rec =
       record_under_rr(program_args(), "--rr", device, a.out, [](const std::string& command) {
         fmt::print("recording under rr: {}\n", command);
@@ -69,7 +65,7 @@ int run_torch(LiveArgs a) {
   a.cfg.warmup_backward = !a.no_warmup_backward;  // a replay's: recorded
   live::Job job = tw::make_job(a.cfg, a.shape, a.replay, recorded_schedule(a.replay),
                                [&] { return search_strategy(a); });
-  return run_job(search_options(a), job);
+  return print_run(search_options(a), job);
 }
 
 int run_alloc(AllocArgs a) {

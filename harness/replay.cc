@@ -3,13 +3,19 @@
 // without it (after a fix) or it is evidence, 2 on divergence from the recorded scenario (unless
 // --on-divergence random) or on a file that is not a schedule. With --scenario FIXED.toml of other
 // content it replays the interleaving against the fix as far as it applies (src/model/suite.h).
+// A live schedule replays with the configuration its header records: --scenario, --seed, --trace
+// and --on-divergence, which only a model schedule takes, are refused there (exit 2).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <array>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "command.h"
 #include "live/job.h"
-#include "live_search.h"
+#include "live_print.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
 #include "report/cli.h"
@@ -31,6 +37,7 @@ struct ReplayArgs {
   std::uint64_t seed = 1;
   bool trace = false;
   std::string out;
+  std::vector<std::string> model_only;  // the options given that only a model schedule takes
 };
 
 int replay_command(const ReplayArgs& a) {
@@ -40,13 +47,14 @@ int replay_command(const ReplayArgs& a) {
     // A live schedule replays on real threads with the configuration its header records (the
     // LibTorch workload's; a Python script's arguments and table), as racelab live torch |
     // python --replay would replay it.
-    if (s.subject_name == sched::kLivePythonSubject && !a.scenario.empty())
-      throw InputError(fmt::format(
-          "{}: a schedule of racelab live python; --scenario applies to model schedules only",
-          a.schedule));
+    if (!a.model_only.empty())
+      throw InputError(
+          fmt::format("{}: a schedule of racelab {}; {} appl{} to model schedules only", a.schedule,
+                      s.subject_name == sched::kLivePythonSubject ? "live python" : "live torch",
+                      fmt::join(a.model_only, ", "), a.model_only.size() == 1 ? "ies" : "y"));
     const std::string out = !a.out.empty() ? a.out : "racelab-out/" + s.subject_name + "-replay";
     live::Job job = live::replay_job(s, a.schedule);
-    return livecmd::run_job(live::replay_options(a.schedule, out), job);
+    return livecmd::print_run(live::replay_options(a.schedule, out), job);
   }
   const model::ReplayRun run =
       model::replay_schedule(s, {a.schedule, a.scenario, a.on_divergence, a.seed});
@@ -79,19 +87,28 @@ void add_replay(CLI::App& app, Runner& run) {
   auto args = std::make_shared<ReplayArgs>();
   auto* cmd = app.add_subcommand("replay", "Re-execute a schedule file, checking every step");
   cmd->add_option("schedule", args->schedule, "schedule file (JSON)")->required();
-  cmd->add_option("--on-divergence", args->on_divergence,
-                  "fail | random: what a divergence does (default: fail, exit 2, against the "
-                  "recorded scenario; random against another --scenario)")
-      ->check(one_of({"fail", "random"}));
-  cmd->add_option("--scenario", args->scenario,
-                  "the scenario file: where it moved, or another one (a fix) to replay the "
-                  "interleaving against");
-  cmd->add_option("--seed", args->seed, "seed of the random strategy after a divergence")
-      ->check(integer_check(0));
-  cmd->add_flag("--trace", args->trace, "print every step");
+  auto* on_divergence =
+      cmd->add_option("--on-divergence", args->on_divergence,
+                      "fail | random: what a divergence does (default: fail, exit 2, against the "
+                      "recorded scenario; random against another --scenario)")
+          ->check(one_of({"fail", "random"}));
+  auto* scenario =
+      cmd->add_option("--scenario", args->scenario,
+                      "the scenario file: where it moved, or another one (a fix) to replay the "
+                      "interleaving against");
+  auto* seed =
+      cmd->add_option("--seed", args->seed, "seed of the random strategy after a divergence")
+          ->check(integer_check(0));
+  auto* trace = cmd->add_flag("--trace", args->trace, "print every step");
   cmd->add_option("--out", args->out,
                   "write DIR/report.html: the findings, the wait-for cycle and the interleaving");
-  cmd->callback([&run, args] { run = [args] { return replay_command(*args); }; });
+  // A live schedule replays with its recorded configuration: these would be ignored there.
+  const std::array<const CLI::Option*, 4> model_only{on_divergence, scenario, seed, trace};
+  cmd->callback([&run, args, model_only] {
+    for (const CLI::Option* o : model_only)
+      if (o->count() > 0) args->model_only.push_back(o->get_name());
+    run = [args] { return replay_command(*args); };
+  });
 }
 
 }  // namespace racelab::cli

@@ -36,7 +36,7 @@ void write_replay_outputs(const fs::path& dir, const Snapshot& snap, const std::
   summary["trace"] = trace;
   summary["config"] = config.describe();
   summary["devices"] = per_device;
-  write_file_atomic(dir / "replay.json", summary.dump(2) + "\n");
+  write_file_atomic(dir / "replay.json", document_text(summary));
 }
 
 void write_report_outputs(const fs::path& dir, const std::vector<StabilityReport>& reports) {
@@ -49,7 +49,7 @@ void write_report_outputs(const fs::path& dir, const std::vector<StabilityReport
     j["reports"].push_back(report_json(r));
     write_file_atomic(dir / (r.name + ".iterations.csv"), rows_csv(r));
   }
-  write_file_atomic(dir / "alloc-report.json", j.dump(1) + "\n");
+  write_file_atomic(dir / "alloc-report.json", document_text(j, 1));
   write_file_atomic(dir / "report.html", report_html(reports));
 }
 
@@ -116,7 +116,7 @@ std::vector<std::string> write_whatif_outputs(
   j["format"] = kAllocWhatifFormat;
   j["version"] = kAllocWhatifVersion;
   j["devices"] = std::move(devices);
-  write_file_atomic(dir / "whatif.json", j.dump(1) + "\n");
+  write_file_atomic(dir / "whatif.json", document_text(j, 1));
   return pages;
 }
 

@@ -2,6 +2,7 @@
 
 #include "live/python/bridge.h"
 #include "live/torch/workload.h"
+#include "report/live_report.h"
 #include "sched/schedule.h"
 #include "util/check.h"
 
@@ -24,6 +25,18 @@ SearchOptions replay_options(const std::string& path, const std::string& out) {
   o.replay = path;
   o.out = out;
   return o;
+}
+
+JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool()>& stop,
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  if (job.arm) job.arm(options.out);
+  std::string desc = job.run.strategy->describe();
+  Outcome o = search(options, job.info, *job.run.subject, *job.run.strategy, job.run.replaying,
+                     stop, progress);
+  std::string schedule = report::write_outputs(options, job.info, o, desc);
+  const Judgement verdict = judge(options, o);
+  const bool end_process = job.exit_process || (o.kept.failure && o.kept.failure->hung);
+  return JobRun{std::move(o), std::move(schedule), std::move(desc), verdict, end_process};
 }
 
 }  // namespace racelab::live

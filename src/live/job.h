@@ -36,4 +36,25 @@ Job replay_job(const sched::Schedule& schedule, const std::string& path);
 // racelab live torch | python --replay PATH --out OUT).
 SearchOptions replay_options(const std::string& path, const std::string& out);
 
+// A job's run, for the command line to print: what the search did and kept, the failing
+// execution's schedule file ("" for none), the strategy as the report describes it, the verdict,
+// and whether the process must end once it is printed.
+struct JobRun {
+  Outcome outcome;
+  std::string schedule;
+  std::string strategy_desc;
+  Judgement verdict;
+  // The command ends the process with std::_Exit after printing: where the job says so
+  // (Job::exit_process) or an execution hung (its threads are stuck in real calls and cannot be
+  // joined).
+  bool end_process = false;
+};
+
+// Runs `job` under `options`: arms it (Job::arm) with the output directory, runs executions until
+// a failure or the budget (search(), `stop` and `progress` as there), writes the files
+// (report::write_outputs, src/report/live_report.h) and judges what was kept (judge()).
+// InputError where a replay diverges.
+JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool()>& stop,
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress);
+
 }  // namespace racelab::live

@@ -40,8 +40,7 @@ std::string expectation_reason(const ExpectationCheck& check) {
   if (!check.missing.empty())
     parts.push_back(fmt::format("expected but not found: {}", fmt::join(check.missing, ", ")));
   if (!check.unexpected.empty()) {
-    parts.push_back(
-        fmt::format("found but must not occur: {}", fmt::join(check.unexpected, ", ")));
+    parts.push_back(fmt::format("found but must not occur: {}", fmt::join(check.unexpected, ", ")));
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }

@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <tuple>
+#include <optional>
+#include <utility>
 
 #include "model/pipeline.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
 #include "sched/coverage.h"
+#include "sched/explore.h"
+#include "sched/loop.h"
 #include "sched/schedule.h"
 #include "util/document.h"
 #include "util/errors.h"
@@ -134,14 +137,15 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   const bool counts_classes = by_subtree && splitter->counts_classes();
   std::uint64_t redundant = 0;
 
-  // Subtrees: those of all shards, in order, give each subtree's place in the single order.
-  std::vector<std::uint64_t> offsets;
-  std::uint64_t total = 0;
-  bool all_complete = true;
+  // Subtrees: those of all shards, in index order, are the single-worker order (sched::SplitOrder,
+  // as one process folds its pieces), cut at the budget.
+  sched::SplitOrder order(run.options.iterations);
+  std::vector<std::uint64_t> offsets;  // each subtree's first execution in that order
   if (by_subtree) {
     const auto count =
         field<std::uint64_t>(first.value("dfs_split", json::object()), "subtrees", dirs[0]);
     std::vector<std::int64_t> sizes(count, -1);
+    std::vector<char> complete(count, 0);
     for (std::size_t k = 0; k < reports.size(); ++k) {
       const json& split = reports[k].value("dfs_split", json::object());
       if (field<std::uint64_t>(split, "subtrees", dirs[k]) != count) {
@@ -154,32 +158,24 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
           throw InputError(fmt::format("{}: subtree {} out of range or repeated", dirs[k], j));
         sizes[j] = t["executions"].get<std::int64_t>();
         if (counts_classes) redundant += field<std::uint64_t>(t, "redundant", dirs[k]);
-        all_complete = all_complete && t["complete"].get<bool>();
+        complete[j] = t["complete"].get<bool>();
         run.result.steps += t["steps"].get<std::uint64_t>();
       }
     }
     offsets.resize(count);
     for (std::uint64_t j = 0; j < count; ++j) {
       if (sizes[j] < 0) throw InputError(fmt::format("merge: no shard ran DFS subtree {}", j));
-      offsets[j] = total;
-      total += static_cast<std::uint64_t>(sizes[j]);
+      offsets[j] = order.add(static_cast<std::uint64_t>(sizes[j]), complete[j] != 0);
     }
   }
 
-  // Subtrees: executions of subtree j that come before the budget's cut in the single-worker order.
-  auto room = [&](std::uint64_t j) -> std::uint64_t {
-    if (j >= offsets.size() || offsets[j] >= run.options.iterations) return 0;
-    return run.options.iterations - offsets[j];
-  };
-
-  // The first occurrence of each kind in the single-worker order.
-  struct Pick {
-    std::tuple<std::uint64_t, std::uint64_t, std::size_t> key;
-    std::size_t shard;
-    json finding;
-  };
-  std::map<std::string, Pick> best;
-  std::string stop = "budget";
+  // The first finding of each kind in the single-worker order: the model's keep policy, each
+  // finding offered at its place (an execution index; a subtree's execution placed by `order`),
+  // `from` remembering the shard and preemptions before shrinking of each position offered.
+  sched::KeepFirstOfEachKind kept;
+  std::map<std::pair<std::string, sched::FindingPosition>, std::pair<std::size_t, std::uint64_t>>
+      from;
+  sched::StopReason stop = sched::StopReason::kBudget;
   for (std::size_t k = 0; k < reports.size(); ++k) {
     const json& r = reports[k];
     if (!by_subtree) {
@@ -187,27 +183,32 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
       run.result.steps += field<std::uint64_t>(r, "steps", dirs[k]);
     }
     run.result.seconds = std::max(run.result.seconds, field<double>(r, "seconds", dirs[k]));
-    const auto s = field<std::string>(r, "stopped_by", dirs[k]);
-    if (s == "interrupted" || s == "time_limit") stop = s;
+    const auto word = field<std::string>(r, "stopped_by", dirs[k]);
+    const std::optional<sched::StopReason> s = sched::parse_stop_reason(word);
+    if (s == sched::StopReason::kInterrupted || s == sched::StopReason::kTimeLimit) stop = *s;
     const json& fs_ = r.value("findings", json::array());
     for (std::size_t pos = 0; pos < fs_.size(); ++pos) {
       const json& f = fs_[pos];
-      const auto kind = f["kind"].get<std::string>();
-      const auto e = f["execution"].get<std::uint64_t>();
-      auto key = by_subtree ? std::make_tuple(f.value("subtree", std::uint64_t{0}), e, pos)
-                            : std::make_tuple(e, std::uint64_t{0}, pos);
-      if (by_subtree && !f.contains("subtree"))
-        throw InputError(fmt::format("{}: DFS finding without its subtree", dirs[k]));
-      if (by_subtree && std::get<1>(key) >= room(std::get<0>(key))) {
-        continue;  // beyond the budget in the single-worker order
+      std::optional<sched::FindingPosition> at =
+          sched::FindingPosition{std::nullopt, f["execution"].get<std::uint64_t>(), pos};
+      if (by_subtree) {
+        if (!f.contains("subtree"))
+          throw InputError(fmt::format("{}: DFS finding without its subtree", dirs[k]));
+        const auto j = f["subtree"].get<std::uint64_t>();
+        // Beyond the budget in the single-worker order (or a subtree the split does not have).
+        at = j < offsets.size() ? order.place(*at, offsets[j]) : std::nullopt;
+        if (!at) continue;
       }
-      auto it = best.find(kind);
-      if (it == best.end() || key < it->second.key) best[kind] = Pick{key, k, f};
+      sched::Finding finding;
+      finding.kind = f["kind"].get<std::string>();
+      from.emplace(std::make_pair(finding.kind, *at),
+                   std::make_pair(k, f["preemptions_before_shrink"].get<std::uint64_t>()));
+      kept.offer({*at, std::move(finding), f["preemptions"].get<std::uint64_t>(), {}, {}});
     }
   }
   // Interleaving classes: the union of the shards' counts, when every shard has them and no
   // subtree runs past the budget's cut (a shard cannot say which of its executions lie beyond it).
-  bool counts_complete = !by_subtree || total <= run.options.iterations;
+  bool counts_complete = !by_subtree || order.within_cap();
   sched::Coverage& coverage = run.result.coverage;
   for (std::size_t k = 0; k < reports.size() && counts_complete; ++k) {
     const json& cov = reports[k].value("interleavings", json::object());
@@ -221,35 +222,32 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   }
   run.result.coverage_counted = counts_complete;
   if (by_subtree) {
-    run.result.executions = std::min(total, run.options.iterations);
-    if (stop == "budget" && all_complete && total <= run.options.iterations) stop = "exhausted";
+    run.result.executions = std::min(order.total(), run.options.iterations);
+    if (stop == sched::StopReason::kBudget && order.exhausted())
+      stop = sched::StopReason::kExhausted;
     // dpor: every execution not abandoned is a class, when none lies beyond the cut.
-    if (counts_classes && total <= run.options.iterations)
-      run.result.classes = sched::Strategy::Classes{total - redundant, redundant};
+    if (counts_classes && order.within_cap())
+      run.result.classes = sched::Strategy::Classes{order.total() - redundant, redundant};
   }
-  run.result.stop = stop == "interrupted"  ? sched::StopReason::kInterrupted
-                    : stop == "time_limit" ? sched::StopReason::kTimeLimit
-                    : stop == "exhausted"  ? sched::StopReason::kExhausted
-                                           : sched::StopReason::kBudget;
+  run.result.stop = stop;
 
-  // Re-execute each winning finding from its shard's schedule.
-  std::vector<const Pick*> order;
-  for (const auto& [kind, p] : best) order.push_back(&p);
-  std::sort(order.begin(), order.end(),
-            [](const Pick* a, const Pick* b) { return a->key < b->key; });
+  // Re-execute each kept finding, in position order, from its shard's schedule.
+  std::vector<const sched::KeepFirstOfEachKind::First*> picks;
+  for (const auto& [kind, first] : kept.firsts()) picks.push_back(&first);
+  std::sort(picks.begin(), picks.end(), [](const auto* a, const auto* b) { return a->at < b->at; });
   model::PipelineModel model(run.scenario);
-  for (const Pick* p : order) {
-    const auto kind = p->finding["kind"].get<std::string>();
+  for (const auto* pick : picks) {
+    const std::string& kind = pick->finding.kind;
+    const auto& [shard, before_shrink] = from.at({kind, pick->at});
     const fs::path sched_path =
-        fs::path(dirs[p->shard]) / "schedules" / (run.scenario.name + "." + kind + ".json");
+        fs::path(dirs[shard]) / "schedules" / (run.scenario.name + "." + kind + ".json");
     const sched::Schedule s = read_schedule(sched_path.string());
     sched::ReplayStrategy replay(s.steps, sched::OnDivergence::kFail);
     sched::ExecutionResult result = sched::run_replay(model, replay, sched_path.string());
     sched::FoundKind fk;
-    fk.execution =
-        by_subtree ? offsets[std::get<0>(p->key)] + std::get<1>(p->key) : std::get<0>(p->key);
-    fk.preemptions = p->finding["preemptions"].get<std::uint64_t>();
-    fk.original_preemptions = p->finding["preemptions_before_shrink"].get<std::uint64_t>();
+    fk.execution = pick->at.execution;
+    fk.preemptions = pick->preemptions;
+    fk.original_preemptions = before_shrink;
     bool matched = false;
     for (const auto& f : result.findings) {
       if (f.kind == kind) {

@@ -36,11 +36,13 @@ sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::Fou
                               sched::replay_steps(*found.result.exec));
 }
 
-std::string message_text(const sched::Finding& f) {
-  const std::string prefix = f.kind + ": ";
-  if (f.message.rfind(prefix, 0) == 0) return f.message.substr(prefix.size());
-  return f.message;
+std::string message_text(const std::string& kind, const std::string& message) {
+  const std::string prefix = kind + ": ";
+  if (message.rfind(prefix, 0) == 0) return message.substr(prefix.size());
+  return message;
 }
+
+std::string message_text(const sched::Finding& f) { return message_text(f.kind, f.message); }
 
 std::vector<const sched::Finding*> ordered(const std::vector<sched::Finding>& findings) {
   std::vector<const sched::Finding*> out;

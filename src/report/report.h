@@ -17,6 +17,7 @@ sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::Fou
 
 // A finding's message without a leading "<kind>: " (the kind is printed beside it already).
 std::string message_text(const sched::Finding& f);
+std::string message_text(const std::string& kind, const std::string& message);  // a report's
 
 // Findings in report order: sched::kinds::before (rank, deadlock first, then name), then as given.
 std::vector<const sched::Finding*> ordered(const std::vector<sched::Finding>& findings);

@@ -160,6 +160,41 @@ class KeepFirstOfEachKind {
   std::map<std::string, First> firsts_;  // by kind
 };
 
+// The single-worker order of a split search (dfs, dpor: explore_subtrees.cc), built piece by
+// piece (its subtrees, in order), and the budget's cut at `cap` executions: one process folds its
+// workers' pieces with it, racelab merge its shards' subtrees (src/report/merge.cc), so that both
+// place findings and judge exhaustion alike. A piece's execution e is number offset + e in the
+// order, and counts only before the cut.
+class SplitOrder {
+ public:
+  explicit SplitOrder(std::uint64_t cap) : cap_(cap) {}
+  // Appends a piece that ran `executions` (`complete`: to its end); its first execution's number.
+  std::uint64_t add(std::uint64_t executions, bool complete) {
+    const std::uint64_t offset = total_;
+    total_ += executions;
+    complete_ = complete_ && complete;
+    return offset;
+  }
+  // How many executions of a piece starting at `offset` come before the cut.
+  std::uint64_t room(std::uint64_t offset) const { return offset < cap_ ? cap_ - offset : 0; }
+  // Where `at` (a position within the piece starting at `offset`) lies in the order; nullopt
+  // beyond the cut.
+  std::optional<FindingPosition> place(const FindingPosition& at, std::uint64_t offset) const {
+    if (at.execution >= room(offset)) return std::nullopt;
+    return FindingPosition{std::nullopt, offset + at.execution, at.place};
+  }
+  std::uint64_t total() const { return total_; }  // every execution, counted or not
+  bool within_cap() const { return total_ <= cap_; }
+  bool complete() const { return complete_; }  // every piece ran to its end
+  // Every piece ran to its end within the cap: the search covered its bounded space.
+  bool exhausted() const { return complete() && within_cap(); }
+
+ private:
+  std::uint64_t cap_;
+  std::uint64_t total_ = 0;
+  bool complete_ = true;
+};
+
 // One DFS or dpor subtree run by this shard (split explorations).
 struct DfsSubtree {
   std::uint64_t index = 0;

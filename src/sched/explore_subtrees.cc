@@ -59,9 +59,10 @@ struct Fold : Tally {
 };
 Fold fold(std::list<Piece>& pieces, std::uint64_t cap, bool sharded) {
   Fold f;
+  SplitOrder order(cap);
   for (Piece& p : pieces) {
-    const std::uint64_t offset = f.total;  // the piece's first execution in the order
-    const std::uint64_t room = sharded ? cap : f.total < cap ? cap - f.total : 0;
+    const std::uint64_t offset = order.add(p.step_counts.size(), p.complete);
+    const std::uint64_t room = sharded ? cap : order.room(offset);
     const std::uint64_t counted = std::min<std::uint64_t>(room, p.step_counts.size());
     const std::uint64_t steps_before = f.steps;
     std::uint64_t redundant = 0;
@@ -73,14 +74,14 @@ Fold fold(std::list<Piece>& pieces, std::uint64_t cap, bool sharded) {
     if (sharded)
       f.subtrees.push_back({p.index, counted, f.steps - steps_before, p.complete, redundant});
     f.kept.merge(std::move(p.kept), [&](FindingPosition at) -> std::optional<FindingPosition> {
+      if (!sharded) return order.place(at, offset);
       if (at.execution >= room) return std::nullopt;  // beyond the cap
-      if (sharded) return FindingPosition{p.index, at.execution, at.place};
-      return FindingPosition{std::nullopt, offset + at.execution, at.place};
+      return FindingPosition{p.index, at.execution, at.place};
     });
-    f.total += p.step_counts.size();
-    f.exhausted = f.exhausted && p.complete;
   }
-  f.exhausted = f.exhausted && (sharded || f.total <= cap);
+  f.total = order.total();
+  // A shard cannot know what comes before its subtrees: racelab merge cuts them.
+  f.exhausted = sharded ? order.complete() : order.exhausted();
   return f;
 }
 

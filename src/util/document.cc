@@ -15,8 +15,8 @@ using nlohmann::json;
 namespace {
 
 template <class Json>
-std::string format_first(const Json& doc) {
-  if (!doc.is_object()) return doc.dump(2) + "\n";
+std::string format_first(const Json& doc, int indent) {
+  if (!doc.is_object()) return doc.dump(indent) + "\n";
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const char* key : {"format", "version"}) {
     if (doc.contains(key)) out[key] = nlohmann::ordered_json(doc[key]);
@@ -24,13 +24,15 @@ std::string format_first(const Json& doc) {
   for (const auto& [key, value] : doc.items()) {
     if (key != "format" && key != "version") out[key] = nlohmann::ordered_json(value);
   }
-  return out.dump(2) + "\n";
+  return out.dump(indent) + "\n";
 }
 
 }  // namespace
 
-std::string document_text(const json& doc) { return format_first(doc); }
-std::string document_text(const nlohmann::ordered_json& doc) { return format_first(doc); }
+std::string document_text(const json& doc, int indent) { return format_first(doc, indent); }
+std::string document_text(const nlohmann::ordered_json& doc, int indent) {
+  return format_first(doc, indent);
+}
 
 void check_format(const json& doc, const std::string& path, const char* format, int version,
                   const std::string& what) {

@@ -38,11 +38,13 @@ inline constexpr int kAllocWhatifVersion = 1;
 inline constexpr const char* kCheckFormat = "racelab-check";
 inline constexpr int kCheckVersion = 1;
 
-// A document's file text: "format" and "version" first, then the other keys in order (indent 2,
-// a final newline): a json's in alphabetical order (the model's report.json and summary.json), an
-// ordered_json's in the order they were set (the live report.json).
-std::string document_text(const nlohmann::json& doc);
-std::string document_text(const nlohmann::ordered_json& doc);
+// A document's file text: "format" and "version" first, then the other keys in order (indent 2
+// unless `indent` says otherwise, a final newline): a json's in alphabetical order (the model's
+// report.json and summary.json), an ordered_json's in the order they were set (the live
+// report.json, check.json, the allocator's). The allocator's alloc-report.json and whatif.json,
+// long lists of numbers, are indented by 1.
+std::string document_text(const nlohmann::json& doc, int indent = 2);
+std::string document_text(const nlohmann::ordered_json& doc, int indent = 2);
 
 // Throws InputError, one line naming `path`, when `doc` is not of `format` (`what` says what that
 // is: "the report.json of racelab explore --out") or is of a version newer than `version`; a

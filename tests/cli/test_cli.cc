@@ -390,6 +390,21 @@ TEST_CASE("files of the wrong kind are named for what they are, one line, exit 2
   CHECK(unknown.code == 2);
   CHECK(lines(unknown.out) == 1);
   CHECK(unknown.out.find("subject.name: unknown live subject \"live-rust\"") != std::string::npos);
+  // A live torch schedule replays with its recorded configuration: the options only a model
+  // schedule takes are refused in one line, before anything runs, whether this build has
+  // LibTorch or not.
+  {
+    auto j = nlohmann::json::parse(read_text(schedule));
+    j["subject"]["name"] = "live-torch";
+    std::ofstream(out / "torch.json") << j.dump(2);
+  }
+  auto torch = racelab("replay " + (out / "torch.json").string() +
+                       " --trace --seed 7 --on-divergence random");
+  INFO(torch.out);
+  CHECK(torch.code == 2);
+  CHECK(lines(torch.out) == 1);
+  CHECK(torch.out.find("a schedule of racelab live torch; --on-divergence, --seed, --trace apply "
+                       "to model schedules only") != std::string::npos);
   fs::remove_all(out);
 }
 

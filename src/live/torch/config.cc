@@ -127,6 +127,11 @@ std::string config_json(const Config& c) {
   return j.dump();
 }
 
+std::string recorded_device(const std::string& live_configuration) {
+  if (live_configuration.empty()) return "";
+  return nlohmann::json::parse(live_configuration).value("device", std::string());
+}
+
 Config config_from_json(const std::string& text) {
   Config c;
   try {

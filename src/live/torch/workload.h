@@ -66,6 +66,9 @@ struct ShapeOptions {
 void apply_shape(Config& c, const ShapeOptions& o);
 std::string config_json(const Config& c);
 Config config_from_json(const std::string& text);  // as config_json writes it; InputError if not
+// The device a schedule's recorded configuration (sched::Schedule::live_configuration) names: ""
+// where it names none (a Python script's configuration, a model schedule's empty one).
+std::string recorded_device(const std::string& live_configuration);
 
 // "LibTorch 2.11.0 (CUDA 13.0, NVRTC)" / "LibTorch 1.13.1 (CPU)" / "" without LibTorch.
 std::string build_description();

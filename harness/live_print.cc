@@ -1,0 +1,136 @@
+// The printing of a live run, shared by racelab live torch | python and racelab replay of a live
+// schedule (live_print.h): the banner, then live::run_job (src/live/job.h: the search, its files,
+// when the process must end), then its verdict. Not a subcommand.
+#include "live_print.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "command.h"
+#include "live/search.h"
+#include "report/live_report.h"
+#include "sched/kinds.h"
+#include "sched/loop.h"
+#include "sched/strategies/strategies.h"
+
+namespace racelab::cli::livecmd {
+
+using live::is_failure;
+using live::worst_failure;
+using report::lost_thread;
+using report::thread_stack;
+
+namespace {
+
+// The replayed schedule's warning (live::Prepared::warning) on stderr, if any.
+void print_replay_warning(const std::string& warning) {
+  if (!warning.empty()) fmt::print(stderr, "racelab: warning: {}\n", warning);
+}
+
+int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
+                  const live::JobRun& run) {
+  const live::Outcome& o = run.outcome;
+  const std::string& schedule = run.schedule;
+  const std::string& strategy_desc = run.strategy_desc;
+  const live::StopAtFailure& kept = o.kept;
+  const live::Judgement& verdict = run.verdict;
+  const bool failed = verdict.failed;
+  const bool inconclusive = verdict.inconclusive;
+  if (kept.failure) {
+    for (const auto& f : kept.failure->findings) {
+      if (!is_failure(f.kind) && !sched::kinds::is_inconclusive(f.kind)) continue;
+      fmt::print("{} (execution {}, {} decisions): {}\n", paint(f.kind, Colour::kRed),
+                 kept.failure_execution, kept.failure->choices.size(), f.message);
+      for (const auto& d : f.details) fmt::print("  {}\n", d);
+      if (f.kind == sched::kinds::kLostControl) {
+        const std::string stack =
+            thread_stack(std::filesystem::path(so.out) / "stacks.txt", lost_thread(f));
+        if (!stack.empty())
+          fmt::print(
+              "  its Python stack (innermost last; the C function it waits in is below "
+              "the last frame):\n{}",
+              stack);
+      }
+    }
+    if (!schedule.empty())
+      fmt::print(
+          "  replay: racelab {} --replay {}{}\n", info.command, schedule,
+          kept.failure->hung
+              ? fmt::format(" (the process exits now: threads are stuck in {})", info.stuck_in)
+              : "");
+  }
+  for (const auto& [kind, n] : kept.kinds) {
+    if (!is_failure(kind)) fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
+  }
+  if (kept.other) {
+    const auto f = worst_failure(*kept.other);
+    fmt::print(
+        "{} (execution {}, searched past it): {}\n  replay: racelab {} --replay "
+        "{}/schedule-{}.json\n",
+        paint(f->kind, Colour::kRed), kept.other_execution, f->message, info.command, so.out,
+        f->kind);
+    for (const auto& [kind, n] : kept.kinds)
+      if (is_failure(kind) && kind != sched::kinds::kDeadlock && kind != live::kinds::kHang)
+        fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
+  }
+  if (!failed && !inconclusive)
+    fmt::print("{}\n", paint(verdict.cut_short ? "no deadlock, hang or exception so far"
+                                               : "no deadlock, hang or exception",
+                             verdict.cut_short ? Colour::kYellow : Colour::kGreen));
+  print_stopped_early(o.interrupted(), o.time_limit());
+  fmt::print("{}; {:.2f} s on {}\n", live::coverage_brief(so, o, strategy_desc), o.seconds,
+             info.build);
+  if (so.replay.empty())
+    fmt::print("{}\n", sched::coverage_line(o.coverage.summary(), live::samples(so)));
+  fmt::print("report: {}/report.json, {}/trace.txt\n", so.out, so.out);
+  const bool want_deadlock = so.expect == "deadlock";
+  if (verdict.cut_short) {
+    fmt::print("{}; exit 1\n",
+               paint(sched::cut_short_sentence(
+                         so.strategy, o.stop, o.executions,
+                         sched::strategy_info(sched::parse_strategy(so.strategy)).bounded,
+                         "the program's absence of a deadlock, hang or exception",
+                         "raise --executions, or lower --max-preemptions"),
+                     Colour::kYellow));
+  } else if (inconclusive) {
+    fmt::print(
+        "{}: racelab lost control of a thread, so this run says nothing about the "
+        "program{}; exit 3\n",
+        paint("inconclusive", Colour::kRed),
+        want_deadlock ? " (the expected deadlock was not seen)" : "");
+  } else if (want_deadlock) {
+    fmt::print("expectation (deadlock) {}\n", verdict.found_deadlock
+                                                  ? paint("holds", Colour::kGreen)
+                                                  : paint("does not hold", Colour::kRed));
+  }
+  return verdict.exit_code;
+}
+
+}  // namespace
+
+int print_run(const live::SearchOptions& so, live::Job& job,
+              const std::function<void()>& after_banner) {
+  print_replay_warning(job.run.warning);
+  fmt::print("{}\n", job.banner);
+  if (after_banner) after_banner();
+  std::fflush(stdout);
+  auto progress = count_progress(job.info.command, "executions");
+  const live::JobRun run = live::run_job(
+      so, job, [] { return interrupted().load(); },
+      [&](std::uint64_t done, std::uint64_t budget) {
+        if (progress) progress(done, budget);
+      });
+  clear_progress();
+  const int code = print_verdict(so, job.info, run);
+  if (run.end_process) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(code);
+  }
+  return code;
+}
+
+}  // namespace racelab::cli::livecmd
