@@ -495,9 +495,10 @@ TEST_CASE("bad input: exit 2, one line, no output written", "[cli]") {
 
 TEST_CASE("SIGINT and --time-limit end a run with the report and schedules found so far", "[cli]") {
   const fs::path out = scratch("interrupt");
-  // SIGINT three seconds into a run of a hundred million executions (racelab must have started
-  // and set its handler, also on a loaded machine: it loads LibTorch and CPython first).
-  auto i = shell("timeout --preserve-status -s INT 3 " + std::string(bin()) +
+  // SIGINT six seconds into a run of a hundred million executions (racelab must have started,
+  // set its handler and found the deadlock, also on a loaded machine under a sanitizer: it loads
+  // LibTorch and CPython first).
+  auto i = shell("timeout --preserve-status -s INT 6 " + std::string(bin()) +
                  " explore scenarios/deadlock/lazy-2-drafters.toml --iterations 100000000 --out " +
                  (out / "int").string());
   CHECK(i.code == 1);
@@ -510,10 +511,12 @@ TEST_CASE("SIGINT and --time-limit end a run with the report and schedules found
   CHECK(fs::exists(out / "int" / "schedules" / "lazy-2-drafters.deadlock.json"));
   auto t = racelab(
       "explore scenarios/deadlock/lazy-2-drafters.toml --iterations 100000000 "
-      "--time-limit 0.5 --out " +
+      "--time-limit 4 --out " +
       (out / "tl").string());
   CHECK(t.code == 1);
   CHECK(t.out.find("time limit reached") != std::string::npos);
+  // The deadlock takes ~1,500 executions (10 ms here, ~1 s under ASan beside other tests); the
+  // limit leaves room for a slow machine so that the check is about the written file, not speed.
   CHECK(fs::exists(out / "tl" / "schedules" / "lazy-2-drafters.deadlock.json"));
   fs::remove_all(out);
 }
