@@ -32,6 +32,7 @@ struct ExploreArgs {
   bool check_determinism = false;
   bool no_shrink = false;
   bool no_symmetry = false;
+  bool stateless = false;
   std::string backend = "coroutine";
 };
 
@@ -46,6 +47,7 @@ int run_explore(const ExploreArgs& a) {
   if (a.max_preemptions) o.strategy.max_preemptions = *a.max_preemptions;
   if (a.max_preemptions) o.strategy.dpor_max_preemptions = *a.max_preemptions;  // dpor: explicit
   if (a.no_symmetry) o.strategy.dpor_symmetry = false;
+  if (a.stateless) o.strategy.dpor_states = false;
   o.time_limit_s = a.time_limit;
   o.shrink = !a.no_shrink;
   o.run.backend = a.backend == "threads" ? sched::Backend::kThreads : sched::Backend::kCoroutine;
@@ -120,6 +122,9 @@ void add_explore(CLI::App& app, Runner& run) {
       ->check(integer_check(0, 64));
   cmd->add_flag("--no-symmetry", args->no_symmetry,
                 "dpor: explore alike drafters separately (docs/concepts.md, symmetry)");
+  cmd->add_flag("--stateless", args->stateless,
+                "dpor: keep no cache of explored states, one execution per interleaving class "
+                "(docs/concepts.md, stateful dpor)");
   cmd->add_option("--time-limit", args->time_limit,
                   "stop after this many seconds, keeping results (a dfs search it cuts short is "
                   "inconclusive)")

@@ -90,6 +90,8 @@ class Execution final : public ThreadView {
   // where the subject does not describe its state or has plain shared variables (the race
   // checker's vector clocks are state too).
   std::optional<std::uint64_t> state_digest() const override;
+  std::optional<std::uint64_t> named_state_digest(std::vector<ThreadId>& canonical) const override;
+  std::uint64_t role(Role what, std::int32_t id) const override;
   std::int64_t step_result(std::uint64_t step) const override { return steps_[step].result; }
   std::span<const Touch> step_touches(std::uint64_t step) const override {
     const Step& s = steps_[step];
@@ -247,6 +249,7 @@ class Execution final : public ThreadView {
   std::uint64_t job_name(int job, ThreadId self, const Names* names) const;
   std::uint64_t part_key(int part, const std::vector<ThreadId>& layout,
                          const std::vector<std::uint64_t>& key) const;
+  std::optional<std::uint64_t> digest_state(std::vector<ThreadId>* canonical_out) const;
   std::string wait_text(ThreadId t) const;
   ThreadId waits_for(ThreadId t) const;
 

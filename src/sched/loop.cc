@@ -43,6 +43,12 @@ const char* stop_reason_words(StopReason r) {
 std::string coverage_sentence(const SearchCover& c) {
   const std::uint64_t n = c.executions;
   if (c.proves) {
+    if (c.stop == StopReason::kExhausted && c.classes && c.states) {  // dpor with its state cache
+      return fmt::format(
+          "exhaustive: every interleaving class explored or met at a state explored before ({}): "
+          "{} executions, {} complete, {} redundant, {} states",
+          c.strategy, n, c.classes->classes, c.classes->redundant, *c.states);
+    }
     if (c.stop == StopReason::kExhausted && c.classes) {
       return fmt::format(
           "exhaustive: every interleaving class explored ({}): {} executions, {} classes, {} "

@@ -28,6 +28,8 @@ const char* stop_reason_words(StopReason r);
 // live search), from the strategy and how the search stopped:
 //   exhaustive: every interleaving class explored (dpor(unbounded)): 6 executions, 6 classes, 0
 //     redundant
+//   exhaustive: every interleaving class explored or met at a state explored before
+//     (dpor(unbounded, states)): 160 executions, 6 complete, 154 redundant, 561 states
 //   exhaustive: every reachable state explored (states(symmetry)): 80 executions, 61 states
 //   exhaustive within the bound (dfs(max_preemptions=2)): 41 executions
 //   cut short by the execution cap after 50 executions (dfs(max_preemptions=2), cap 50) before

@@ -191,7 +191,46 @@ std::uint64_t Execution::part_key(int p, const std::vector<ThreadId>& layout,
   return state_mix(h, state_source_->part_digest(p));
 }
 
-std::optional<std::uint64_t> Execution::state_digest() const {
+std::optional<std::uint64_t> Execution::state_digest() const { return digest_state(nullptr); }
+
+std::optional<std::uint64_t> Execution::named_state_digest(std::vector<ThreadId>& canonical) const {
+  return digest_state(&canonical);
+}
+
+// A thread's role: outside parts, its own id, or its group for alike threads; in a part, its place
+// there, alike threads of one group at the place of the group's first. An object's: its id
+// outside parts, its kind and place in a part.
+std::uint64_t Execution::role(Role what, std::int32_t id) const {
+  static constexpr PartKind kKind[] = {kPartThread, kPartMutex, kPartEvent, kPartQueue, kPartVar};
+  const auto kind = static_cast<std::uint64_t>(what);
+  const PartPlace at = place(kKind[kind], id);
+  const auto tag = [&](std::uint64_t form, std::uint64_t value) {
+    return kind << 60 | form << 56 | value;
+  };
+  if (what == Role::kThread && id >= 0 && static_cast<std::size_t>(id) < threads_.size()) {
+    const int group = threads_[static_cast<std::size_t>(id)].symmetry;
+    if (at.part < 0) {
+      return group >= 0 ? tag(1, static_cast<std::uint64_t>(group))
+                        : tag(0, static_cast<std::uint64_t>(id));
+    }
+    const auto& layout = parts_[static_cast<std::size_t>(at.part)][kPartThread];
+    int first = at.index;
+    if (group >= 0) {
+      for (int i = 0; i < at.index; ++i) {
+        if (threads_[static_cast<std::size_t>(layout[static_cast<std::size_t>(i)])].symmetry ==
+            group) {
+          first = i;
+          break;
+        }
+      }
+    }
+    return tag(2, static_cast<std::uint64_t>(first));
+  }
+  return at.part < 0 ? tag(0, static_cast<std::uint64_t>(id))
+                     : tag(2, static_cast<std::uint64_t>(at.index));
+}
+
+std::optional<std::uint64_t> Execution::digest_state(std::vector<ThreadId>* canonical_out) const {
   if (state_source_ == nullptr || track_races_) return std::nullopt;
   check_parts();
   const auto n = static_cast<ThreadId>(threads_.size());
@@ -253,6 +292,7 @@ std::optional<std::uint64_t> Execution::state_digest() const {
     const auto& from = layout[static_cast<std::size_t>(p)];
     for (std::size_t i = 0; i < from.size(); ++i) canonical[from[i]] = into[i];
   }
+  if (canonical_out != nullptr) *canonical_out = canonical;
   const Names names(*this, canonical, rank);
   std::vector<ThreadId> by_slot(threads_.size());
   for (ThreadId t = 0; t < n; ++t) by_slot[canonical[t]] = t;

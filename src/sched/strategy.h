@@ -13,6 +13,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sched/op.h"
 
@@ -46,6 +47,20 @@ class ThreadView {
   // A digest of the whole current state, alike threads renamed (state.h), for the states
   // strategy; nullopt where the subject does not describe its state (and for live subjects).
   virtual std::optional<std::uint64_t> state_digest() const { return std::nullopt; }
+  // The same digest, and the renaming it chose: `canonical[t]` is thread t's number in it. Two
+  // states with one digest are one up to the renaming that maps each thread of one to the thread
+  // of the other with the same number (dpor's state cache compares sleep sets through it).
+  virtual std::optional<std::uint64_t> named_state_digest(std::vector<ThreadId>& canonical) const {
+    canonical.clear();
+    return state_digest();
+  }
+  // What a renaming of the digest (alike threads, alike parts: state.h) cannot change: two
+  // threads, or two objects of one kind, that some renaming may exchange have one role. Without
+  // parts or groups every thread and object is its own role.
+  enum class Role : std::uint8_t { kThread, kMutex, kEvent, kQueue, kVar };
+  virtual std::uint64_t role(Role /*what*/, std::int32_t id) const {
+    return static_cast<std::uint64_t>(id);
+  }
 
  protected:
   ~ThreadView() = default;

@@ -762,9 +762,10 @@ TEST_CASE("explore --shard: merged dpor shards are the --jobs run; one job has t
   fs::create_directories(base / "one");
   fs::create_directories(base / "jobs");
   fs::create_directories(base / "split");
-  // A split runs dpor without symmetry (src/sched/explore.cc): one job without it is the match.
+  // A split runs dpor stateless and without symmetry (factory.cc): one job without them is the
+  // match.
   auto one = shell("cd " + (base / "one").string() + " && " + bin() + " explore " + sc + flags +
-                   " --no-symmetry --out out");
+                   " --no-symmetry --stateless --out out");
   CHECK(one.code == 1);
   auto jobs = shell("cd " + (base / "jobs").string() + " && " + bin() + " explore " + sc + flags +
                     " --jobs 2 --out out");

@@ -274,6 +274,57 @@ TEST_CASE("states reaches every end state of random programs, alike parts rename
   CHECK(with_parts * 3 < without_parts * 2);  // renaming parts saves a third at least
 }
 
+// Stateful dpor (dpor_cache.h) abandons an execution where it meets a state explored before, from
+// a sleep set within the current one, and adds the races of that state's summary to the stack.
+// Whatever it skips, every end state any interleaving reaches must still be reached, up to
+// renaming parts, with every finding kind: on programs longer than the states test's, and on the
+// same programs without parts (threads renamed only where alike) and with stateless dpor beside.
+TEST_CASE("stateful dpor reaches every end state of random programs", "[parts]") {
+  const char* env = std::getenv("RACELAB_DPOR_PROGRAMS");
+  const int programs = env != nullptr ? std::atoi(env) : 40;
+  std::uint64_t draw = 4242;
+  std::uint64_t stateful_total = 0, stateless_total = 0, brute_total = 0, hits = 0;
+  int checked = 0;
+  for (int p = 0; p < programs; ++p) {
+    const int parts = 2 + static_cast<int>(draw % 2);
+    const Script script = random_script(draw, 2 + static_cast<std::size_t>(draw % 4));
+    PartsSubject plain("plain " + std::to_string(p), parts, script, false);
+    PartsSubject alike("parts " + std::to_string(p), parts, script, true);
+    auto all = make_dfs(1000);
+    const Census brute = census(plain, *all, parts, 100'000);
+    if (!all->exhausted()) continue;
+    auto with_parts = make_dpor(std::nullopt, true, true);
+    const Census found = census(alike, *with_parts, parts, UINT64_MAX);
+    auto without_parts = make_dpor(std::nullopt, true, true);
+    const Census apart = census(plain, *without_parts, parts, UINT64_MAX);
+    auto stateless = make_dpor(std::nullopt, true, false);
+    const Census classes = census(plain, *stateless, parts, UINT64_MAX);
+    INFO(alike.name() << ": " << parts << " parts, " << script.size() << " instructions; "
+                      << brute.end_states.size() << " end states up to renaming in "
+                      << brute.executions << " interleavings; stateful dpor with parts "
+                      << found.executions << " executions, without " << apart.executions
+                      << ", stateless " << classes.executions);
+    REQUIRE(with_parts->states().has_value());  // the cache was on
+    CHECK(with_parts->describe() == "dpor(unbounded, states)");
+    CHECK(with_parts->exhausted());
+    CHECK(without_parts->exhausted());
+    CHECK(found.end_states == brute.end_states);
+    CHECK(found.kinds == brute.kinds);
+    CHECK(apart.end_states == brute.end_states);
+    CHECK(apart.kinds == brute.kinds);
+    CHECK(classes.end_states == brute.end_states);
+    stateful_total += found.executions;
+    stateless_total += classes.executions;
+    brute_total += brute.executions;
+    hits += with_parts->classes()->redundant;
+    ++checked;
+  }
+  INFO(checked << " programs: " << brute_total << " interleavings; stateless dpor "
+               << stateless_total << " executions, stateful with parts " << stateful_total);
+  CHECK(checked * 3 > programs);
+  CHECK(hits > 0);  // the cache was met, so the summaries were exercised
+}
+
 // A subject whose parts differ cannot be renamed soundly: the first digest says so.
 class UnlikeParts : public Subject, public StateSource {
  public:

@@ -233,6 +233,7 @@ TEST_CASE("coverage: on lazy-2-drafters the fingerprints are dpor's interleaving
   o.shrink = false;
   o.strategy.kind = StrategyKind::kDpor;
   o.strategy.dpor_symmetry = false;  // every Mazurkiewicz class, not one per alike drafters
+  o.strategy.dpor_states = false;    // and none left out for a state explored before
   o.iterations = 100000;
   const model::ScenarioRun dpor = model::run_scenario(sc, o);
   REQUIRE(dpor.result.exhausted());

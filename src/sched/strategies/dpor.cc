@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/strategies/dpor_cache.h"
 #include "sched/strategies/dpor_events.h"
 #include "sched/strategies/dpor_symmetry.h"
 #include "sched/strategies/strategies.h"
@@ -83,8 +84,10 @@ using Prefixes = std::vector<std::shared_ptr<const Prefix>>;
 
 class DporStrategy : public SubtreeSearch {
  public:
-  DporStrategy(std::optional<int> max_preemptions, bool symmetry)
-      : bound_(max_preemptions), use_symmetry_(symmetry && !max_preemptions) {}
+  DporStrategy(std::optional<int> max_preemptions, bool symmetry, bool states = false)
+      : bound_(max_preemptions),
+        use_symmetry_(symmetry && !max_preemptions),
+        want_states_(states && !max_preemptions) {}
   // The top part of a split: every decision above `depth` in full; each execution stops at
   // `depth` (or ends before it) and its prefix is appended to `out`.
   DporStrategy(std::optional<int> max_preemptions, bool symmetry, std::size_t depth, Prefixes* out)
@@ -122,6 +125,7 @@ class DporStrategy : public SubtreeSearch {
           return true;
         }
       }
+      leave(k);
       stack_.pop_back();
     }
     exhausted_ = true;
@@ -137,6 +141,12 @@ class DporStrategy : public SubtreeSearch {
             "random, pct or dfs");
       }
       threads_ = d.exec->thread_count();
+      if (!states_decided_) {  // stateful only where the subject describes its state
+        states_decided_ = true;
+        states_ = want_states_ && d.exec->state_digest().has_value();
+        if (states_) use_symmetry_ = false;  // the digest renames alike threads instead
+      }
+      if (states_) roles_.reset(*d.exec, threads_);
       log_.reset(threads_, first_new_);
       symmetry_.reset(*d.exec, threads_, use_symmetry_);
     }
@@ -185,6 +195,10 @@ class DporStrategy : public SubtreeSearch {
       abandoned_ = true;
       return kNoThread;
     }
+    if (states_ && s >= frozen_ && lookup(n, *d.exec, s)) {  // explored from before
+      abandoned_ = true;
+      return kNoThread;
+    }
     n.chosen = choice;
     n.backtrack[static_cast<std::size_t>(choice)] = 1;
     if (s < cut_depth_) {  // the top part of a split: every alternative
@@ -212,7 +226,14 @@ class DporStrategy : public SubtreeSearch {
     // blocked one took the lock first is another class, which no other branch reaches (1 GPU x
     // 3 drafters: 31,104 classes were missed when only complete executions reported it).
     for (ThreadId t = 0; t < static_cast<ThreadId>(threads_); ++t) {
-      if (!view_->finished(t)) log_.add_blocked(t, *view_->pending_op(t));
+      if (view_->finished(t)) continue;
+      const Op& pending = *view_->pending_op(t);
+      log_.add_blocked(t, pending);
+      // A lock the thread is left waiting for is part of what the subtree does (dpor_cache.h).
+      if (states_ && !stack_.empty() && pending.kind == OpKind::kLock) {
+        const dpor::Access wants{dpor::AccessKind::kAcquire, pending.object};
+        dpor::add_event(stack_.back().summary, roles_, *view_, t, {&wants, 1});
+      }
     }
     if (fatal) {
       const Node& last = stack_.back();
@@ -228,11 +249,16 @@ class DporStrategy : public SubtreeSearch {
   bool exhausted() const override { return exhausted_; }
 
   std::optional<Classes> classes() const override { return Classes{classes_, redundant_}; }
+  std::optional<std::uint64_t> states() const override {
+    return states_ ? std::optional<std::uint64_t>(cache_.states()) : std::nullopt;
+  }
+  bool reads_states() const override { return want_states_ && (!states_decided_ || states_); }
 
   std::string describe() const override {
     // "symmetry": alike threads of a symmetry group are explored once (its classes are those of
     // the program where they take turns); it changes nothing for a subject with no groups.
-    const char* symmetry = use_symmetry_ ? ", symmetry" : "";
+    // "states": the state cache (dpor_cache.h), whose digests rename alike threads and parts.
+    const char* symmetry = use_symmetry_ ? ", symmetry" : states_ ? ", states" : "";
     return bound_ ? fmt::format("dpor(max_preemptions={}{})", *bound_, symmetry)
                   : fmt::format("dpor(unbounded{})", symmetry);
   }
@@ -243,7 +269,58 @@ class DporStrategy : public SubtreeSearch {
     Op op;                        // chosen's operation here
     std::vector<char> backtrack;  // per thread: to explore from here (chosen included)
     std::vector<ThreadId> gated;  // enabled, but left out here by the symmetry reduction
+    // The state cache (dpor_cache.h): this node's state, the canonical numbers of the threads
+    // asleep when it was reached, and what its subtree has done so far.
+    bool cached = false;  // to be stored when the search leaves it
+    std::uint64_t digest = 0;
+    std::vector<ThreadId> sleep_names;
+    dpor::Summary summary;
   };
+
+  // The state cache at fresh node `n` of step `s`, not yet on the stack: true when its state was
+  // explored from a sleep set within n's, after adding the races with its summary.
+  bool lookup(Node& n, const ThreadView& view, std::size_t s) {
+    const std::optional<std::uint64_t> digest = view.named_state_digest(canonical_);
+    if (!digest) throw StrategyError("dpor: the subject stopped describing its state");
+    n.digest = *digest;
+    n.sleep_names.clear();
+    for (const SleepEntry& e : n.sleep)
+      n.sleep_names.push_back(canonical_[static_cast<std::size_t>(e.thread)]);
+    std::sort(n.sleep_names.begin(), n.sleep_names.end());
+    const dpor::Summary* seen = cache_.find(n.digest, n.sleep_names);
+    if (seen == nullptr) {
+      n.cached = true;
+      return false;
+    }
+    // Each stack event that conflicts with an entry races with it (dpor_cache.h).
+    for (std::size_t i = 0; i < s; ++i) {
+      Node& at = stack_[i];
+      dpor::conflicting_roles(*seen, roles_, view, log_.footprint(i), [&](std::uint32_t role) {
+        bool other = false, added = false;
+        for (ThreadId p : roles_.threads_of(role)) {
+          if (p == at.chosen) continue;
+          other = true;
+          if (std::binary_search(at.enabled.begin(), at.enabled.end(), p)) {
+            at.backtrack[static_cast<std::size_t>(p)] = 1;
+            added = true;
+          }
+        }
+        if (other && !added) {
+          for (ThreadId t : at.enabled) at.backtrack[static_cast<std::size_t>(t)] = 1;
+        }
+      });
+    }
+    if (s > 0) dpor::merge(stack_[s - 1].summary, *seen);
+    return true;
+  }
+
+  // The search leaves node k for good: its subtree is complete.
+  void leave(std::size_t k) {
+    if (!states_) return;
+    Node& n = stack_[k];
+    if (k > 0) dpor::merge(stack_[k - 1].summary, n.summary);
+    if (n.cached) cache_.store(n.digest, std::move(n.sleep_names), n.summary);
+  }
 
   static bool asleep(const Node& n, ThreadId t) {
     return std::any_of(n.sleep.begin(), n.sleep.end(),
@@ -260,6 +337,8 @@ class DporStrategy : public SubtreeSearch {
     const std::span<const Touch> touches = view_->step_touches(step);
     const std::span<const Touch> status = symmetry_.observe(n.chosen, n.op, result, touches);
     log_.append(n.chosen, n.op, result, touches, fatal, status);
+    if (states_ && step >= first_new_)
+      dpor::add_event(stack_[step].summary, roles_, *view_, n.chosen, log_.footprint(step));
     reverse_races();
   }
 
@@ -323,6 +402,13 @@ class DporStrategy : public SubtreeSearch {
   std::uint64_t classes_ = 0;
   std::uint64_t redundant_ = 0;
   dpor::Symmetry symmetry_;  // alike threads once (dpor_symmetry.h)
+  // The state cache (dpor_cache.h).
+  bool want_states_ = false;
+  bool states_decided_ = false;  // at the first step: whether the subject describes its state
+  bool states_ = false;
+  dpor::StateCache cache_;
+  dpor::Roles roles_;
+  std::vector<ThreadId> canonical_;  // scratch: the last digest's renaming
 };
 
 // dpor below a prefix: its classes, with those of the other prefixes, are dpor's classes.
@@ -406,8 +492,9 @@ class DporSplitter : public Splitter {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry) {
-  return std::make_unique<DporStrategy>(max_preemptions, symmetry);
+std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry,
+                                    bool states) {
+  return std::make_unique<DporStrategy>(max_preemptions, symmetry, states);
 }
 
 std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions, bool symmetry) {

@@ -113,7 +113,7 @@ std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
     case StrategyKind::kDfs:
       return make_dfs(p.max_preemptions);
     case StrategyKind::kDpor:
-      return make_dpor(p.dpor_max_preemptions, p.dpor_symmetry);
+      return make_dpor(p.dpor_max_preemptions, p.dpor_symmetry, p.dpor_states);
     case StrategyKind::kPos:
       return make_pos(p.seed);
     case StrategyKind::kSurw:

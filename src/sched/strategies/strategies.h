@@ -70,6 +70,10 @@ struct StrategyParams {
   // dpor: explore one of two alike threads of a symmetry group (dpor.cc); off: every thread. One
   // job only: a split dpor runs without it (make_splitter).
   bool dpor_symmetry = true;
+  // dpor: recognise states explored before where the subject describes its state (stateful DPOR,
+  // dpor_cache.h), which replaces the symmetry reduction by the digest's renaming; off: stateless,
+  // one execution per class. One job only: a split dpor is stateless.
+  bool dpor_states = true;
 };
 
 std::unique_ptr<Strategy> make_random(std::uint64_t seed);
@@ -86,7 +90,11 @@ std::unique_ptr<Strategy> make_dfs(int max_preemptions);
 // subjects only (they record each step's footprint); a live subject is refused.
 // Where the subject declares symmetry groups (Context::spawn_symmetric) and `symmetry` is on, it
 // explores one of two alike threads of a group: every state up to renaming them, not every class.
-std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry = true);
+// With `states` (and no bound), on a subject that describes its state (state.h), it keeps a cache
+// of the states it has explored in full and does not explore them again (dpor_cache.h): every
+// class is explored or reaches such a state; the symmetry reduction is then the digest's.
+std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry = true,
+                                    bool states = false);
 // POS, partial-order sampling (Yuan, Yang, Gu: "Partial Order Aware Concurrency Sampling", CAV
 // 2018): random priorities per pending event, re-drawn for the events that race with each
 // executed one (pos.cc).
