@@ -295,20 +295,15 @@ class DporStrategy : public SubtreeSearch {
     // Each stack event that conflicts with an entry races with it (dpor_cache.h).
     for (std::size_t i = 0; i < s; ++i) {
       Node& at = stack_[i];
+      bool full = false;
       dpor::conflicting_roles(*seen, roles_, view, log_.footprint(i), [&](std::uint32_t role) {
-        bool other = false, added = false;
-        for (ThreadId p : roles_.threads_of(role)) {
-          if (p == at.chosen) continue;
-          other = true;
-          if (std::binary_search(at.enabled.begin(), at.enabled.end(), p)) {
-            at.backtrack[static_cast<std::size_t>(p)] = 1;
-            added = true;
-          }
-        }
-        if (other && !added) {
-          for (ThreadId t : at.enabled) at.backtrack[static_cast<std::size_t>(t)] = 1;
-        }
+        const auto threads = roles_.threads_of(role);
+        if (std::any_of(threads.begin(), threads.end(), [&](ThreadId p) { return p != at.chosen; }))
+          full = true;
       });
+      if (full) {
+        for (ThreadId t : at.enabled) at.backtrack[static_cast<std::size_t>(t)] = 1;
+      }
     }
     if (s > 0) dpor::merge(stack_[s - 1].summary, *seen);
     return true;

@@ -14,11 +14,15 @@
 // object's role (ThreadView::role: what renaming the state, alike threads and parts, cannot
 // change). At a hit, every stack event that conflicts with a summary entry, by a thread other
 // than every thread of the entry's role, is treated as racing with it, with no regard to
-// happens-before: the node before it adds the entry's role's threads that are enabled there, or
-// every enabled thread when none is (Flanagan & Godefroid's rule). This over-approximates the
-// races a re-execution of the subtree would find, so it only adds executions (after Yang, Chen,
-// Gopalakrishnan, Kirby: "Efficient Stateful Dynamic Partial Order Reduction", SPIN 2008, with
-// a coarser summary).
+// happens-before, and the node before it is expanded in full: every enabled thread is added to
+// its backtrack set. Source-DPOR would add one initial of the reversed sequence, which the summary
+// cannot name (its events between the two are not kept); whichever it is, it is enabled there,
+// so it is among them. This over-approximates what a re-execution of the subtree would add, so it
+// only adds executions (after Yang, Chen, Gopalakrishnan, Kirby: "Efficient Stateful Dynamic
+// Partial Order Reduction", SPIN 2008, with a coarser summary). Adding only the entry's threads
+// where enabled (Flanagan & Godefroid's rule) explores fewer (eight GPUs: 12,442 executions
+// against 99,322) but mixes a persistent-set rule into source-DPOR's argument, which we do not
+// rely on.
 //
 // A hit needs the stored sleep set within the current one: threads asleep at the first visit were
 // not explored there. Sleep sets are compared by the digest's canonical thread numbers
