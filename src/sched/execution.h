@@ -98,6 +98,7 @@ class Execution final : public ThreadView {
     return {touches_.data() + s.touch_begin, s.touch_count};
   }
   bool ended_by_finding() const override { return fatal_; }
+  bool step_limit_reached() const override { return steps_.size() >= max_steps_; }
   bool is_enabled(ThreadId t) const;
   // The enabled threads, ascending. A bit per thread is kept up to date as steps change what
   // threads wait on (a step touches only the waiters of the objects it changes); the list is

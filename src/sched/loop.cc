@@ -46,8 +46,9 @@ std::string coverage_sentence(const SearchCover& c) {
     if (c.stop == StopReason::kExhausted && c.classes && c.states) {  // dpor with its state cache
       return fmt::format(
           "exhaustive: every interleaving class explored or met at a state explored before ({}): "
-          "{} executions, {} complete, {} redundant, {} states",
-          c.strategy, n, c.classes->classes, c.classes->redundant, *c.states);
+          "{} executions ({} complete, {} at a state explored before, {} sleep-set blocked), {} "
+          "states",
+          c.strategy, n, c.classes->classes, c.classes->cached, c.classes->redundant, *c.states);
     }
     if (c.stop == StopReason::kExhausted && c.classes) {
       return fmt::format(

@@ -40,6 +40,8 @@ class ThreadView {
   virtual std::span<const Touch> step_touches(std::uint64_t /*step*/) const { return {}; }
   // True when a fatal finding ended the execution after its last step (oom, assertion, ...).
   virtual bool ended_by_finding() const { return false; }
+  // True when the execution has taken as many steps as it may (the livelock check).
+  virtual bool step_limit_reached() const { return false; }
   // t's symmetry group, or -1. Threads of one group run the same code and every other thread
   // treats them alike (up to renaming what belongs to each): dpor's symmetry reduction
   // (dpor.cc) explores one of two such threads that have done and seen the same.
@@ -97,6 +99,7 @@ class Strategy {
   struct Classes {
     std::uint64_t classes = 0;
     std::uint64_t redundant = 0;
+    std::uint64_t cached = 0;  // dpor's state cache: abandoned at a state explored before
   };
   virtual std::optional<Classes> classes() const { return std::nullopt; }
   // Distinct states explored so far, for a strategy that counts them (states); nullopt otherwise.

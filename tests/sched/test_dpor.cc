@@ -488,6 +488,56 @@ TEST_CASE("states reaches every end state of random programs, alike threads rena
   CHECK(states_total < brute_total);
 }
 
+// dpor with its state cache (dpor_cache.h): every end state of every interleaving reached, up to
+// renaming alike threads, with the same kinds, though it abandons executions at states explored
+// before. Programs of alike copies beside an unlike thread, and programs of unlike threads only;
+// longer than the states test's, so that states are met from different paths and sleep sets.
+TEST_CASE("stateful dpor reaches every end state of random programs", "[dpor]") {
+  Draw next{9091};
+  const int programs = program_count();
+  auto random_of = [&](std::size_t length) {
+    return random_script(next, [length](std::size_t i) { return i < length; });
+  };
+  std::uint64_t brute_total = 0, dpor_total = 0, hits = 0;
+  int checked = 0;
+  for (int p = 0; p < 2 * programs; ++p) {
+    std::vector<Script> threads;
+    int copies = 1;
+    if (p % 2 == 0) {
+      copies = 1 + static_cast<int>(next(3));
+      threads.assign(static_cast<std::size_t>(copies), random_of(1 + next(4)));
+      threads.push_back(random_of(1 + next(3)));  // one thread unlike them
+    } else {
+      threads.resize(2 + next(2));
+      for (Script& script : threads) script = random_of(2 + next(3));
+    }
+    ScriptSubject plain("plain " + std::to_string(p), threads);
+    ScriptSubject symmetric("symmetric " + std::to_string(p), threads, copies);
+    auto all = make_dfs(1000);
+    const Census brute = census(plain, *all, 20'000, copies);
+    if (!all->exhausted()) continue;
+    auto stateful = make_dpor(std::nullopt, true, true);
+    const Census found = census(symmetric, *stateful, UINT64_MAX, copies);
+    INFO(symmetric.name() << ": " << copies << " copies, " << threads.size() << " threads; "
+                          << brute.end_states.size() << " end states up to renaming in "
+                          << brute.executions << " interleavings; stateful dpor: "
+                          << found.executions << " executions, " << stateful->describe());
+    REQUIRE(stateful->states().has_value());
+    CHECK(stateful->exhausted());
+    CHECK(found.end_states == brute.end_states);
+    CHECK(found.kinds == brute.kinds);
+    brute_total += brute.executions;
+    dpor_total += found.executions;
+    hits += stateful->classes()->cached;
+    ++checked;
+  }
+  INFO(checked << " programs: " << brute_total << " interleavings, stateful dpor " << dpor_total
+               << " executions, " << hits << " of them met a state explored before");
+  CHECK(checked * 3 > 2 * programs);  // many are small enough
+  CHECK(hits > 0);
+  CHECK(dpor_total < brute_total);
+}
+
 TEST_CASE("states refuses a subject that does not describe its state", "[dpor]") {
   corpus::LostUpdate lost(true);
   auto stateful = make_states();

@@ -105,7 +105,7 @@ class DporStrategy : public SubtreeSearch {
 
   bool begin_execution(std::uint64_t) override {
     view_ = nullptr;
-    abandoned_ = false;
+    abandoned_ = hit_ = false;
     cut_ = false;
     steps_ = 0;
     if (!started_) {
@@ -196,7 +196,7 @@ class DporStrategy : public SubtreeSearch {
       return kNoThread;
     }
     if (states_ && s >= frozen_ && lookup(n, *d.exec, s)) {  // explored from before
-      abandoned_ = true;
+      abandoned_ = hit_ = true;
       return kNoThread;
     }
     n.chosen = choice;
@@ -242,13 +242,17 @@ class DporStrategy : public SubtreeSearch {
       }
     }
     reverse_races();
-    ++(abandoned_ ? redundant_ : classes_);
+    ++(hit_ ? cached_ : abandoned_ ? redundant_ : classes_);
+    // A subtree cut by the step limit is not complete from a shallower depth: not stored.
+    if (states_ && view_->step_limit_reached()) {
+      for (Node& n : stack_) n.cached = false;
+    }
     view_ = nullptr;
   }
 
   bool exhausted() const override { return exhausted_; }
 
-  std::optional<Classes> classes() const override { return Classes{classes_, redundant_}; }
+  std::optional<Classes> classes() const override { return Classes{classes_, redundant_, cached_}; }
   std::optional<std::uint64_t> states() const override {
     return states_ ? std::optional<std::uint64_t>(cache_.states()) : std::nullopt;
   }
@@ -281,7 +285,8 @@ class DporStrategy : public SubtreeSearch {
   // explored from a sleep set within n's, after adding the races with its summary.
   bool lookup(Node& n, const ThreadView& view, std::size_t s) {
     const std::optional<std::uint64_t> digest = view.named_state_digest(canonical_);
-    if (!digest) throw StrategyError("dpor: the subject stopped describing its state");
+    if (!digest || canonical_.size() != threads_)
+      throw StrategyError("dpor: the subject stopped describing its state");
     n.digest = *digest;
     n.sleep_names.clear();
     for (const SleepEntry& e : n.sleep)
@@ -392,10 +397,12 @@ class DporStrategy : public SubtreeSearch {
   std::size_t first_new_ = 0;  // the node where this execution left the previous one
   std::size_t steps_ = 0;      // steps taken in this execution
   bool abandoned_ = false;
+  bool hit_ = false;  // abandoned at a state explored before (the state cache)
   bool started_ = false;
   bool exhausted_ = false;
   std::uint64_t classes_ = 0;
   std::uint64_t redundant_ = 0;
+  std::uint64_t cached_ = 0;
   dpor::Symmetry symmetry_;  // alike threads once (dpor_symmetry.h)
   // The state cache (dpor_cache.h).
   bool want_states_ = false;

@@ -4,7 +4,7 @@
 // have tens of millions of classes that meet again in a few hundred thousand states (four
 // drafters on one GPU, eight GPUs: docs/performance.md). With the cache, a fresh node whose state
 // was explored in full before, from a sleep set within the current one, is not explored again:
-// the execution is abandoned there (counted as redundant).
+// the execution is abandoned there (counted apart: Strategy::Classes::cached).
 //
 // What that would have missed are the races between the events before the state (the current
 // stack) and the events after it, whose reversals go on the stack (races among the events after
