@@ -108,7 +108,10 @@ void conflicting_roles(const Summary& summary, Roles& roles, const ThreadView& v
   const auto entries = [&](std::uint32_t key) {
     const std::uint64_t lo = static_cast<std::uint64_t>(key) << 32;
     const auto first = std::lower_bound(summary.begin(), summary.end(), lo);
-    const auto last = std::lower_bound(first, summary.end(), lo + (1ULL << 32));
+    // The fatal key is the largest: its entries run to the end (lo + 2^32 would wrap to 0).
+    const auto last = key == Roles::kFatalKey
+                          ? summary.end()
+                          : std::lower_bound(first, summary.end(), lo + (1ULL << 32));
     return std::pair{first, last};
   };
   const auto [fatal_first, fatal_last] = entries(Roles::kFatalKey);
