@@ -212,7 +212,11 @@ class DporStrategy : public SubtreeSearch {
 
   void end_execution() override {
     if (view_ == nullptr || steps_ == 0) return;
-    if (stack_.size() > steps_) stack_.resize(steps_);  // stopped inside the replayed prefix
+    if (stack_.size() > steps_) {  // stopped inside the replayed prefix
+      stack_.resize(steps_);
+      // What the dropped nodes' subtrees did is lost: their ancestors' summaries are incomplete.
+      for (Node& n : stack_) n.cached = false;
+    }
     if (cut_) {  // pick() appended the last step; the subtree below is another worker's
       view_ = nullptr;
       return;
