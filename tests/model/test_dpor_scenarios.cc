@@ -52,7 +52,7 @@ std::string small(int devices, int drafters, int steps, const std::string& warmu
 
 // Bundled scenarios with more interleaving classes than stateless dpor can afford, and more states
 // than the states strategy explores in a test's time (docs/performance.md): dpor with its state
-// cache exhausts them in 1-4 s; states in 4-25 s (bench/states.sh).
+// cache exhausts them in 3-11 s; states in 4-25 s (bench/states.sh).
 const std::set<std::string> kTooLarge = {"lazy-4-drafters", "separate-process-warmup",
                                          "eight-gpus-long-context"};
 
@@ -97,7 +97,7 @@ TEST_CASE("dpor and states exhaust the bundled scenarios and their expectations 
 
 // Where classes meet again in few states, recognising states saves most: on one GPU with three
 // drafters stateless dpor needs 309,396 executions (one per class, alike drafters once), states
-// 19,024, dpor with its state cache 4,994 (docs/performance.md).
+// 19,024, dpor with its state cache 5,551 (docs/performance.md).
 TEST_CASE("states and stateful dpor exhaust one GPU with three drafters in fewer executions",
           "[dpor]") {
   const Scenario s = parse_scenario(small(1, 3, 2, "none"), "small.toml");

@@ -20,9 +20,8 @@
 // so it is among them. This over-approximates what a re-execution of the subtree would add, so it
 // only adds executions (after Yang, Chen, Gopalakrishnan, Kirby: "Efficient Stateful Dynamic
 // Partial Order Reduction", SPIN 2008, with a coarser summary). Adding only the entry's threads
-// where enabled (Flanagan & Godefroid's rule) explores fewer (eight GPUs: 12,442 executions
-// against 99,322) but mixes a persistent-set rule into source-DPOR's argument, which we do not
-// rely on.
+// where enabled (Flanagan & Godefroid's rule) explores fewer but mixes a persistent-set rule into
+// source-DPOR's argument, which we do not rely on.
 //
 // A hit needs the stored sleep set within the current one: threads asleep at the first visit were
 // not explored there. Sleep sets are compared by the digest's canonical thread numbers
