@@ -6,8 +6,9 @@
 #   RACELAB_TIME_LIMIT=600 bench/dpor_jobs.sh ...        (seconds per run; default none)
 #
 # One job is dpor unsplit; more jobs split it (docs/scale.md): the classes must be the same on
-# every line of an exhausted run, and the script says so. A split runs without symmetry reduction,
-# so every line does (--no-symmetry): docs/performance.md compares symmetry apart.
+# every line of an exhausted run, and the script says so. A split runs stateless and without
+# symmetry reduction, so every line does (--stateless --no-symmetry): docs/performance.md compares
+# the state cache and symmetry apart.
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: bench/dpor_jobs.sh RACELAB SCENARIO [JOBS...]" >&2
@@ -24,7 +25,7 @@ printf '%6s %14s %12s %10s %10s %9s  %s\n' jobs executions classes redundant sec
 base=""
 classes_seen=""
 for j in "${jobs[@]}"; do
-  line=$("$racelab" explore "$scenario" --strategy dpor --no-symmetry --iterations 100000000000 --no-shrink \
+  line=$("$racelab" explore "$scenario" --strategy dpor --stateless --no-symmetry --iterations 100000000000 --no-shrink \
     --time-limit "$limit" --jobs "$j" 2>&1 | grep -E "^(exhaustive|cut short)" || true)
   if [[ "$line" =~ ([0-9]+)\ executions,\ ([0-9]+)\ classes,\ ([0-9]+)\ redundant\;\ ([0-9.]+)\ s ]]; then
     ex=${BASH_REMATCH[1]} cl=${BASH_REMATCH[2]} re=${BASH_REMATCH[3]} s=${BASH_REMATCH[4]} stop=exhausted

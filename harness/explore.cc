@@ -121,10 +121,11 @@ void add_explore(CLI::App& app, Runner& run) {
                   "dfs preemption bound (dpor: unbounded unless given)")
       ->check(integer_check(0, 64));
   cmd->add_flag("--no-symmetry", args->no_symmetry,
-                "dpor: explore alike drafters separately (docs/concepts.md, symmetry)");
+                "dpor with --stateless: explore alike drafters separately (docs/concepts.md, "
+                "symmetry; the state cache renames them regardless)");
   cmd->add_flag("--stateless", args->stateless,
                 "dpor: keep no cache of explored states, one execution per interleaving class "
-                "(docs/concepts.md, stateful dpor)");
+                "(docs/concepts.md, State cache)");
   cmd->add_option("--time-limit", args->time_limit,
                   "stop after this many seconds, keeping results (a dfs search it cuts short is "
                   "inconclusive)")

@@ -19,7 +19,7 @@ void add_partition_options(CLI::App* cmd, PartitionArgs& a) {
   cmd->add_option(
          "--jobs,-j", a.jobs,
          "worker threads, each running whole executions (0: one per core); results are the "
-         "same for any number")
+         "same for any number (dpor: any number above one; one job keeps its state cache)")
       ->check(integer_check(0, 4096));
   cmd->add_option("--shard", a.shard,
                   "run only shard K of N (0-based, e.g. 2/8); combine the shards' --out "

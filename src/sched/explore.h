@@ -244,7 +244,8 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options);
 // (strategies/split.h) splits into subtrees (explore_subtrees.cc), the others by execution index.
 // A split dpor explores its first decisions in full to a depth that depends on the subject alone,
 // so that the subtrees below are independent (strategies/dpor.cc): it explores the same classes
-// as one job, with more redundant executions, and the same for any jobs and shards.
+// as one stateless job without symmetry, with more redundant executions, and the same for any
+// jobs and shards (one job keeps dpor's state cache and symmetry, which a split turns off).
 using SubjectFactory = std::function<std::unique_ptr<Subject>()>;
 ExploreResult explore(const SubjectFactory& make, const ExploreOptions& options);
 

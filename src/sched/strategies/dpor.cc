@@ -17,6 +17,10 @@
 // source sets, every class has one. When the stack empties, every class has been explored:
 // exhausted() is true.
 //
+// With the state cache (dpor_cache.h: on for one unbounded job on a subject that describes its
+// state), an execution may also stop at a state explored before, counted apart
+// (Classes::cached): every class is then explored or reaches such a state.
+//
 // Blocking is handled soundly: threads never run while disabled; a thread blocked on a lock at the
 // end of an execution, complete or abandoned as sleep-set blocked, races with the holder's
 // acquire (the execution where it came first is another class); a fatal finding ends an
