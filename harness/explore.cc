@@ -48,6 +48,11 @@ int run_explore(const ExploreArgs& a) {
   if (a.max_preemptions) o.strategy.dpor_max_preemptions = *a.max_preemptions;  // dpor: explicit
   if (a.no_symmetry) o.strategy.dpor_symmetry = false;
   if (a.stateless) o.strategy.dpor_states = false;
+  if ((a.no_symmetry || a.stateless) && o.strategy.kind != sched::StrategyKind::kDpor) {
+    throw InputError(fmt::format("{}: only for --strategy dpor (this run's strategy is {})",
+                                 a.stateless ? "--stateless" : "--no-symmetry",
+                                 sched::strategy_info(o.strategy.kind).name));
+  }
   o.time_limit_s = a.time_limit;
   o.shrink = !a.no_shrink;
   o.run.backend = a.backend == "threads" ? sched::Backend::kThreads : sched::Backend::kCoroutine;

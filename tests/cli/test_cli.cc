@@ -142,6 +142,10 @@ TEST_CASE("numbers out of range are one line in racelab's words, never a 300-dig
         Case{"live torch --executions -1", "--executions: expected a positive integer, got -1"},
         Case{"live python --executions 0 x.py", "--executions: expected a positive integer, got 0"},
         Case{"live torch --hang-timeout -3", "--hang-timeout: expected a number >= 0, got -3"},
+        Case{"explore" + sc + " --strategy pct --stateless",
+             "--stateless: only for --strategy dpor (this run's strategy is pct)"},
+        Case{"explore" + sc + " --no-symmetry",
+             "--no-symmetry: only for --strategy dpor (this run's strategy is pct)"},
         Case{"live torch --expect deadlok",
              "--expect: expected clean or deadlock, got 'deadlok' (did you mean deadlock?)"}}) {
     auto r = racelab(c.args);
