@@ -34,65 +34,31 @@ void Roles::reset(const ThreadView& view, std::size_t threads) {
 
 std::uint32_t Roles::object_key(const ThreadView& view, const Access& a) {
   using R = ThreadView::Role;
-  int cls = 0;
-  R what = R::kVar;
-  std::int32_t id = a.object;
-  switch (a.kind) {
-    case AccessKind::kAcquire:
-    case AccessKind::kMutexOther:
-      cls = 0;
-      what = R::kMutex;
-      break;
-    case AccessKind::kSubmit:
-    case AccessKind::kClose:
-    case AccessKind::kTakeClosed:
-      cls = 1;
-      what = R::kQueue;
-      break;
-    case AccessKind::kJobCreate:
-    case AccessKind::kTakeJob:
-    case AccessKind::kComplete:
-    case AccessKind::kWaitJob:
-      // A job is named by its queue and place (dpor_events.h); the place depends on the path
-      // (how many jobs went before), so a job's role is its queue's: any job of that queue.
-      cls = 2;
-      what = R::kQueue;
-      id = a.object >> 20;
-      break;
-    case AccessKind::kSet:
-    case AccessKind::kWait:
-      cls = 3;
-      what = R::kEvent;
-      break;
-    case AccessKind::kRead:
-    case AccessKind::kWrite:
-      cls = 4;
-      what = R::kVar;
-      break;
-    case AccessKind::kFatal:
-      return kFatalKey;
-    case AccessKind::kStatusRead:
-    case AccessKind::kStatusWrite:
-      RACELAB_CHECK(false, "dpor: symmetry statuses in a stateful search");
-  }
+  if (a.kind == AccessKind::kFatal) return kFatalKey;
+  const ObjectClass cls = object_class(a.kind);
+  RACELAB_CHECK(cls != ObjectClass::kStatus, "dpor: symmetry statuses in a stateful search");
+  // The role of the object the access names. A job is named by its queue and place; the place
+  // depends on the path (how many jobs went before), so a job's role is its queue's.
+  static constexpr R kRole[] = {R::kMutex, R::kQueue, R::kQueue, R::kEvent, R::kVar};
+  const std::int32_t id = cls == ObjectClass::kJob ? job_queue(a.object) : a.object;
   const auto [it, fresh] =
-      keys_.emplace(std::pair{cls, view.role(what, id)}, static_cast<std::uint32_t>(keys_.size()));
+      keys_.emplace(std::pair{static_cast<int>(cls), view.role(kRole[static_cast<int>(cls)], id)},
+                    static_cast<std::uint32_t>(keys_.size()));
   RACELAB_CHECK(it->second < kFatalKey, "dpor: too many objects for the state cache");
   return it->second;
 }
 
+// Called for every new step: the entries are usually there already, so look before inserting.
 void add_event(Summary& into, Roles& roles, const ThreadView& view, ThreadId thread,
                std::span<const Access> footprint) {
   const std::uint64_t role = roles.thread_role(thread);
   RACELAB_CHECK(role < (1U << 24), "dpor: too many thread roles for the state cache");
-  Summary event;
   for (const Access& a : footprint) {
     const std::uint64_t key = roles.object_key(view, a);
-    event.push_back(key << 32 | static_cast<std::uint64_t>(a.kind) << 24 | role);
+    const std::uint64_t entry = key << 32 | static_cast<std::uint64_t>(a.kind) << 24 | role;
+    const auto at = std::lower_bound(into.begin(), into.end(), entry);
+    if (at == into.end() || *at != entry) into.insert(at, entry);
   }
-  std::sort(event.begin(), event.end());
-  event.erase(std::unique(event.begin(), event.end()), event.end());
-  merge(into, event);
 }
 
 std::size_t StateCache::VectorHash::operator()(const Summary& s) const {

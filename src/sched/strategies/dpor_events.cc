@@ -7,11 +7,7 @@
 
 namespace racelab::sched::dpor {
 
-namespace {
-
-enum class ObjectClass { kMutex, kQueue, kJob, kEvent, kVar, kStatus };
-
-ObjectClass class_of(AccessKind k) {
+ObjectClass object_class(AccessKind k) {
   switch (k) {
     case AccessKind::kAcquire:
     case AccessKind::kMutexOther:
@@ -39,11 +35,9 @@ ObjectClass class_of(AccessKind k) {
   return ObjectClass::kVar;
 }
 
-}  // namespace
-
 bool conflict(const Access& a, const Access& b) {
-  if (a.object != b.object || class_of(a.kind) != class_of(b.kind)) return false;
-  switch (class_of(a.kind)) {
+  if (a.object != b.object || object_class(a.kind) != object_class(b.kind)) return false;
+  switch (object_class(a.kind)) {
     case ObjectClass::kEvent:
       return a.kind == AccessKind::kSet || b.kind == AccessKind::kSet;
     case ObjectClass::kVar:
@@ -199,10 +193,10 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
     case OpKind::kSubmit: {
       QueueState& qs = grow(queues_, op.object);
       JobState& job = grow(jobs_, static_cast<std::int32_t>(result));
-      RACELAB_CHECK(op.object < (1 << 11) && qs.fifo.size() < (1u << 20),
-                    "dpor: queue {} with {} submits is past the job names' range", op.object,
-                    qs.fifo.size());
-      job.name = (op.object << 20) | static_cast<std::int32_t>(qs.fifo.size());
+      RACELAB_CHECK(
+          op.object < (1 << (31 - kJobPlaceBits)) && qs.fifo.size() < (1u << kJobPlaceBits),
+          "dpor: queue {} with {} submits is past the job names' range", op.object, qs.fifo.size());
+      job.name = job_name_of(op.object, static_cast<std::int32_t>(qs.fifo.size()));
       job.create = self_index;
       accesses_.push_back({AccessKind::kSubmit, op.object});
       accesses_.push_back({AccessKind::kJobCreate, job.name});

@@ -64,6 +64,18 @@ struct Access {
   std::int32_t object;
 };
 
+// What kind of object an access is to: conflicts need the same object of the same class. A fatal
+// access counts as a variable's (it conflicts with everything anyway, dependent()).
+enum class ObjectClass { kMutex, kQueue, kJob, kEvent, kVar, kStatus };
+ObjectClass object_class(AccessKind k);
+
+// A job's name in footprints: its queue and its place among that queue's submits.
+inline constexpr int kJobPlaceBits = 20;
+inline std::int32_t job_name_of(std::int32_t queue, std::int32_t place) {
+  return queue << kJobPlaceBits | place;
+}
+inline std::int32_t job_queue(std::int32_t job_name) { return job_name >> kJobPlaceBits; }
+
 // True when two accesses of different threads' events conflict (the table above; kFatal aside).
 bool conflict(const Access& a, const Access& b);
 // True when two footprints (of two threads' events) conflict anywhere, or one of them is fatal.
