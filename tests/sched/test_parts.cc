@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -234,22 +235,45 @@ Script random_script(std::uint64_t& state, std::size_t length) {
   return script;
 }
 
+int program_count() {  // the sanitizer job draws fewer
+  const char* env = std::getenv("RACELAB_DPOR_PROGRAMS");
+  return env != nullptr ? std::atoi(env) : 40;
+}
+
+// A random program: 2 or 3 parts running one script of `shortest` to `shortest + spread - 1`
+// instructions.
+struct Program {
+  int parts;
+  Script script;
+};
+Program random_program(std::uint64_t& draw, std::size_t shortest, std::uint64_t spread) {
+  const int parts = 2 + static_cast<int>(draw % 2);
+  Script script = random_script(draw, shortest + static_cast<std::size_t>(draw % spread));
+  return {parts, std::move(script)};
+}
+
+// Every interleaving of `plain`, or nullopt when it has more than `cap`.
+std::optional<Census> brute_force(PartsSubject& plain, int parts, std::uint64_t cap) {
+  auto all = make_dfs(1000);
+  Census brute = census(plain, *all, parts, cap);
+  if (!all->exhausted()) return std::nullopt;
+  return brute;
+}
+
 }  // namespace
 
 TEST_CASE("states reaches every end state of random programs, alike parts renamed", "[parts]") {
-  const char* env = std::getenv("RACELAB_DPOR_PROGRAMS");
-  const int programs = env != nullptr ? std::atoi(env) : 40;
+  const int programs = program_count();
   std::uint64_t draw = 777;
   std::uint64_t with_parts = 0, without_parts = 0, brute_total = 0;
   int checked = 0;
   for (int p = 0; p < programs; ++p) {
-    const int parts = 2 + static_cast<int>(draw % 2);
-    const Script script = random_script(draw, 1 + static_cast<std::size_t>(draw % 3));
+    const auto [parts, script] = random_program(draw, 1, 3);
     PartsSubject plain("plain " + std::to_string(p), parts, script, false);
     PartsSubject alike("parts " + std::to_string(p), parts, script, true);
-    auto all = make_dfs(1000);
-    const Census brute = census(plain, *all, parts, 50'000);
-    if (!all->exhausted()) continue;
+    const std::optional<Census> all = brute_force(plain, parts, 50'000);
+    if (!all) continue;
+    const Census& brute = *all;
     auto stateful = make_states();
     const Census found = census(alike, *stateful, parts, UINT64_MAX);
     auto unsorted = make_states();
@@ -280,19 +304,17 @@ TEST_CASE("states reaches every end state of random programs, alike parts rename
 // renaming parts, with every finding kind: on programs longer than the states test's, and on the
 // same programs without parts (threads renamed only where alike) and with stateless dpor beside.
 TEST_CASE("stateful dpor reaches every end state of random parts programs", "[parts]") {
-  const char* env = std::getenv("RACELAB_DPOR_PROGRAMS");
-  const int programs = env != nullptr ? std::atoi(env) : 40;
+  const int programs = program_count();
   std::uint64_t draw = 4242;
   std::uint64_t stateful_total = 0, stateless_total = 0, brute_total = 0, hits = 0;
   int checked = 0;
   for (int p = 0; p < programs; ++p) {
-    const int parts = 2 + static_cast<int>(draw % 2);
-    const Script script = random_script(draw, 2 + static_cast<std::size_t>(draw % 4));
+    const auto [parts, script] = random_program(draw, 2, 4);
     PartsSubject plain("plain " + std::to_string(p), parts, script, false);
     PartsSubject alike("parts " + std::to_string(p), parts, script, true);
-    auto all = make_dfs(1000);
-    const Census brute = census(plain, *all, parts, 100'000);
-    if (!all->exhausted()) continue;
+    const std::optional<Census> all = brute_force(plain, parts, 100'000);
+    if (!all) continue;
+    const Census& brute = *all;
     auto with_parts = make_dpor(std::nullopt, true, true);
     const Census found = census(alike, *with_parts, parts, UINT64_MAX);
     auto without_parts = make_dpor(std::nullopt, true, true);
