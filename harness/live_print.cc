@@ -101,6 +101,17 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
         "program{}; exit 3\n",
         paint("inconclusive", Colour::kRed),
         want_deadlock ? " (the expected deadlock was not seen)" : "");
+  } else if (verdict.unfinished) {
+    fmt::print("expectation (deadlock) {}; exit 1\n",
+               paint(sched::unfinished_sentence(
+                         so.strategy, o.stop, o.executions, so.executions, !live::samples(so),
+                         sched::strategy_info(sched::parse_strategy(so.strategy)).bounded,
+                         sched::kinds::kDeadlock,
+                         o.stop == sched::StopReason::kTimeLimit ? "raise or drop --time-limit"
+                         : o.stop == sched::StopReason::kInterrupted
+                             ? "let it run to the end"
+                             : "raise --executions, or lower --max-preemptions"),
+                     Colour::kYellow));
   } else if (want_deadlock) {
     fmt::print("expectation (deadlock) {}\n", verdict.found_deadlock
                                                   ? paint("holds", Colour::kGreen)

@@ -36,7 +36,7 @@ void print_scenario(const model::ScenarioRun& run, const nlohmann::json& report)
   for (const auto& d : run.result.determinism_failures)
     fmt::print("     not deterministic: {}\n", d);
   if (run.verdict() == model::Verdict::kInconclusive) fmt::print("     {}\n", run.verdict_reason());
-  if (run.holds()) return;
+  if (run.verdict() != model::Verdict::kFail) return;  // inconclusive: its reason said it all
   if (!run.missing.empty())
     fmt::print("     expected but not found: {}\n", fmt::join(run.missing, ", "));
   for (const auto& k : run.unexpected) {

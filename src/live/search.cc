@@ -144,12 +144,26 @@ Judgement judge(const SearchOptions& a, const Outcome& o) {
     }
     j.found_deadlock = o.kept.failure->found(sched::kinds::kDeadlock);
   }
-  // A dfs search asked to show the program clean proves nothing until it covers its space.
-  j.cut_short = !j.failed && !j.inconclusive && a.replay.empty() && a.expect == "clean" &&
-                sched::absence_cut_short(!samples(a), o.stop);
+  // The one rule (sched::expectation_verdict): a dfs search asked to show the program clean
+  // proves nothing until it covers its space; a search asked for a deadlock that did not finish
+  // (the time limit, an interrupt, a proving search's execution cap) and did not find it shows
+  // nothing either way.
+  if (!j.inconclusive && a.replay.empty()) {
+    sched::ExpectationFacts facts{.proves = !samples(a), .stop = o.stop};
+    if (a.expect == "deadlock") {
+      facts.must_missing = !j.found_deadlock;
+    } else {
+      facts.wrong_found = j.failed;
+      facts.claims_absence = true;
+    }
+    const bool unproven =
+        sched::expectation_verdict(facts) == sched::ExpectationVerdict::kInconclusive;
+    j.cut_short = unproven && a.expect == "clean";
+    j.unfinished = unproven && a.expect == "deadlock";
+  }
   if (j.inconclusive)
     j.exit_code = kExitInternal;
-  else if (j.cut_short)
+  else if (j.cut_short || j.unfinished)
     j.exit_code = kExitFound;
   else if (a.expect == "deadlock")
     j.exit_code = j.found_deadlock ? kExitOk : kExitFound;

@@ -144,12 +144,14 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
 
 // The verdict: a failure found, racelab lost control (inconclusive: exit 3 whatever was
 // expected), a proving search (dfs) expected clean that stopped before covering its bounded space
-// (cut_short: not a proof, exit 1, as a model search cut short), the deadlock asked for found;
-// and the exit code.
+// (cut_short: not a proof, exit 1, as a model search cut short), a search for the deadlock
+// (--expect deadlock) that did not finish without finding it (unfinished: inconclusive, exit 1),
+// the deadlock asked for found; and the exit code. sched::expectation_verdict is the rule.
 struct Judgement {
   bool failed = false;
   bool inconclusive = false;
   bool cut_short = false;
+  bool unfinished = false;
   bool found_deadlock = false;
   int exit_code = 0;
 };

@@ -156,7 +156,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
   // `must` kind is still missing and a search stopped early, search again with the next seed
   // (into OUT/seed-N), pooling the kinds, up to kAttempts searches.
   constexpr int kAttempts = 5;
-  bool cut_short = false;
+  bool proves = false;
   sched::StopReason stop = sched::StopReason::kBudget;  // the last search's
   for (int k = 0; k < kAttempts; ++k) {
     const std::uint64_t seed = c.seed + static_cast<std::uint64_t>(k);
@@ -176,7 +176,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     run.executions += executions;
     stop = sched::parse_stop_reason(at.report.value("stopped_by", "budget"))
                .value_or(sched::StopReason::kBudget);
-    cut_short = sched::absence_cut_short(at.report.value("proves", false), stop);
+    proves = at.report.value("proves", false);
     if (at.report.contains("kinds_seen") && at.report["kinds_seen"].is_object()) {
       for (const auto& [kind, n] : at.report["kinds_seen"].items())
         run.kinds[kind] += n.get<std::uint64_t>();
@@ -219,18 +219,37 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
   } else if (run.exit_code == 2) {
     run.verdict = LiveVerdict::kFail;
     run.reason = "racelab refused the case: " + last_line(log);
-  } else if (!check.holds() || !memory_problem.empty()) {
-    run.verdict = LiveVerdict::kFail;
-    std::string why = expectation_reason(check);
-    if (!memory_problem.empty()) why += std::string(why.empty() ? "" : "; ") + memory_problem;
-    run.reason = why;
-  } else if (cut_short && !s.must_not.empty()) {
-    run.verdict = LiveVerdict::kInconclusive;
-    run.reason =
-        sched::cut_short_sentence(c.strategy, stop, run.executions,
-                                  sched::strategy_info(sched::parse_strategy(c.strategy)).bounded,
-                                  fmt::format("must_not [{}]", fmt::join(s.must_not, ", ")),
-                                  "raise [live] executions or lower max_preemptions");
+  } else {
+    // The one rule (sched::expectation_verdict): a `must` kind missing from a search that did
+    // not finish, or a `must_not` absence a proving search cut short did not prove, is
+    // inconclusive; a memory expectation that does not hold fails like a `must_not` kind found.
+    const sched::ExpectationVerdict v = sched::expectation_verdict(
+        {.proves = proves,
+         .stop = stop,
+         .must_missing = !check.missing.empty(),
+         .wrong_found = !check.unexpected.empty() || !memory_problem.empty(),
+         .claims_absence = !s.must_not.empty()});
+    const bool bounded = sched::strategy_info(sched::parse_strategy(c.strategy)).bounded;
+    const std::string remedy = stop == sched::StopReason::kTimeLimit
+                                   ? "raise or drop the time limit"
+                               : stop == sched::StopReason::kInterrupted
+                                   ? "let it run to the end"
+                                   : "raise [live] executions or lower max_preemptions";
+    if (v == sched::ExpectationVerdict::kFails) {
+      run.verdict = LiveVerdict::kFail;
+      std::string why = expectation_reason(check);
+      if (!memory_problem.empty()) why += std::string(why.empty() ? "" : "; ") + memory_problem;
+      run.reason = why;
+    } else if (v == sched::ExpectationVerdict::kInconclusive) {
+      run.verdict = LiveVerdict::kInconclusive;
+      run.reason = !check.missing.empty()
+                       ? sched::unfinished_sentence(
+                             c.strategy, stop, run.executions, c.executions, proves, bounded,
+                             fmt::format("{}", fmt::join(check.missing, ", ")), remedy)
+                       : sched::cut_short_sentence(
+                             c.strategy, stop, run.executions, bounded,
+                             fmt::format("must_not [{}]", fmt::join(s.must_not, ", ")), remedy);
+    }
   }
   return run;
 }

@@ -7,8 +7,10 @@
 // The search runs with `--expect deadlock` when [expect] has a `must` (it searches past other
 // failures, stopping at a deadlock), else `--expect clean` (it stops at the first failure, which
 // is all a `must_not` needs). Verdicts: skipped (requires_cuda without an NVIDIA device), pass,
-// fail (a `must` kind never seen, a `must_not` kind seen, or racelab refused the case), and
-// inconclusive (racelab lost control of a thread: exit 3).
+// fail (a `must_not` kind seen, a `must` kind never seen by searches that finished, or racelab
+// refused the case), and inconclusive (racelab lost control of a thread: exit 3; or, by the one
+// rule of sched::expectation_verdict, a `must` kind missing from a search that did not finish, a
+// `must_not` absence a proving search cut short did not prove).
 #include <cstdint>
 #include <filesystem>
 #include <map>

@@ -48,12 +48,23 @@ const char* verdict_word(Verdict v) {
 }
 
 Verdict ScenarioRun::verdict() const {
-  if (!holds()) return Verdict::kFail;
-  // Finding a `must` kind is a witness (its schedule); claiming a `must_not` kind absent is a
-  // proof only when the proving strategy covered its whole bounded space.
-  if (sched::absence_cut_short(proves(), result.stop) && !scenario.must_not.empty())
-    return Verdict::kInconclusive;
-  return Verdict::kPass;
+  // Finding a `must` kind is a witness (its schedule); missing one fails only a search that
+  // finished; claiming a `must_not` kind absent is a proof only when the proving strategy covered
+  // its whole bounded space (sched::expectation_verdict, the one rule).
+  switch (sched::expectation_verdict(
+      {.proves = proves(),
+       .stop = result.stop,
+       .must_missing = !missing.empty(),
+       .wrong_found = !unexpected.empty() || !result.determinism_failures.empty(),
+       .claims_absence = !scenario.must_not.empty()})) {
+    case sched::ExpectationVerdict::kHolds:
+      return Verdict::kPass;
+    case sched::ExpectationVerdict::kFails:
+      return Verdict::kFail;
+    case sched::ExpectationVerdict::kInconclusive:
+      return Verdict::kInconclusive;
+  }
+  return Verdict::kFail;
 }
 
 std::string ScenarioRun::coverage() const {
@@ -87,16 +98,22 @@ std::string ScenarioRun::verdict_reason() const {
   switch (verdict()) {
     case Verdict::kPass:
       return "";
-    case Verdict::kInconclusive:
-      return sched::cut_short_sentence(
-          sched::strategy_name(options.strategy.kind), result.stop, result.executions,
-          sched::strategy_info(options.strategy.kind).bounded,
-          fmt::format("must_not [{}]", fmt::join(scenario.must_not, ", ")),
+    case Verdict::kInconclusive: {
+      const std::string remedy =
           result.stop == sched::StopReason::kBudget
               ? fmt::format("raise [explore] iterations above {} or lower max_preemptions",
                             options.iterations)
           : result.stop == sched::StopReason::kTimeLimit ? "raise or drop --time-limit"
-                                                         : "let it run to the end");
+                                                         : "let it run to the end";
+      const bool bounded = sched::strategy_info(options.strategy.kind).bounded;
+      if (!missing.empty())
+        return sched::unfinished_sentence(sched::strategy_name(options.strategy.kind), result.stop,
+                                          result.executions, options.iterations, proves(), bounded,
+                                          fmt::format("{}", fmt::join(missing, ", ")), remedy);
+      return sched::cut_short_sentence(
+          sched::strategy_name(options.strategy.kind), result.stop, result.executions, bounded,
+          fmt::format("must_not [{}]", fmt::join(scenario.must_not, ", ")), remedy);
+    }
     case Verdict::kFail:
       break;
   }

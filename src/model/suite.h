@@ -11,12 +11,13 @@
 
 namespace racelab::model {
 
-// The verdict on one scenario (docs/cli.md, "Verdicts"):
-//  - fail: an expectation does not hold (a `must` kind not found, a `must_not` kind found, or a
-//    finding's schedule not deterministic);
-//  - inconclusive: the expectations hold so far, but they claim an absence (`must_not`) that only
-//    a proving strategy (dfs) can establish, and its search was cut short (execution cap, time
-//    limit, interrupt) before covering its bounded space;
+// The verdict on one scenario (docs/cli.md, "Verdicts"; sched::expectation_verdict is the rule):
+//  - fail: an expectation does not hold (a `must_not` kind found, a finding's schedule not
+//    deterministic, or a `must` kind not found by a search that finished);
+//  - inconclusive: a `must` kind not found by a search that did not finish (a proving search's
+//    execution cap, the time limit, an interrupt), or the expectations claim an absence
+//    (`must_not`) that only a proving strategy (dfs, dpor) can establish, and its search was cut
+//    short before covering its bounded space;
 //  - pass: otherwise. A sampling strategy (random, pct) passes on what it sampled, and says so.
 enum class Verdict { kPass, kFail, kInconclusive };
 const char* verdict_name(Verdict v);  // "pass", "fail", "inconclusive"

@@ -434,7 +434,7 @@ std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::
                         escape(run.scenario.path), escape(run.result.strategy),
                         run.result.executions, sched::stop_reason_name(run.result.stop),
                         escape(expectation_text(run.scenario)));
-    if (!run.missing.empty()) {
+    if (!run.missing.empty() && run.verdict() == model::Verdict::kFail) {
       body += fmt::format("<p class=\"fail\">expected but not found: {}</p>",
                           escape(fmt::format("{}", fmt::join(run.missing, ", "))));
     }

@@ -64,6 +64,42 @@ inline bool absence_cut_short(bool proves, StopReason stop) {
   return proves && stop != StopReason::kExhausted;
 }
 
+// Whether a search finished what it set out to do: a proving strategy covered its whole
+// (bounded) space; a sampling strategy ran all the executions it was given (not stopped by the
+// time limit or an interrupt). A kind that must be found and was not shows nothing either way
+// when the search did not finish.
+inline bool search_finished(bool proves, StopReason stop) {
+  if (proves) return stop == StopReason::kExhausted;
+  return stop == StopReason::kBudget || stop == StopReason::kExhausted;
+}
+
+// The one rule for what a search earned against its expectations, in every command that judges
+// them (explore, suite, merge and JUnit through model::ScenarioRun::verdict; a suite's live case;
+// racelab live --expect deadlock):
+//   fails         something was found that must not occur (or is otherwise wrong: a finding's
+//                 schedule not deterministic), or a kind that must be found was not, in a search
+//                 that finished (search_finished);
+//   inconclusive  a kind that must be found was not, in a search that did not finish (the
+//                 execution cap of a proving search, the time limit, an interrupt); or the
+//                 expectations claim an absence (`claims_absence`: must_not kinds) that a proving
+//                 search cut short did not prove (absence_cut_short);
+//   holds         otherwise.
+enum class ExpectationVerdict { kHolds, kFails, kInconclusive };
+struct ExpectationFacts {
+  bool proves = false;  // a proving strategy (strategy_proves; never a replay)
+  StopReason stop = StopReason::kBudget;
+  bool must_missing = false;    // a kind that must be found was not
+  bool wrong_found = false;     // a must_not kind found, or a finding not deterministic
+  bool claims_absence = false;  // the expectations have must_not kinds
+};
+ExpectationVerdict expectation_verdict(const ExpectationFacts& f);
+// Why a must kind's absence is inconclusive, one sentence: "inconclusive: expected but not found:
+// deadlock, but the random search was cut short by the time limit after 12 executions, before it
+// ran its 2000 executions: an unfinished search shows nothing either way (<remedy>)".
+std::string unfinished_sentence(std::string_view strategy_name, StopReason stop,
+                                std::uint64_t executions, std::uint64_t cap, bool proves,
+                                bool bounded, std::string_view missing, std::string_view remedy);
+
 class Budget {
  public:
   // `executions`: the cap; `time_limit_s`: 0 for none; `interrupted`: may be empty.

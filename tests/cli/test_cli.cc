@@ -473,6 +473,69 @@ TEST_CASE("suite writes JUnit and summary; exit 1 when an expectation fails", "[
   fs::remove_all(out);
 }
 
+TEST_CASE(
+    "a must kind missed by a search that did not finish is inconclusive, never FAIL: explore, "
+    "suite, JUnit and merge alike",
+    "[cli2]") {
+  const fs::path out = scratch("unfinished");
+  const std::string lazy = "scenarios/deadlock/lazy-2-drafters.toml";
+  // dfs cut short by its execution cap: the deadlock is reachable, the search did not get there.
+  auto cap =
+      racelab("explore " + lazy + " --strategy dfs --iterations 3 --out " + (out / "cap").string());
+  CHECK(cap.code == 1);
+  CHECK(cap.out.find("expectations inconclusive: expected but not found: deadlock") !=
+        std::string::npos);
+  CHECK(cap.out.find("cut short by the execution cap after 3 executions, before covering its "
+                     "bounded space: an unfinished search shows nothing either way") !=
+        std::string::npos);
+  CHECK(cap.out.find("do not hold") == std::string::npos);
+  auto report = nlohmann::json::parse(read_text(out / "cap" / "report.json"));
+  CHECK(report["verdict"] == "inconclusive");
+  // A sampling search stopped by the time limit before its executions ran: inconclusive too.
+  auto tl = racelab("explore " + lazy + " --time-limit 0.000001 --out " + (out / "tl").string());
+  CHECK(tl.code == 1);
+  CHECK(tl.out.find("but the pct search was cut short by the time limit") != std::string::npos);
+  CHECK(tl.out.find("before it ran its 2000 executions") != std::string::npos);
+  // A sampling search that ran all its executions and missed the kind: that expectation fails.
+  auto sampled = racelab("explore " + lazy + " --iterations 2 --out " + (out / "few").string());
+  CHECK(sampled.code == 1);
+  CHECK(sampled.out.find("expectations do not hold: expected but not found: deadlock") !=
+        std::string::npos);
+  // The suite, its summary and JUnit: INCONCLUSIVE, the reason once.
+  fs::create_directories(out / "sc");
+  std::ofstream(out / "sc" / "capped.toml")
+      << "name = \"capped\"\n[explore]\nstrategy = \"dfs\"\niterations = 3\n"
+         "[expect]\nmust = [\"deadlock\"]\n";
+  auto s = racelab("suite " + (out / "sc").string() + " --junit " + (out / "junit.xml").string() +
+                   " --out " + (out / "res").string());
+  CHECK(s.code == 1);
+  CHECK(s.out.find("INCONCLUSIVE capped") != std::string::npos);
+  CHECK(s.out.find("FAIL capped") == std::string::npos);
+  CHECK(s.out.find("     expected but not found") == std::string::npos);
+  CHECK(s.out.find("0 failed, 1 inconclusive") != std::string::npos);
+  const auto summary = nlohmann::json::parse(read_text(out / "res" / "summary.json"));
+  CHECK(summary["scenarios"][0]["verdict"] == "inconclusive");
+  CHECK(summary["scenarios"][0]["missing"] == nlohmann::json::array({"deadlock"}));
+  const std::string xml = read_text(out / "junit.xml");
+  CHECK(xml.find("type=\"inconclusive\"") != std::string::npos);
+  CHECK(xml.find("type=\"expectation\"") == std::string::npos);
+  // Shards of a dfs search each cut short by their cap: merged, still inconclusive.
+  std::string dirs;
+  for (int k = 0; k < 2; ++k) {
+    const std::string d = (out / ("s" + std::to_string(k))).string();
+    auto shard = racelab("explore " + lazy + " --strategy dfs --iterations 4 --shard " +
+                         std::to_string(k) + "/2 --out " + d);
+    CHECK(shard.code == 1);
+    dirs += " " + d;
+  }
+  auto m = racelab("merge" + dirs + " --out " + (out / "merged").string());
+  CHECK(m.code == 1);
+  CHECK(m.out.find("INCONCLUSIVE lazy-2-drafters") != std::string::npos);
+  CHECK(nlohmann::json::parse(read_text(out / "merged" / "report.json"))["verdict"] ==
+        "inconclusive");
+  fs::remove_all(out);
+}
+
 TEST_CASE("bad input: exit 2, one line, no output written", "[cli]") {
   const fs::path out = scratch("bad");
   std::ofstream(out / "bad.toml") << "name = \"x\"\n[pipeline]\ndevices = 0\n";
