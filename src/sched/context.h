@@ -96,6 +96,12 @@ class Context {
   // local code after a scheduling point touches. Not a scheduling point; traces, vector clocks and
   // race checks ignore it. dpor's dependency relation needs it to be sound (docs/concepts.md).
   void touch(int var, bool write) { exec_.touch(var, write); }
+  // The subject vouches that what the local code after each operation touches depends on the
+  // operation alone, never on the values it read (a program whose threads touch nothing, say).
+  // Optimal dpor is then exact: it knows a reversed step's footprint before running it again
+  // (dpor_wakeup.h). Without it, that footprint counts as unknown: sound, with a few more
+  // executions.
+  void fix_touches() { exec_.fix_touches(); }
   // The calling thread's continuation depends from here on only on `label` and shared state,
   // not on anything it saw before (state.h): the states strategy forgets its past. Not a
   // scheduling point; nothing else sees it.

@@ -99,6 +99,8 @@ class Execution final : public ThreadView {
   }
   bool ended_by_finding() const override { return fatal_; }
   bool step_limit_reached() const override { return steps_.size() >= max_steps_; }
+  bool touches_fixed() const override { return touches_fixed_; }
+  void fix_touches() { touches_fixed_ = true; }
   bool is_enabled(ThreadId t) const;
   // The enabled threads, ascending. A bit per thread is kept up to date as steps change what
   // threads wait on (a step touches only the waiters of the objects it changes); the list is
@@ -269,8 +271,9 @@ class Execution final : public ThreadView {
   ThreadId current_ = kNoThread;
   std::uint64_t max_steps_;
   bool stopped_ = false;
-  bool fatal_ = false;        // a fatal report stopped the execution (not the deadlock check)
-  bool track_races_ = false;  // vector clocks are only kept when the subject has shared variables
+  bool fatal_ = false;          // a fatal report stopped the execution (not the deadlock check)
+  bool touches_fixed_ = false;  // Context::fix_touches
+  bool track_races_ = false;    // vector clocks are only kept when the subject has shared variables
   bool keep_states_ = false;
   const StateSource* state_source_ = nullptr;  // null unless kept and described
   int current_part_ = -1;

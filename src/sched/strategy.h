@@ -42,6 +42,10 @@ class ThreadView {
   virtual bool ended_by_finding() const { return false; }
   // True when the execution has taken as many steps as it may (the livelock check).
   virtual bool step_limit_reached() const { return false; }
+  // True when the subject vouches that what a step's local code touches depends on its operation
+  // alone, not on the values it saw (Context::fix_touches): optimal dpor then knows the footprint
+  // of a reversed step before it runs again (dpor_wakeup.h).
+  virtual bool touches_fixed() const { return false; }
   // t's symmetry group, or -1. Threads of one group run the same code and every other thread
   // treats them alike (up to renaming what belongs to each): dpor's symmetry reduction
   // (dpor.cc) explores one of two such threads that have done and seen the same.

@@ -37,13 +37,19 @@ namespace {
 class Benchmark : public Subject, public StateSource {
  public:
   using Body = std::function<Task(Benchmark&, Context&)>;
-  Benchmark(std::string name, int locations, std::vector<Body> threads)
-      : name_(std::move(name)), locations_(locations), threads_(std::move(threads)) {}
+  // `fixed`: the threads' touches follow from their operations (Context::fix_touches); not so
+  // for a compare-and-swap, whose write depends on the value it read.
+  Benchmark(std::string name, int locations, std::vector<Body> threads, bool fixed = true)
+      : name_(std::move(name)),
+        locations_(locations),
+        threads_(std::move(threads)),
+        fixed_(fixed) {}
 
   std::string name() const override { return name_; }
   std::string content_hash() const override { return name_; }
   void setup(Context& ctx) override {
     ctx.describe_state(*this);
+    if (fixed_) ctx.fix_touches();
     vars_.clear();
     values_.assign(static_cast<std::size_t>(locations_), 0);
     for (int i = 0; i < locations_; ++i) vars_.push_back(ctx.atomic_var("x" + std::to_string(i)));
@@ -88,6 +94,7 @@ class Benchmark : public Subject, public StateSource {
   std::string name_;
   int locations_;
   std::vector<Body> threads_;
+  bool fixed_;
   std::vector<int> vars_;
   std::vector<int> values_;
 };
@@ -136,6 +143,39 @@ Benchmark readers(int n) {
   return Benchmark("readers(" + std::to_string(n) + ")", 1, std::move(threads));
 }
 
+Task cas_once(Benchmark& b, Context& ctx, int expected, int desired) {
+  bool ok = false;
+  co_await b.cas(ctx, 0, expected, desired, ok);
+}
+// indexer's thread: four values into a 128-cell hash table with linear probing by CAS.
+Task index_values(Benchmark& b, Context& ctx, int tid) {
+  for (int m = 1; m <= 4; ++m) {
+    const int w = 11 * m + tid;
+    int h = (7 * w) % 128;
+    for (bool ok = false; !ok; h = (h + 1) % 128) {
+      co_await b.cas(ctx, h, 0, w, ok);
+      if (ok) break;
+    }
+  }
+}
+
+// casrot(N): x = 0; thread i (1..N) does one CAS(x, i-1, i): the successes form a chain 1, 2, ...
+Benchmark casrot(int n) {
+  std::vector<Benchmark::Body> threads;
+  for (int i = 1; i <= n; ++i)
+    threads.push_back([i](Benchmark& b, Context& ctx) { return cas_once(b, ctx, i - 1, i); });
+  return Benchmark("casrot(" + std::to_string(n) + ")", 1, std::move(threads), false);
+}
+
+// indexer(N) (Flanagan & Godefroid): thread tid inserts w = 11 m + tid for m = 1..4 at slot
+// 7 w mod 128, probing on. Two threads collide only when their values do (tid and tid + 11).
+Benchmark indexer(int n) {
+  std::vector<Benchmark::Body> threads;
+  for (int tid = 0; tid < n; ++tid)
+    threads.push_back([tid](Benchmark& b, Context& ctx) { return index_values(b, ctx, tid); });
+  return Benchmark("indexer(" + std::to_string(n) + ")", 128, std::move(threads), false);
+}
+
 struct Count {
   std::uint64_t executions = 0;
   std::uint64_t complete = 0;  // not abandoned
@@ -175,6 +215,15 @@ void check_published(const Published& p) {
   CHECK(classes->classes == p.traces);
   CHECK(dpor.complete == p.traces);
   CHECK(dpor.failures.empty());
+  // Optimal dpor (wakeup trees): the same classes, and not one sleep-set blocked execution.
+  auto optimal = make_dpor(std::nullopt, true, false, true);
+  const Count best = run_all(program, *optimal);
+  INFO("optimal: " << best.executions << " executions, " << optimal->classes()->redundant
+                   << " sleep-set blocked");
+  CHECK(optimal->exhausted());
+  CHECK(optimal->classes()->classes == p.traces);
+  CHECK(optimal->classes()->redundant == 0);
+  CHECK(best.executions == p.traces);
   // The state cache on: never a failure fewer (there are none), and it ends.
   auto stateful = make_dpor(std::nullopt, true, true);
   const Count cached = run_all(program, *stateful);
@@ -190,6 +239,24 @@ TEST_CASE("dpor explores as many classes as published: lastzero(N)", "[published
 
 TEST_CASE("dpor explores as many classes as published: readers(N) = 2^N", "[published]") {
   for (int n = 1; n <= 8; ++n) check_published({readers, n, std::uint64_t{1} << n});
+}
+
+}  // namespace
+}  // namespace racelab::sched
+
+namespace racelab::sched {
+namespace {
+
+TEST_CASE("dpor explores as many classes as published: casrot(N)", "[published]") {
+  // 2, 5, 14, 43, 144 for N = 2..6: a failed CAS is a read, a successful one a write.
+  const std::uint64_t traces[] = {2, 5, 14, 43, 144};
+  for (int n = 2; n <= 6; ++n) check_published({casrot, n, traces[n - 2]});
+}
+
+TEST_CASE("dpor explores as many classes as published: indexer(N)", "[published]") {
+  // 1 up to 11 threads (no two values collide), then 8^(N-11): 8 for 12, 64 for 13.
+  for (int n = 10; n <= 13; ++n)
+    check_published({indexer, n, n <= 11 ? 1 : std::uint64_t{1} << (3 * (n - 11))});
 }
 
 }  // namespace

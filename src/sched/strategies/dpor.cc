@@ -44,14 +44,17 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sched/strategies/dpor_cache.h"
 #include "sched/strategies/dpor_events.h"
 #include "sched/strategies/dpor_symmetry.h"
+#include "sched/strategies/dpor_wakeup.h"
 #include "sched/strategies/strategies.h"
 
 namespace racelab::sched {
@@ -88,9 +91,11 @@ using Prefixes = std::vector<std::shared_ptr<const Prefix>>;
 
 class DporStrategy : public SubtreeSearch {
  public:
-  DporStrategy(std::optional<int> max_preemptions, bool symmetry, bool states = false)
+  DporStrategy(std::optional<int> max_preemptions, bool symmetry, bool states = false,
+               bool optimal = false)
       : bound_(max_preemptions),
         use_symmetry_(symmetry && !max_preemptions),
+        optimal_(optimal),
         want_states_(states && !max_preemptions) {}
   // The top part of a split: every decision above `depth` in full; each execution stops at
   // `depth` (or ends before it) and its prefix is appended to `out`.
@@ -122,7 +127,19 @@ class DporStrategy : public SubtreeSearch {
       Node& n = stack_[k];
       const auto done = log_.footprint(k);
       n.sleep.push_back({n.chosen, {done.begin(), done.end()}});
+      if (optimal_) {  // the wakeup tree's next sequence
+        while (!n.wut.empty()) {
+          const ThreadId t = n.wut.take_first(n.below);
+          if (is_enabled(n, t) && !asleep(n, t) && allowed(n, t)) {
+            n.chosen = t;
+            first_new_ = k;
+            return true;
+          }
+        }
+        n.below.clear();
+      }
       for (ThreadId t : n.enabled) {
+        if (optimal_) break;
         if (n.backtrack[static_cast<std::size_t>(t)] && !asleep(n, t) && allowed(n, t)) {
           n.chosen = t;
           first_new_ = k;
@@ -191,7 +208,17 @@ class DporStrategy : public SubtreeSearch {
       }
     }
     ThreadId choice = kNoThread;
-    if (n.previous_enabled && !asleep(n, n.previous)) choice = n.previous;  // no preemption
+    if (optimal_ && s > 0) {  // the parent's wakeup tree below its choice: its first sequence
+      n.wut = std::move(stack_[s - 1].below);
+      stack_[s - 1].below.clear();
+      while (choice == kNoThread && !n.wut.empty()) {
+        const ThreadId t = n.wut.take_first(n.below);
+        if (is_enabled(n, t) && !asleep(n, t) && allowed(n, t)) choice = t;
+      }
+      if (choice == kNoThread) n.below.clear();
+    }
+    if (choice == kNoThread && n.previous_enabled && !asleep(n, n.previous))
+      choice = n.previous;  // no preemption
     for (std::size_t i = 0; i < n.enabled.size() && choice == kNoThread; ++i) {
       if (!asleep(n, n.enabled[i]) && allowed(n, n.enabled[i])) choice = n.enabled[i];
     }
@@ -205,9 +232,7 @@ class DporStrategy : public SubtreeSearch {
     }
     n.chosen = choice;
     n.backtrack[static_cast<std::size_t>(choice)] = 1;
-    if (s < cut_depth_) {  // the top part of a split: every alternative
-      for (ThreadId t : n.enabled) n.backtrack[static_cast<std::size_t>(t)] = 1;
-    }
+    if (s < cut_depth_) expand(n);  // the top part of a split: every alternative
     n.op = *d.exec->pending_op(choice);
     stack_.push_back(std::move(n));
     ++steps_;
@@ -221,7 +246,8 @@ class DporStrategy : public SubtreeSearch {
       // What the dropped nodes' subtrees did is lost: their ancestors' summaries are incomplete.
       for (Node& n : stack_) n.cached = false;
     }
-    if (cut_) {  // pick() appended the last step; the subtree below is another worker's
+    if (cut_) {           // pick() appended the last step; the subtree below is another worker's
+      deferred_.clear();  // all in the top part, which explores every alternative anyway
       view_ = nullptr;
       return;
     }
@@ -249,7 +275,7 @@ class DporStrategy : public SubtreeSearch {
         if (t != last.chosen) log_.add_stopped(t);
       }
     }
-    reverse_races();
+    reverse_races(true);
     ++(hit_ ? cached_ : abandoned_ ? redundant_ : classes_);
     // A subtree cut by the step limit is not complete from a shallower depth: not stored.
     if (states_ && view_->step_limit_reached()) {
@@ -281,6 +307,10 @@ class DporStrategy : public SubtreeSearch {
     Op op;                        // chosen's operation here
     std::vector<char> backtrack;  // per thread: to explore from here (chosen included)
     std::vector<ThreadId> gated;  // enabled, but left out here by the symmetry reduction
+    // Optimal dpor (dpor_wakeup.h): the sequences still to explore from here, and the tree
+    // below the current choice, which the next node starts from.
+    dpor::WakeupTree wut;
+    dpor::WakeupTree below;
     // The state cache (dpor_cache.h): this node's state, the canonical numbers of the threads
     // asleep when it was reached, and what its subtree has done so far.
     bool cached = false;  // to be stored when the search leaves it
@@ -314,9 +344,7 @@ class DporStrategy : public SubtreeSearch {
         if (std::any_of(threads.begin(), threads.end(), [&](ThreadId p) { return p != at.chosen; }))
           full = true;
       });
-      if (full) {
-        for (ThreadId t : at.enabled) at.backtrack[static_cast<std::size_t>(t)] = 1;
-      }
+      if (full) expand(at);
     }
     if (s > 0) dpor::merge(stack_[s - 1].summary, *seen);
     return true;
@@ -330,6 +358,16 @@ class DporStrategy : public SubtreeSearch {
     if (n.cached) cache_.store(n.digest, std::move(n.sleep_names), n.summary);
   }
 
+  // Every enabled thread of n is to be explored from it.
+  void expand(Node& n) const {
+    for (ThreadId t : n.enabled) {
+      n.backtrack[static_cast<std::size_t>(t)] = 1;
+      if (optimal_ && t != n.chosen) n.wut.add_thread(t);
+    }
+  }
+  static bool is_enabled(const Node& n, ThreadId t) {
+    return std::binary_search(n.enabled.begin(), n.enabled.end(), t);
+  }
   static bool asleep(const Node& n, ThreadId t) {
     return std::any_of(n.sleep.begin(), n.sleep.end(),
                        [&](const SleepEntry& e) { return e.thread == t; });
@@ -352,11 +390,23 @@ class DporStrategy : public SubtreeSearch {
 
   // Source-DPOR's backtracking: for each race, make sure the node before its first event will
   // try a thread that can run the second event first.
-  void reverse_races() {
-    for (const dpor::Race& race : log_.take_races()) {
+  // Optimal dpor's sequences need the whole execution (dpor_wakeup.h): its races wait for the end.
+  void reverse_races(bool at_end = false) {
+    std::vector<dpor::Race> races = log_.take_races();
+    if (optimal_) {
+      deferred_.insert(deferred_.end(), std::make_move_iterator(races.begin()),
+                       std::make_move_iterator(races.end()));
+      if (!at_end) return;
+      races = std::exchange(deferred_, {});
+    }
+    for (const dpor::Race& race : races) {
       if (race.earlier < std::max(frozen_, cut_depth_)) continue;  // a split's top: all explored
       Node& n = stack_[race.earlier];
       const std::vector<ThreadId> initials = log_.initials(race);
+      if (optimal_) {
+        reverse_optimally(n, race, initials);
+        continue;
+      }
       bool covered = false;
       for (ThreadId t : initials) covered = covered || n.backtrack[static_cast<std::size_t>(t)];
       if (covered) continue;
@@ -384,6 +434,26 @@ class DporStrategy : public SubtreeSearch {
     }
   }
 
+  // Optimal dpor (dpor_wakeup.h): the race's reversing sequence goes into the wakeup tree of the
+  // node before its first event, unless a thread asleep there starts it or the tree covers it.
+  void reverse_optimally(Node& n, const dpor::Race& race, const std::vector<ThreadId>& initials) {
+    if (std::any_of(initials.begin(), initials.end(), [&](ThreadId t) {
+          return std::find(n.gated.begin(), n.gated.end(), t) != n.gated.end();
+        }))
+      return;  // a gated thread would have to start the reversal (as in reverse_races)
+    const Op* later_op = race.later == dpor::Race::kPending ? nullptr : &stack_[race.later].op;
+    dpor::Sequence v = dpor::reversal(log_, race, later_op, view_->touches_fixed());
+    for (const SleepEntry& e : n.sleep) {
+      std::optional<std::size_t> at;
+      if (dpor::weak_initial(v, e.thread, e.footprint, true, at)) return;  // explored elsewhere
+    }
+    if (!is_enabled(n, v.front().thread)) {  // never expected: every enabled thread instead
+      expand(n);
+      return;
+    }
+    n.wut.insert(std::move(v));
+  }
+
   void record_prefix(std::size_t length, bool cut, bool ended = false) {
     auto prefix = std::make_shared<Prefix>();
     prefix->cut = cut;
@@ -393,11 +463,13 @@ class DporStrategy : public SubtreeSearch {
   }
 
   std::optional<int> bound_;
-  bool use_symmetry_ = true;   // reduce symmetry where the subject declares groups
-  std::size_t cut_depth_ = 0;  // a split's top part: the depth it stops at (0: not one)
-  Prefixes* out_ = nullptr;    // ... and where its prefixes go
-  std::size_t frozen_ = 0;     // a split's subtree: the fixed prefix's length
-  bool cut_ = false;           // this execution stopped at cut_depth_
+  bool use_symmetry_ = true;          // reduce symmetry where the subject declares groups
+  bool optimal_ = false;              // wakeup trees (dpor_wakeup.h) instead of source sets
+  std::vector<dpor::Race> deferred_;  // optimal: this execution's races, reversed at its end
+  std::size_t cut_depth_ = 0;         // a split's top part: the depth it stops at (0: not one)
+  Prefixes* out_ = nullptr;           // ... and where its prefixes go
+  std::size_t frozen_ = 0;            // a split's subtree: the fixed prefix's length
+  bool cut_ = false;                  // this execution stopped at cut_depth_
   std::vector<Node> stack_;
   dpor::EventLog log_;  // the current execution's events, rebuilt from step 0 each time
   const ThreadView* view_ = nullptr;  // the current execution's, valid until end_execution
@@ -502,9 +574,9 @@ class DporSplitter : public Splitter {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry,
-                                    bool states) {
-  return std::make_unique<DporStrategy>(max_preemptions, symmetry, states);
+std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry, bool states,
+                                    bool optimal) {
+  return std::make_unique<DporStrategy>(max_preemptions, symmetry, states, optimal);
 }
 
 std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions, bool symmetry) {

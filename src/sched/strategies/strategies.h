@@ -94,7 +94,7 @@ std::unique_ptr<Strategy> make_dfs(int max_preemptions);
 // of the states it has explored in full and does not explore them again (dpor_cache.h): every
 // class is explored or reaches such a state; the symmetry reduction is then the digest's.
 std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry = true,
-                                    bool states = false);
+                                    bool states = false, bool optimal = false);
 // POS, partial-order sampling (Yuan, Yang, Gu: "Partial Order Aware Concurrency Sampling", CAV
 // 2018): random priorities per pending event, re-drawn for the events that race with each
 // executed one (pos.cc).

@@ -1,0 +1,130 @@
+#include "sched/strategies/dpor_wakeup.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace racelab::sched::dpor {
+
+Sequence reversal(const EventLog& log, const Race& race, const Op* later_op, bool touches_fixed) {
+  Sequence v;
+  const auto et = static_cast<std::size_t>(log.thread(race.earlier));
+  const std::uint32_t elocal = log.clock(race.earlier)[et] - 1;
+  // Every event of the whole execution after `earlier` that does not happen after it, those after
+  // `later` too (JACM 2017, section 6): the sequence then ends where the execution did, and the
+  // threads asleep there are in it or commute with it.
+  for (std::size_t l = race.earlier + 1; l < log.size(); ++l) {
+    if (l == race.later) continue;
+    const auto c = log.clock(l);
+    if (c[et] > elocal) continue;  // happens after `earlier`: not in notdep
+    const ThreadId t = log.thread(l);
+    const auto fp = log.footprint(l);
+    v.push_back({t,
+                 c[static_cast<std::size_t>(t)] - 1,
+                 true,
+                 {fp.begin(), fp.end()},
+                 Clock(c.begin(), c.end())});
+  }
+  // The reversed event: its operation is the same, but what its local code touches may differ
+  // once it runs before `earlier` (it sees another value): its footprint counts as unknown, unless
+  // the subject vouches that touches follow operations and the operation's own accesses cannot
+  // change (a submit's job is named by its place in the queue, which the reversal may change; a
+  // symmetry status depends on what came before).
+  const auto lt = static_cast<std::size_t>(race.later_thread);
+  SequenceEvent last{
+      race.later_thread, race.reversed_clock[lt] - 1, false, {}, race.reversed_clock};
+  if (touches_fixed && later_op != nullptr && race.later != Race::kPending) {
+    const auto fp = log.footprint(race.later);
+    const bool fixed_op = later_op->kind == OpKind::kRead || later_op->kind == OpKind::kWrite ||
+                          later_op->kind == OpKind::kLock || later_op->kind == OpKind::kUnlock ||
+                          later_op->kind == OpKind::kEventSet ||
+                          later_op->kind == OpKind::kEventWait || later_op->kind == OpKind::kPoint;
+    const bool status = std::any_of(fp.begin(), fp.end(), [](const Access& a) {
+      return object_class(a.kind) == ObjectClass::kStatus || a.kind == AccessKind::kFatal;
+    });
+    if (fixed_op && !status) {
+      last.known = true;
+      last.footprint.assign(fp.begin(), fp.end());
+    }
+  }
+  v.push_back(std::move(last));
+  return v;
+}
+
+bool weak_initial(const Sequence& v, ThreadId p, std::span<const Access> footprint, bool known,
+                  std::optional<std::size_t>& at) {
+  at.reset();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i].thread != p) continue;
+    // p's first event in v: an initial when nothing before it in v happens before it.
+    for (std::size_t j = 0; j < i; ++j) {
+      if (v[i].clock[static_cast<std::size_t>(v[j].thread)] > v[j].local) return false;
+    }
+    at = i;
+    return true;
+  }
+  // p has no event in v: a weak initial when its next event commutes with all of v.
+  if (!known) return false;
+  for (const SequenceEvent& e : v) {
+    if (!e.known || dependent(footprint, e.footprint)) return false;
+  }
+  return true;
+}
+
+namespace {
+
+std::vector<WakeupNode> chain(Sequence& v, std::size_t from) {
+  std::vector<WakeupNode> out;
+  if (from >= v.size()) return out;
+  WakeupNode node;
+  node.thread = v[from].thread;
+  node.known = v[from].known;
+  node.footprint = std::move(v[from].footprint);
+  node.children = chain(v, from + 1);
+  out.push_back(std::move(node));
+  return out;
+}
+
+}  // namespace
+
+bool WakeupTree::insert(Sequence v) {
+  std::vector<WakeupNode>* level = &children_;
+  bool at_root = true;
+  for (;;) {
+    if (v.empty()) return false;                   // a sequence of the tree covers v
+    if (!at_root && level->empty()) return false;  // a leaf: its execution covers v
+    WakeupNode* next = nullptr;
+    for (WakeupNode& child : *level) {
+      std::optional<std::size_t> at;
+      if (!weak_initial(v, child.thread, child.footprint, child.known, at)) continue;
+      if (at) v.erase(v.begin() + static_cast<std::ptrdiff_t>(*at));
+      next = &child;
+      break;
+    }
+    if (next == nullptr) {
+      auto rest = chain(v, 0);
+      level->push_back(std::move(rest.front()));
+      return true;
+    }
+    level = &next->children;
+    at_root = false;
+  }
+}
+
+void WakeupTree::add_thread(ThreadId t) {
+  for (const WakeupNode& child : children_) {
+    if (child.thread == t) return;
+  }
+  WakeupNode node;
+  node.thread = t;
+  node.known = false;
+  children_.push_back(std::move(node));
+}
+
+ThreadId WakeupTree::take_first(WakeupTree& below) {
+  WakeupNode first = std::move(children_.front());
+  children_.erase(children_.begin());
+  below.children_ = std::move(first.children);
+  return first.thread;
+}
+
+}  // namespace racelab::sched::dpor

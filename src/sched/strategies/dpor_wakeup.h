@@ -1,0 +1,83 @@
+#pragma once
+// Wakeup trees: what makes dpor optimal (Abdulla, Aronis, Jonsson, Sagonas, "Source Sets: A
+// Foundation for Optimal Dynamic Partial Order Reduction", JACM 64(4), 2017, section 6).
+//
+// Source-set dpor remembers, at the node before a race's first event, one *thread* that can start
+// the reversed execution; the execution it then runs from there is arbitrary and may end in a
+// sleep-set blocked (redundant) execution. Optimal dpor remembers the *sequence* that reverses the
+// race, v = notdep(e).e' (the events after e that do not happen after it, then e'), and runs it
+// first. A node's wakeup tree is an ordered forest of such sequences sharing prefixes; its leaves
+// are the beginnings of executions still to explore from the node, in order.
+//
+// Inserting v (insert[E](v, wut)) walks down from the root: a child whose thread p is a *weak
+// initial* of what is left of v (p's first event in it has no happens-before predecessor in it, or
+// p has no event in it and p's next event is independent of all of it) is followed, with p's event
+// taken out of v; when v is used up, or a leaf is reached, an execution that the tree will run
+// already covers v's class; otherwise what is left of v is added as the last child of the node
+// reached. Before inserting, a race whose sequence has a weak initial asleep at the node is
+// skipped: that class is explored elsewhere.
+//
+// An event's footprint (dpor_events.h) decides independence. A sequence's last event can be a
+// *pending* operation (a thread blocked at the end, or stopped by a fatal step) whose local code
+// never ran: its footprint is unknown and counts as dependent with everything, which can only add
+// a sequence, never lose one.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "sched/strategies/dpor_events.h"
+
+namespace racelab::sched::dpor {
+
+// One event of a sequence to insert: its thread, footprint and happens-before clock (as in the
+// execution it comes from: clock[u] = how many of u's events happen before it, its own
+// included), and its index among its thread's events.
+struct SequenceEvent {
+  ThreadId thread = kNoThread;
+  std::uint32_t local = 0;
+  bool known = true;  // false: a pending operation, footprint unknown
+  std::vector<Access> footprint;
+  Clock clock;
+};
+using Sequence = std::vector<SequenceEvent>;
+
+// notdep(race.earlier).race.later of `log`'s whole execution (call it once the execution has
+// ended); the race's later thread's pending operation is the last event when race.later is
+// pending. `later_op`: the later event's operation; `touches_fixed`: the subject vouches that a
+// step's touches follow from its operation (ThreadView::touches_fixed).
+Sequence reversal(const EventLog& log, const Race& race, const Op* later_op, bool touches_fixed);
+
+struct WakeupNode {
+  ThreadId thread = kNoThread;
+  bool known = true;
+  std::vector<Access> footprint;
+  std::vector<WakeupNode> children;
+};
+
+// An ordered forest: the sequences to explore from one node of the search, first child first.
+class WakeupTree {
+ public:
+  bool empty() const { return children_.empty(); }
+  std::size_t size() const { return children_.size(); }
+  const std::vector<WakeupNode>& children() const { return children_; }
+  // Inserts `v` (see above); false when the tree already covers it.
+  bool insert(Sequence v);
+  // A one-event sequence of thread t, footprint unknown, unless some child already starts with t.
+  void add_thread(ThreadId t);
+  // Takes out the first child: its thread, and the tree below it (the wakeup tree of the node
+  // that running that thread reaches).
+  ThreadId take_first(WakeupTree& below);
+  void assign(std::vector<WakeupNode> children) { children_ = std::move(children); }
+  void clear() { children_.clear(); }
+
+ private:
+  std::vector<WakeupNode> children_;
+};
+
+// True when thread p, whose next event has `footprint` (`known`: false when unknown), is a weak
+// initial of `v`; on true, `at` is p's first event in v, or nullopt when p has none there.
+bool weak_initial(const Sequence& v, ThreadId p, std::span<const Access> footprint, bool known,
+                  std::optional<std::size_t>& at);
+
+}  // namespace racelab::sched::dpor
