@@ -113,8 +113,8 @@ void add_check(CLI::App& app, Runner& run) {
       ->check(seconds_check());
   cmd->add_flag("--no-memory{false}", o->memory, "races only: no allocator capture");
   cmd->add_option("--settle", o->settle,
-                  "iterations allowed to allocate before growth counts (default: a quarter of "
-                  "them, at least 1)")
+                  "iterations allowed to allocate before growth counts (default: the warm phase "
+                  "the capture shows, alloc report's rule)")
       ->check(integer_check(0));
   cmd->add_option("--out", o->out, "output directory (check.html, check.json, one per variant)")
       ->capture_default_str();

@@ -18,6 +18,11 @@ namespace {
 
 double to_mib(std::uint64_t b) { return static_cast<double>(b) / static_cast<double>(kMiB); }
 
+// The verdict's colour: not measured is neither a pass nor a failure.
+const char* state_class(const StabilityReport& r) {
+  return r.stable ? "pass" : r.measured ? "fail" : "";
+}
+
 // Segments as memory_viz draws them: one row per segment, its blocks coloured by state.
 std::string segment_map(const std::vector<Segment>& segments, const std::string& title) {
   std::uint64_t largest = 1;
@@ -81,14 +86,18 @@ std::string report_html(const std::vector<StabilityReport>& reports) {
         "<tr><td><a href=\"#{0}\">{0}</a></td><td class=\"{1}\">{2}</td><td class=\"num\">{3} → "
         "{4}</td><td "
         "class=\"num\">{5} → {6}</td><td class=\"num\">{7}</td><td class=\"num\">{8}/{9}</td></tr>",
-        escape(r.name), r.stable ? "pass" : "fail", r.stable ? "stable" : "not stable", a.segments,
-        z.segments, mib_text(a.reserved), mib_text(z.reserved), mib_text(r.peak_reserved),
-        r.replay.allocs_same, r.replay.allocs);
+        escape(r.name), state_class(r),
+        r.stable     ? "stable"
+        : r.measured ? "not stable"
+                     : "not measured",
+        a.segments, z.segments, mib_text(a.reserved), mib_text(z.reserved),
+        mib_text(r.peak_reserved), r.replay.allocs_same, r.replay.allocs);
   }
   body += "</table>";
   for (const StabilityReport& r : reports) {
     body += fmt::format("<h2 id=\"{0}\">{0}</h2><p class=\"{1}\">{2}</p>", escape(r.name),
-                        r.stable ? "pass" : "fail", escape(r.verdict));
+                        state_class(r), escape(r.verdict));
+    body += fmt::format("<div class=\"sub\">warm phase: {}</div>", escape(r.warm.description));
     body += fmt::format(
         "<div class=\"sub\">{} {} from {} · {}/{} allocations at the recorded address{}</div>",
         r.rows.size(), r.iterations ? "iterations" : "windows", escape(r.boundaries_source),
@@ -97,15 +106,16 @@ std::string report_html(const std::vector<StabilityReport>& reports) {
                                       r.recorded_matches, r.recorded_rows)
                         : "");
     // Two plots, each scaled to its own data (reserved moves 376 -> 432 MiB while allocated
-    // stays near 96: on one 0-based axis both would look flat), the settle rows shaded.
+    // stays near 96: on one 0-based axis both would look flat), the warm phase shaded.
     const std::string unit = r.iterations ? "iteration" : "window";
     std::vector<std::string> labels;
     html::Series reserved{"reserved at the end of the " + unit, "s-a", {}};
     html::Series reserved_peak{"peak reserved inside the " + unit, "s-a2", {}};
     html::Series allocated{"allocated at the end of the " + unit, "s-b", {}};
     html::Series allocated_peak{"peak allocated inside the " + unit, "s-b2", {}};
-    html::Markers settling{{}, "device allocation while settling (expected)", "marker-settle"};
-    html::Markers growth{{}, "device allocation after settling (growth)", "marker"};
+    html::Markers settling{{}, "device allocation in the warm phase (expected)", "marker-settle"};
+    html::Markers growth{{}, "device allocation after the warm phase (growth)", "marker"};
+    const std::size_t settle = std::min(r.warm.rows, r.rows.size());
     for (std::size_t k = 0; k < r.rows.size(); ++k) {
       const Row& row = r.rows[k];
       labels.push_back(row.label);
@@ -113,19 +123,15 @@ std::string report_html(const std::vector<StabilityReport>& reports) {
       reserved_peak.values.push_back(to_mib(row.at_end.window_peak_reserved));
       allocated.values.push_back(to_mib(row.at_end.allocated));
       allocated_peak.values.push_back(to_mib(row.at_end.window_peak_allocated));
-      if (row.device_allocs_in > 0) (k < r.settle ? settling : growth).at.push_back(k);
+      if (row.device_allocs_in > 0) (k < settle ? settling : growth).at.push_back(k);
     }
-    const std::size_t settle = std::min(r.settle, r.rows.size());
     html::ChartOptions chart;
     chart.x_name = unit;
     chart.y_name = "memory";
     chart.unit = "MiB";
     chart.zero_based = false;
     chart.shade_to = settle;
-    chart.shade_name = settle == 0   ? std::string()
-                       : settle == 1 ? fmt::format("settle: {} {}", unit, r.rows.front().label)
-                                     : fmt::format("settle: {}s {}-{}", unit, r.rows.front().label,
-                                                   r.rows[settle - 1].label);
+    chart.shade_name = settle == 0 ? std::string() : "warm phase: " + r.warm.text;
     chart.title = fmt::format("reserved memory per {} (MiB)", unit);
     chart.markers = {settling, growth};
     body += html::line_chart(chart, labels, {reserved, reserved_peak});

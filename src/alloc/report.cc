@@ -14,6 +14,32 @@ namespace {
 
 std::uint64_t mib(std::uint64_t b) { return (b + kMiB / 2) / kMiB; }
 
+// A version 2 row's "steps": [{"optimizer", "class", "thread", "thread_number", "first"}].
+std::vector<Step> steps_of(const nlohmann::json& row, const std::string& where) {
+  if (!row.contains("steps") || !row["steps"].is_array())
+    throw InputError(fmt::format("{}: missing list 'steps'", where));
+  std::vector<Step> out;
+  std::size_t i = 0;
+  for (const auto& s : row["steps"]) {
+    auto need = [&](const char* key, bool ok, const char* what) {
+      if (!s.is_object() || !s.contains(key) || !ok)
+        throw InputError(fmt::format("{}: steps[{}]: missing {} '{}'", where, i, what, key));
+    };
+    need("optimizer",
+         s.is_object() && s.contains("optimizer") && s["optimizer"].is_number_integer(), "integer");
+    need("class", s.contains("class") && s["class"].is_string(), "string");
+    need("thread", s.contains("thread") && s["thread"].is_string(), "string");
+    need("thread_number", s.contains("thread_number") && s["thread_number"].is_number_integer(),
+         "integer");
+    need("first", s.contains("first") && s["first"].is_boolean(), "boolean");
+    out.push_back({s["optimizer"].get<std::int64_t>(), s["class"].get<std::string>(),
+                   s["thread"].get<std::string>(), s["thread_number"].get<std::int64_t>(),
+                   s["first"].get<bool>()});
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace
 
 Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace,
@@ -33,6 +59,31 @@ Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace,
   Boundaries b;
   b.source = fmt::format("stats JSON {}", path.filename().string());
   b.iterations = true;
+  // racelab's capture names its format; from version 2 each row lists its optimizer steps.
+  const std::string format =
+      j.contains("format") && j["format"].is_string() ? j["format"].get<std::string>() : "";
+  const std::int64_t version = j.contains("version") && j["version"].is_number_integer()
+                                   ? j["version"].get<std::int64_t>()
+                                   : 1;
+  if (format == kStatsFormat && version > kStatsVersion) {
+    throw InputError(fmt::format(
+        "{}: {} version {}: this racelab reads versions up to {}; use the racelab that wrote it",
+        origin, kStatsFormat, version, kStatsVersion));
+  }
+  const bool knows_steps = format == kStatsFormat && version >= 2;
+  if (!knows_steps) {
+    b.steps_unknown =
+        format == kStatsFormat
+            ? fmt::format(
+                  "{} is a capture of version {}, which did not record which threads and "
+                  "optimizers stepped",
+                  path.filename().string(), version)
+            : fmt::format("{} does not record which threads and optimizers stepped",
+                          path.filename().string());
+  }
+  if (j.contains("warmup") && j["warmup"].is_object() && j["warmup"].contains("L") &&
+      j["warmup"]["L"].is_number_integer())
+    b.warmup_length = j["warmup"]["L"].get<std::int64_t>();
   std::size_t pos = 0;
   std::size_t k = 0;
   for (const auto& row : j["rows"]) {
@@ -60,6 +111,8 @@ Boundaries boundaries_from_stats(const std::vector<TraceEvent>& trace,
     rec.inactive_split_bytes =
         row.contains("inactive_split_bytes") ? num("inactive_split_bytes") : -1;
     w.recorded = rec;
+    if (row.contains("L") && row["L"].is_number_integer()) w.length = row["L"].get<std::int64_t>();
+    if (knows_steps) w.steps = steps_of(row, fmt::format("{}: rows[{}]", origin, k));
     b.windows.push_back(std::move(w));
     ++k;
   }
@@ -95,6 +148,7 @@ std::optional<Boundaries> boundaries_from_annotations(const std::vector<TraceEve
   Boundaries b;
   b.source = "annotations";
   b.iterations = true;
+  b.steps_unknown = "annotations do not record which threads and optimizers stepped";
   std::size_t pos = 0;
   for (const auto& [t, name] : ends) {
     Window w;
@@ -111,6 +165,7 @@ Boundaries boundaries_by_window(const std::vector<TraceEvent>& trace, std::size_
   Boundaries b;
   per = std::max<std::size_t>(per, 1);
   b.source = fmt::format("windows of {} allocations", per);
+  b.steps_unknown = "no iterations are known (no stats JSON or annotations)";
   std::size_t first = 0;
   std::size_t allocs = 0;
   std::size_t first_alloc = 0;
@@ -130,9 +185,114 @@ Boundaries boundaries_by_window(const std::vector<TraceEvent>& trace, std::size_
   return b;
 }
 
+namespace {
+
+// Why a window outside the warm phase allocated: a length longer than any served before (a
+// larger working set) or not (fragmentation: the cache held enough bytes, not in one piece).
+// Without lengths, the most allocated in the window against the most in any before it.
+std::string growth_reason(const Row& row, const Window& w, std::optional<std::int64_t> served,
+                          std::uint64_t peak_before) {
+  if (w.length) {
+    if (!served) return fmt::format("length {}, the first served", *w.length);
+    if (*w.length > *served)
+      return fmt::format("a new length {}, longer than the {} served before", *w.length, *served);
+    return fmt::format("length {}, no longer than the {} served before: fragmentation", *w.length,
+                       *served);
+  }
+  if (row.peak_allocated > peak_before)
+    return fmt::format(
+        "a larger working set: {} MiB allocated at its peak, above the {} MiB before",
+        mib(row.peak_allocated), mib(peak_before));
+  return fmt::format("{} MiB allocated at its peak, no more than the {} MiB before: fragmentation",
+                     mib(row.peak_allocated), mib(peak_before));
+}
+
+std::string listed(const std::vector<std::string>& items, std::size_t shown,
+                   const char* separator) {
+  std::string out;
+  for (std::size_t k = 0; k < items.size() && k < shown; ++k)
+    out += (k ? separator : "") + items[k];
+  if (items.size() > shown) out += fmt::format(" and {} more", items.size() - shown);
+  return out;
+}
+
+// The warm phase, each growth's why, and the verdict.
+void judge(StabilityReport& rep, const Boundaries& b, std::optional<std::size_t> settle,
+           std::uint64_t warmup_peak, bool expandable) {
+  const std::string unit = rep.iterations ? "iteration" : "window";
+  std::vector<std::vector<Step>> steps;
+  std::vector<std::string> labels;
+  for (const Window& w : b.windows) {
+    steps.push_back(w.steps);
+    labels.push_back(w.label);
+  }
+  rep.warm = find_warm_phase(steps, labels, unit, b.steps_unknown, settle);
+  const std::size_t warm = std::min(rep.warm.rows, rep.rows.size());
+  rep.after_warm = rep.rows.size() - warm;
+  std::optional<std::int64_t> served = b.warmup_length;  // the longest length served so far
+  std::uint64_t peak_before = warmup_peak;               // the most allocated so far
+  bool any_growth = false;
+  std::vector<std::string> why, warm_why;
+  for (std::size_t k = 0; k < rep.rows.size(); ++k) {
+    const Row& row = rep.rows[k];
+    const Window& w = b.windows[k];
+    if (row.device_allocs_in > 0) {
+      Growth g{row.label, k < warm, ""};
+      g.reason = g.warm ? (k < rep.warm.reasons.size() ? rep.warm.reasons[k] : std::string())
+                        : growth_reason(row, w, served, peak_before);
+      if (g.warm)
+        warm_why.push_back(fmt::format("{}: {}", g.label, g.reason));
+      else {
+        rep.growth_at.push_back(g.label);
+        why.push_back(fmt::format("{}: {}", g.label, g.reason));
+      }
+      rep.growth.push_back(std::move(g));
+      rep.stable_from = k;
+      any_growth = true;
+    }
+    if (w.length) served = std::max(served.value_or(0), *w.length);
+    peak_before = std::max(peak_before, row.peak_allocated);
+  }
+  if (!any_growth) rep.stable_from = 0;
+  rep.measured = !rep.growth_at.empty() || (rep.warm.ended && rep.after_warm >= kMinMeasured);
+  rep.stable = rep.growth_at.empty() && rep.measured;
+
+  const Row& a = rep.rows.front();
+  const Row& z = rep.rows.back();
+  const std::string what = expandable ? "mapped ranges" : "segments";
+  const std::string phase = fmt::format("the warm phase ({})", rep.warm.text);
+  if (!rep.growth_at.empty()) {
+    rep.verdict = fmt::format(
+        "not stable: device allocations at {}{} {} after {}; {} -> {} {}, reserved {} -> {} MiB; "
+        "{}",
+        unit, rep.growth_at.size() > 1 ? "s" : "", listed(rep.growth_at, 12, ", "), phase,
+        a.at_end.segments, z.at_end.segments, what, mib(a.at_end.reserved), mib(z.at_end.reserved),
+        listed(why, 4, "; "));
+  } else if (!rep.measured) {
+    const std::string count =
+        rep.warm.ended ? fmt::format("{}, at least {} needed", rep.after_warm, kMinMeasured)
+                       : std::string("the run ended in it");
+    rep.verdict = fmt::format("not measured: too few {}s after {}: {}; {} {}, reserved {} MiB",
+                              unit, phase, count, z.at_end.segments, what, mib(z.at_end.reserved));
+  } else {
+    rep.verdict = fmt::format(
+        "stable from {} {}: no device allocation in the {} {}s after {}; {} {}, reserved {} MiB",
+        unit, rep.rows[rep.stable_from].label, rep.after_warm, unit, phase, z.at_end.segments, what,
+        mib(z.at_end.reserved));
+  }
+  if (rep.warm.source == WarmPhase::Source::kCapture && !warm_why.empty())
+    rep.verdict += "; grew in the warm phase at " + listed(warm_why, 6, "; ");
+}
+
+}  // namespace
+
+const char* stability_name(const StabilityReport& r) {
+  return !r.measured ? "not_measured" : r.stable ? "stable" : "unstable";
+}
+
 StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& trace,
-                        const Boundaries& boundaries, ReplayOptions options, std::size_t settle,
-                        std::optional<std::string> segments_at) {
+                        const Boundaries& boundaries, ReplayOptions options,
+                        std::optional<std::size_t> settle, std::optional<std::string> segments_at) {
   StabilityReport rep;
   {
     const Window* w = &boundaries.windows.back();
@@ -167,6 +327,7 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
   Sample before;  // zeros when the windows start at the first event
   std::size_t si = 0;
   if (have_before && !samples.empty()) before = samples[si++];
+  const std::uint64_t warmup_peak = before.window_peak_allocated;  // before the first window
   const bool expandable = options.config.expandable_segments;
   for (const Window& w : boundaries.windows) {
     Row row;
@@ -175,6 +336,7 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
     if (w.end == 0) row.at_end = Sample{};
     row.device_allocs_in = row.at_end.device_allocs - before.device_allocs;
     row.device_frees_in = row.at_end.device_frees - before.device_frees;
+    row.peak_allocated = row.at_end.window_peak_allocated;
     row.fragmentation = row.at_end.free_cached == 0
                             ? 0.0
                             : 1.0 - static_cast<double>(row.at_end.largest_free) /
@@ -196,39 +358,7 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
     rep.rows.push_back(std::move(row));
   }
 
-  // Stable from the window after the last one with a device allocation.
-  std::size_t last_growth = 0;
-  bool any_growth = false;
-  for (std::size_t k = 0; k < rep.rows.size(); ++k) {
-    if (rep.rows[k].device_allocs_in > 0) {
-      last_growth = k;
-      any_growth = true;
-    }
-  }
-  rep.stable_from = any_growth ? last_growth : 0;
-  rep.settle = settle;
-  for (std::size_t k = settle; k < rep.rows.size(); ++k) {
-    if (rep.rows[k].device_allocs_in > 0) rep.growth_at.push_back(rep.rows[k].label);
-  }
-  rep.stable = rep.growth_at.empty();
-  const std::string unit = rep.iterations ? "iteration" : "window";
-  const Row& a = rep.rows.front();
-  const Row& z = rep.rows.back();
-  const std::string what = expandable ? "mapped ranges" : "segments";
-  if (rep.stable) {
-    rep.verdict = fmt::format(
-        "stable from {} {}: no device allocation after it ({} {}, reserved {} MiB)", unit,
-        rep.rows[rep.stable_from].label, z.at_end.segments, what, mib(z.at_end.reserved));
-  } else {
-    std::string list;
-    const std::size_t shown = std::min<std::size_t>(rep.growth_at.size(), 12);
-    for (std::size_t k = 0; k < shown; ++k) list += (k ? ", " : "") + rep.growth_at[k];
-    if (rep.growth_at.size() > shown)
-      list += fmt::format(" and {} more", rep.growth_at.size() - shown);
-    rep.verdict = fmt::format(
-        "not stable: device allocations at {}s {} ({} -> {} {}, reserved {} -> {} MiB)", unit, list,
-        a.at_end.segments, z.at_end.segments, what, mib(a.at_end.reserved), mib(z.at_end.reserved));
-  }
+  judge(rep, boundaries, settle, warmup_peak, expandable);
   rep.replay.samples.clear();
   return rep;
 }
@@ -280,10 +410,22 @@ nlohmann::ordered_json report_json(const StabilityReport& r) {
   j["name"] = r.name;
   j["boundaries"] = r.boundaries_source;
   j["stable"] = r.stable;
+  j["stability"] = stability_name(r);
   j["verdict"] = r.verdict;
   j["stable_from"] =
       r.stable ? nlohmann::ordered_json(r.stable_from) : nlohmann::ordered_json(nullptr);
   j["growth_at"] = r.growth_at;
+  const char* source = r.warm.source == WarmPhase::Source::kCapture  ? "capture"
+                       : r.warm.source == WarmPhase::Source::kSettle ? "settle"
+                                                                     : "assumed";
+  j["warm_phase"] = {{"source", source},      {"iterations", std::min(r.warm.rows, r.rows.size())},
+                     {"ended", r.warm.ended}, {"drafters", r.warm.drafters},
+                     {"text", r.warm.text},   {"description", r.warm.description}};
+  j["after_warm"] = r.after_warm;
+  auto growth = nlohmann::ordered_json::array();
+  for (const Growth& g : r.growth)
+    growth.push_back({{"label", g.label}, {"warm", g.warm}, {"reason", g.reason}});
+  j["growth"] = growth;
   j["peak_reserved"] = r.peak_reserved;
   j["recorded_rows"] = r.recorded_rows;
   j["recorded_matches"] = r.recorded_matches;
@@ -303,6 +445,7 @@ nlohmann::ordered_json report_json(const StabilityReport& r) {
                     {"largest_free", s.largest_free},
                     {"free_cached", s.free_cached},
                     {"fragmentation", row.fragmentation},
+                    {"peak_allocated", row.peak_allocated},
                     {"retries", s.retries},
                     {"ooms", s.ooms},
                     {"matches_recorded", row.matches_recorded}});

@@ -1,6 +1,8 @@
 #pragma once
 // Stability analysis: the allocator's state at the end of every iteration (or window of events),
-// and the verdict "stable from iteration k" or "segments grew at iterations ...".
+// and the verdict: "stable" (no device allocation after the warm phase, warm_phase.h, in enough
+// iterations to tell), "not stable" (device allocations after it, each with why) or "not
+// measured" (too few iterations after it).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -8,11 +10,13 @@
 #include <vector>
 
 #include "alloc/replay.h"
+#include "alloc/warm_phase.h"
 
 namespace racelab::alloc {
 
 // One iteration (or window): trace events [first, end) and, when a stats JSON recorded it, the
-// real allocator's numbers at its end.
+// real allocator's numbers at its end, the optimizer steps in it and the sequence length it
+// served.
 struct Window {
   std::string label;
   std::size_t first = 0;
@@ -22,12 +26,22 @@ struct Window {
                  inactive_split_bytes = 0;
   };
   std::optional<Recorded> recorded;
+  std::vector<Step> steps;             // stats JSON version 2 (racelab's capture)
+  std::optional<std::int64_t> length;  // the row's "L" (the fixtures' batch length)
 };
+
+// The iterations of a racelab capture's stats JSON before version 2 have no steps; a newer
+// version is refused (its rows could mean what this racelab does not know).
+inline constexpr const char* kStatsFormat = "racelab-alloc-stats";
+inline constexpr int kStatsVersion = 2;
 
 struct Boundaries {
   std::string source;       // "stats JSON <file>", "annotations", "windows of N allocations"
   bool iterations = false;  // true: windows are iterations
   std::vector<Window> windows;
+  // Why the windows' steps are not known (the warm phase is then assumed); empty: known.
+  std::string steps_unknown;
+  std::optional<std::int64_t> warmup_length;  // the length a warmup before the rows served
 };
 
 // From a stats JSON beside the fixtures: {"rows": [{"iter", "t_start_us", "t_end_us", ...}]};
@@ -51,8 +65,20 @@ struct Row {
   std::int64_t device_allocs_in = 0;  // device allocations during this window
   std::int64_t device_frees_in = 0;
   double fragmentation = 0;  // 1 - largest free block / free cached bytes (0 when nothing is free)
-  bool matches_recorded = true;  // reserved, allocated and segments equal the stats JSON's
+  std::uint64_t peak_allocated = 0;  // the most allocated at any event of the window
+  bool matches_recorded = true;      // reserved, allocated and segments equal the stats JSON's
   std::optional<Window::Recorded> recorded;  // the stats JSON's numbers, when it has them
+};
+
+// Fewer iterations than this after the warm phase, without growth in them, are "not measured":
+// there is no stretch to call settled (a 3-iteration single-loop trace has 2).
+inline constexpr std::size_t kMinMeasured = 3;
+
+// A window with device allocations and why they happened.
+struct Growth {
+  std::string label;
+  bool warm = false;   // inside the warm phase (expected)
+  std::string reason;  // "first step of optimizer 1 (AdamW, thread t)", "length 2048, ..."
 };
 
 struct StabilityReport {
@@ -60,10 +86,13 @@ struct StabilityReport {
   std::string boundaries_source;
   bool iterations = false;
   std::vector<Row> rows;
-  bool stable = false;
+  bool stable = false;                 // stable and measured
+  bool measured = true;                // false: too few iterations after the warm phase
   std::size_t stable_from = 0;         // row of the last device allocation (0 when none)
-  std::size_t settle = 0;              // the first `settle` rows may allocate (warmup)
-  std::vector<std::string> growth_at;  // labels of windows with device allocations (after settle)
+  WarmPhase warm;                      // the iterations that may allocate
+  std::size_t after_warm = 0;          // iterations after the warm phase
+  std::vector<Growth> growth;          // every window with device allocations
+  std::vector<std::string> growth_at;  // labels of windows with device allocations after warm
   std::string verdict;                 // one line
   std::size_t recorded_rows = 0;       // rows with stats JSON numbers
   std::size_t recorded_matches = 0;
@@ -73,11 +102,17 @@ struct StabilityReport {
 };
 
 // Replays `trace` with `options` (samples at every window end) and judges stability: memory is
-// stable when no device allocation happens after the first `settle` windows.
-// `segments_at`: the window whose end state the segment map shows (default: the last).
+// stable when no device allocation happens after the warm phase (find_warm_phase; `settle`, the
+// user's --settle, replaces it by the first `settle` windows) and at least kMinMeasured windows
+// follow it. `segments_at`: the window whose end state the segment map shows (default: the last).
 StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& trace,
-                        const Boundaries& boundaries, ReplayOptions options, std::size_t settle,
+                        const Boundaries& boundaries, ReplayOptions options,
+                        std::optional<std::size_t> settle = std::nullopt,
                         std::optional<std::string> segments_at = std::nullopt);
+
+// "stable", "unstable" or "not_measured": the report's state as alloc-report.json and racelab
+// check name it.
+const char* stability_name(const StabilityReport& r);
 
 // Whether the stats JSON the iterations came from belongs to the trace, given the reports of the
 // trace's devices that used it: throws InputError when none of its iterations agrees with any

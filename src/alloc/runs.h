@@ -25,8 +25,8 @@ std::string agreement_text(const ReplayResult& r);
 
 // alloc report: how the iterations are found and judged.
 struct ReportSettings {
-  std::size_t window = 1000;  // allocations per window when no boundaries are known
-  std::size_t settle = 1;
+  std::size_t window = 1000;          // allocations per window when no boundaries are known
+  std::optional<std::size_t> settle;  // --settle K: the warm phase is the first K; else found
   std::optional<std::string> segments_at;
   DeviceMemory dev;
 };
@@ -56,9 +56,12 @@ TraceReports analyse_traces(const std::vector<std::string>& traces,
                             const ReportSettings& settings, const ProgressFor& progress,
                             const std::function<void(const std::string&, bool)>& check = {});
 
-// The names of the reports that are not as `expect` ("stable" or "unstable") says.
+// The names of the measured reports that are not as `expect` ("stable" or "unstable") says.
 std::vector<std::string> not_as_expected(const std::vector<StabilityReport>& reports,
                                          const std::string& expect);
+// The names of the reports that are not measured (too few iterations after the warm phase): an
+// expectation about them is inconclusive (docs/allocator.md, Verdict).
+std::vector<std::string> not_measured(const std::vector<StabilityReport>& reports);
 
 // alloc whatif on one device: the recorded settings first (whose replay also says where the
 // program called empty_cache), then each of `configs` on the same empty_cache calls.

@@ -121,6 +121,8 @@ DeviceMemory device_memory(const nlohmann::json& j) {
   DeviceMemory d;
   d.name = j.value("name", "");
   d.stable = j.value("stable", false);
+  // From alloc-report.json version 2: too few iterations after the warm phase to tell.
+  d.measured = j.value("stability", std::string()) != "not_measured";
   d.verdict = j.value("verdict", "");
   if (j.contains("stable_from") && j["stable_from"].is_number_integer())
     d.stable_from = j["stable_from"].get<std::int64_t>();
@@ -250,18 +252,12 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   }
   m.report_dir = (base / "alloc-report").string();
   m.settle = settle;
-  if (settle < 0) {  // a quarter of the longest device's iterations
-    std::size_t rows = 0;
-    for (const auto& p : pickles) {
-      const std::string stem = fs::path(p).stem().string().substr(5);
-      const nlohmann::json st = read_json_or_null(alloc / ("stats_" + stem + ".json"));
-      if (st.is_object() && st.contains("rows") && st["rows"].is_array())
-        rows = std::max(rows, st["rows"].size());
-    }
-    m.settle = std::max<std::int64_t>(1, static_cast<std::int64_t>(rows / 4));
+  // The warm phase comes from the capture (alloc/warm_phase.h) unless the user gave --settle.
+  std::vector<std::string> report = {racelab, "alloc", "report"};
+  if (settle >= 0) {
+    report.push_back("--settle");
+    report.push_back(std::to_string(settle));
   }
-  std::vector<std::string> report = {racelab, "alloc", "report", "--settle",
-                                     std::to_string(m.settle)};
   report.insert(report.end(), pickles.begin(), pickles.end());
   report.push_back("--out");
   report.push_back(m.report_dir);
@@ -284,9 +280,20 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
     return m;
   }
   for (const auto& r : j["reports"]) m.devices.push_back(device_memory(r));
-  const bool stable = std::all_of(m.devices.begin(), m.devices.end(),
-                                  [](const DeviceMemory& d) { return d.stable; });
-  m.state = stable ? MemoryVerdict::State::kStable : MemoryVerdict::State::kUnstable;
+  // Growth on any device is not stable; otherwise a device with too few iterations after its
+  // warm phase leaves the run not measured.
+  const bool grew = std::any_of(m.devices.begin(), m.devices.end(),
+                                [](const DeviceMemory& d) { return d.measured && !d.stable; });
+  const auto unmeasured = std::find_if(m.devices.begin(), m.devices.end(),
+                                       [](const DeviceMemory& d) { return !d.measured; });
+  if (grew) {
+    m.state = MemoryVerdict::State::kUnstable;
+  } else if (unmeasured != m.devices.end()) {
+    m.state = MemoryVerdict::State::kNotMeasured;
+    m.reason = unmeasured->verdict;
+  } else {
+    m.state = MemoryVerdict::State::kStable;
+  }
   return m;
 }
 
@@ -373,30 +380,22 @@ std::string race_summary(const RaceVerdict& r) {
 }
 
 std::string memory_summary(const MemoryVerdict& m) {
-  auto mib = [](std::int64_t b) { return fmt::format("{} MiB", b >> 20); };
   switch (m.state) {
     case MemoryVerdict::State::kNotMeasured:
-      return "not measured: " + m.reason;
+      if (m.devices.empty()) return "not measured: " + m.reason;
+      break;
     case MemoryVerdict::State::kError:
       return "error: " + m.reason;
     case MemoryVerdict::State::kStable:
     case MemoryVerdict::State::kUnstable:
       break;
   }
+  // alloc report's own words per device: one rule, one wording (alloc/report.h).
   std::string out;
   for (const DeviceMemory& d : m.devices) {
     if (!out.empty()) out += "; ";
     if (m.devices.size() > 1) out += d.name.substr(d.name.rfind('.') + 1) + " ";
-    if (d.stable)
-      out += fmt::format("stable from iteration {} of {} ({} segments, {} reserved)",
-                         d.stable_from.value_or(0), d.iterations, d.segments_last,
-                         mib(d.reserved_last));
-    else
-      out += fmt::format(
-          "not stable: grew at iterations {} of {}, after the first {} allowed to ({} -> {} "
-          "segments, {} -> {})",
-          fmt::join(d.growth_at, ", "), d.iterations, m.settle, d.segments_first, d.segments_last,
-          mib(d.reserved_first), mib(d.reserved_last));
+    out += fmt::format("{} ({} iterations)", d.verdict, d.iterations);
   }
   if (!m.failure.empty())
     out = fmt::format("the run failed ({}), so of a partial run: ", m.ended) + out;
@@ -436,15 +435,17 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
                          {"peak_reserved", d.peak_reserved},
                          {"segments", {d.segments_first, d.segments_last}},
                          {"reserved", {d.reserved_first, d.reserved_last}}});
-    nlohmann::ordered_json memory{{"verdict", memory_state_name(v.memory.state)},
-                                  {"settle", v.memory.settle},
-                                  {"summary", memory_summary(v.memory)},
-                                  {"ended", v.memory.ended},
-                                  {"failure", v.memory.failure},
-                                  {"devices", devices},
-                                  {"report", v.memory.report_dir},
-                                  {"command", shell_line(v.memory.argv)},
-                                  {"seconds", v.memory.seconds}};
+    nlohmann::ordered_json memory{
+        {"verdict", memory_state_name(v.memory.state)},
+        {"settle", v.memory.settle >= 0 ? nlohmann::ordered_json(v.memory.settle)
+                                        : nlohmann::ordered_json(nullptr)},
+        {"summary", memory_summary(v.memory)},
+        {"ended", v.memory.ended},
+        {"failure", v.memory.failure},
+        {"devices", devices},
+        {"report", v.memory.report_dir},
+        {"command", shell_line(v.memory.argv)},
+        {"seconds", v.memory.seconds}};
     j["variants"].push_back({{"variant", v.name},
                              {"args", v.args},
                              {"passed", v.passed()},

@@ -35,8 +35,8 @@ struct CheckOptions {
   double hang_timeout = 10;
   double time_limit = 600;  // seconds, for each child run
   bool memory = true;       // false: races only
-  // Iterations allowed to allocate before growth counts against stability; -1: a quarter of the
-  // iterations (at least 1): a pipeline of several drafters warms each one up in turn.
+  // Iterations allowed to allocate before growth counts against stability (alloc report
+  // --settle); -1: the warm phase the capture shows (alloc/warm_phase.h).
   std::int64_t settle = -1;
   std::string out = "racelab-out/check";
 };
@@ -58,7 +58,8 @@ struct RaceVerdict {
 struct DeviceMemory {
   std::string name;  // the trace's name, e.g. train.cuda0
   bool stable = false;
-  std::string verdict;  // alloc report's words
+  bool measured = true;  // false: too few iterations after the warm phase to tell
+  std::string verdict;   // alloc report's words
   std::optional<std::int64_t> stable_from;
   std::int64_t peak_reserved = 0;
   std::int64_t segments_first = 0, segments_last = 0;
@@ -76,8 +77,8 @@ struct MemoryVerdict {
   std::string ended;    // how the captured run ended: "complete", "hang", a finding's kind
   std::string failure;  // ... and, where it failed, the first failure's message
   std::vector<DeviceMemory> devices;
-  std::int64_t settle = 0;  // what alloc report was given
-  std::string report_dir;   // alloc report's report.html and alloc-report.json
+  std::int64_t settle = -1;  // what alloc report was given as --settle; -1: none (the warm phase)
+  std::string report_dir;    // alloc report's report.html and alloc-report.json
   std::vector<std::string> argv;
   std::string log;
   double seconds = 0;

@@ -192,6 +192,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
       break;
   }
   std::string memory_problem;  // why the allocator expectation does not hold
+  std::string memory_unknown;  // why it could not be checked (not measured: inconclusive)
   if (!c.alloc.empty() && run.exit_code != 2 && run.exit_code != 3) {
     const MemoryVerdict m = capture_memory(racelab, relative_to(dir, c.script), c.args, c.interpose,
                                            python_path_of(c, dir), c.alloc_time_limit,
@@ -201,6 +202,8 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     run.seconds += m.seconds;
     if (!m.failure.empty())
       memory_problem = "the allocator capture run failed: " + run.memory_summary;
+    else if (m.state == MemoryVerdict::State::kNotMeasured)
+      memory_unknown = fmt::format("memory expected {}, {}", c.alloc, run.memory_summary);
     else if (run.memory != c.alloc)
       memory_problem = fmt::format("memory expected {}, got {}", c.alloc, run.memory_summary);
   }
@@ -249,6 +252,10 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
                        : sched::cut_short_sentence(
                              c.strategy, stop, run.executions, bounded,
                              fmt::format("must_not [{}]", fmt::join(s.must_not, ", ")), remedy);
+    } else if (!memory_unknown.empty()) {
+      // Too few iterations after the warm phase (or no CUDA): nothing shown either way.
+      run.verdict = LiveVerdict::kInconclusive;
+      run.reason = "inconclusive: " + memory_unknown;
     }
   }
   return run;

@@ -49,7 +49,7 @@ struct LiveCase {
   // An allocator-stability job beside the race search: "stable" or "unstable" (empty: none). One
   // uncontrolled run with the allocator capture, judged by alloc report (model/check.h).
   std::string alloc;
-  std::int64_t alloc_settle = -1;  // iterations allowed to allocate; -1: a quarter of them
+  std::int64_t alloc_settle = -1;  // iterations allowed to allocate; -1: the warm phase
   double alloc_time_limit = 600;   // seconds for that run, past which it is a hang
 };
 

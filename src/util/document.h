@@ -27,7 +27,7 @@ inline constexpr const char* kLiveReportFormat = "racelab-live-report";
 inline constexpr int kLiveReportVersion = 1;
 // alloc-report.json of racelab alloc report --out, and replay.json of racelab alloc replay --out.
 inline constexpr const char* kAllocReportFormat = "racelab-alloc-report";
-inline constexpr int kAllocReportVersion = 1;
+inline constexpr int kAllocReportVersion = 2;
 inline constexpr const char* kAllocReplayFormat = "racelab-alloc-replay";
 inline constexpr int kAllocReplayVersion = 1;
 // whatif.json of racelab alloc whatif --out: "devices", each device's settings (a bare array of

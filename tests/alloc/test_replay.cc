@@ -98,7 +98,7 @@ TEST_CASE("report: the fixtures' verdicts match their stats JSON", "[replay]") {
         boundaries_from_stats(s.traces[0], fixtures_dir() / ("stats_" + v + "_1.json"));
     ReplayOptions opt;
     opt.config = config_from_snapshot(s.root->get("allocator_settings"), path.string());
-    return analyse(v, s.traces[0], b, opt, 1);
+    return analyse(v, s.traces[0], b, opt);
   };
   const StabilityReport flex = run("flex_padded");
   CHECK(flex.stable);
@@ -107,7 +107,8 @@ TEST_CASE("report: the fixtures' verdicts match their stats JSON", "[replay]") {
   CHECK(flex.rows.front().at_end.segments == 14);
   CHECK(flex.rows.back().at_end.segments == 14);
   CHECK(flex.verdict ==
-        "stable from iteration 0: no device allocation after it (14 segments, reserved 382 MiB)");
+        "stable from iteration 0: no device allocation in the 149 iterations after the warm phase "
+        "(assumed: iteration 0); 14 segments, reserved 382 MiB");
 
   const StabilityReport fused = run("sdpa_fused");
   CHECK(fused.stable);
@@ -119,8 +120,11 @@ TEST_CASE("report: the fixtures' verdicts match their stats JSON", "[replay]") {
   CHECK(chunked.recorded_matches == 150);
   CHECK(chunked.growth_at == std::vector<std::string>{"1", "2", "13"});
   CHECK(chunked.verdict ==
-        "not stable: device allocations at iterations 1, 2, 13 (18 -> 21 segments, reserved 376 -> "
-        "432 MiB)");
+        "not stable: device allocations at iterations 1, 2, 13 after the warm phase (assumed: "
+        "iteration 0); 18 -> 21 segments, reserved 376 -> 432 MiB; 1: length 2816, no longer than "
+        "the 4096 served before: fragmentation; 2: length 3968, no longer than the 4096 served "
+        "before: fragmentation; 13: length 2048, no longer than the 4096 served before: "
+        "fragmentation");
 }
 
 TEST_CASE("replay: traces racelab live alloc recorded through LibTorch's C++ API", "[replay]") {
@@ -134,7 +138,7 @@ TEST_CASE("replay: traces racelab live alloc recorded through LibTorch's C++ API
     const Boundaries b = boundaries_from_stats(s.traces[0], dir / ("stats_live_" + v + "_1.json"));
     ReplayOptions opt;
     opt.config = config_from_snapshot(s.root->get("allocator_settings"), path.string());
-    return analyse(v, s.traces[0], b, opt, 1);
+    return analyse(v, s.traces[0], b, opt);
   };
   const StabilityReport fused = run("fused");
   CHECK(fused.stable);
@@ -143,8 +147,10 @@ TEST_CASE("replay: traces racelab live alloc recorded through LibTorch's C++ API
   CHECK_FALSE(chunked.stable);
   CHECK(chunked.recorded_matches == 150);
   CHECK(chunked.verdict ==
-        "not stable: device allocations at iterations 2, 5 (20 -> 23 segments, reserved 424 -> "
-        "516 MiB)");
+        "not stable: device allocations at iterations 2, 5 after the warm phase (assumed: "
+        "iteration 0); 20 -> 23 segments, reserved 424 -> 516 MiB; 2: length 3776, no longer than "
+        "the 4096 served before: fragmentation; 5: length 3968, no longer than the 4096 served "
+        "before: fragmentation");
   const StabilityReport dense = run("dense");
   CHECK(dense.stable);
   CHECK(dense.recorded_matches == 150);
@@ -180,7 +186,7 @@ TEST_CASE("report: without boundaries the trace is cut into windows of allocatio
   CHECK(b.windows.back().label == "allocs 4001-4540");
   CHECK(b.windows.back().end == s.traces[0].size());
   ReplayOptions opt;
-  const StabilityReport r = analyse("fused", s.traces[0], b, opt, 1);
+  const StabilityReport r = analyse("fused", s.traces[0], b, opt);
   CHECK_FALSE(r.iterations);
   CHECK(r.rows.back().at_end.segments == 17);
 }

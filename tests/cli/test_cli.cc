@@ -638,21 +638,29 @@ TEST_CASE("alloc report gives the stability verdicts of the fixtures", "[cli]") 
                    alloc_data("fixtures-h200/snap_sdpa_chunked_1.pickle") + " " +
                    alloc_data("fixtures-h200/snap_sdpa_fused_1.pickle") + " --out " + out.string());
   CHECK(r.code == 0);
-  CHECK(r.out.find(
-            "flex_padded_1: stable from iteration 0: no device allocation after it (14 segments") !=
+  CHECK(r.out.find("flex_padded_1: stable from iteration 0: no device allocation in the 149 "
+                   "iterations after the warm phase (assumed: iteration 0); 14 segments") !=
         std::string::npos);
-  CHECK(r.out.find("sdpa_chunked_1: not stable: device allocations at iterations 1, 2, 13 (18 -> "
-                   "21 segments, "
-                   "reserved 376 -> 432 MiB)") != std::string::npos);
-  CHECK(r.out.find(
-            "sdpa_fused_1: stable from iteration 0: no device allocation after it (17 segments") !=
+  CHECK(r.out.find("sdpa_chunked_1: not stable: device allocations at iterations 1, 2, 13 after "
+                   "the warm phase (assumed: iteration 0); 18 -> 21 segments, reserved 376 -> 432 "
+                   "MiB; ") != std::string::npos);
+  CHECK(r.out.find("13: length 2048, no longer than the 4096 served before: fragmentation") !=
         std::string::npos);
+  CHECK(r.out.find("sdpa_fused_1: stable from iteration 0: no device allocation in the 149 "
+                   "iterations after the warm phase (assumed: iteration 0); 17 segments") !=
+        std::string::npos);
+  // What it assumed, and why.
+  CHECK(r.out.find("warm phase: assumed to be iteration 0 (a single-thread loop that warms up in "
+                   "its first iteration): stats_flex_padded_1.json does not record which threads "
+                   "and optimizers stepped") != std::string::npos);
   CHECK(r.out.find("matches the stats JSON at 150/150 iterations") != std::string::npos);
   const auto report = nlohmann::ordered_json::parse(read_text(out / "alloc-report.json"));
   CHECK(report.begin().key() == "format");
   CHECK(report["format"] == "racelab-alloc-report");
-  CHECK(report["version"] == 1);
+  CHECK(report["version"] == 2);
   CHECK(report["reports"].size() == 3);
+  CHECK(report["reports"][1]["stability"] == "unstable");
+  CHECK(report["reports"][1]["warm_phase"]["source"] == "assumed");
   CHECK(fs::exists(out / "sdpa_chunked_1.iterations.csv"));
 }
 

@@ -13,18 +13,26 @@
 # iteration boundary on a device at each optimizer step (a global post-step hook; with one
 # optimizer per drafter thread, each drafter's step ends an iteration of the device its
 # parameters are on: a warmup's optimizer that steps once, or drafters taking unequal numbers of
-# batches, leave nothing out) or at each racelab.iteration() marker: once the script calls one, the markers are the boundaries. At each
-# boundary it notes torch.cuda.memory_stats(device) on the trace's clock (epoch microseconds, the
-# clock of the trace's time_us). At the end it writes, per device used, a memory_viz snapshot
+# batches, leave nothing out) or at each racelab.iteration() marker: once the script calls one,
+# the markers are the boundaries. At each boundary it notes torch.cuda.memory_stats(device) on the
+# trace's clock (epoch microseconds, the clock of the trace's time_us), the thread that ended the
+# iteration and the optimizer steps taken on the device in it: which optimizer (numbered in the
+# order of first steps), from which thread (numbered likewise: names may repeat), and whether it
+# was that optimizer's first step. From these `racelab alloc report` finds the warm phase (each
+# optimizer's first step, the first step with all of the device's drafters running:
+# src/alloc/warm_phase.h). At the end it writes, per device used, a memory_viz snapshot
 # DIR/snap_<name>.cuda<k>.pickle (the segments and trace of that device only) and beside it
 # DIR/stats_<name>.cuda<k>.json, which `racelab alloc report` finds by name (docs/allocator.md).
 import json
 import os
 import pickle
+import threading
 import time
+import weakref
 import _thread
 
 _capture = None  # the capture of this process, when --alloc asked for one
+_STATS_VERSION = 2  # of "racelab-alloc-stats"; 2: rows name their thread and optimizer steps
 _now_us = time.time_ns  # the real clock, whatever the bridge does to time later
 
 
@@ -43,6 +51,10 @@ class _Capture:
         self.t0 = _clock_us()
         self.marker_rows = {}  # device -> rows closed by racelab.iteration()
         self.step_rows = {}  # device -> rows closed by optimizer steps
+        self.pending_steps = {}  # device -> steps since its last marker row
+        self.optimizers = _Numbers()  # optimizer -> its number, by first step
+        self.threads = _Numbers()  # thread -> its number, by first step or marker
+        self.stepped = set()  # (optimizer number, device) that took a step
         self.ended = None
         torch.cuda.init()
         torch.cuda.memory._record_memory_history(max_entries=max_entries, context=None,
@@ -55,7 +67,14 @@ class _Capture:
             pass
 
     # -- boundaries
-    def _row(self, device, rows):
+    def _thread(self):
+        t = threading.current_thread()
+        # The script's main runs on a thread racelab made, a _DummyThread ("Dummy-1") to
+        # threading, which the bridge marks as no daemon (racelab_bridge._as_main_thread).
+        main = isinstance(t, threading._DummyThread) and not t.daemon
+        return "main" if main else t.name, self.threads.number(t)
+
+    def _row(self, device, rows, steps):
         st = self.torch.cuda.memory_stats(device)
         t_end = _clock_us()
         while _clock_us() <= t_end:  # what happens next falls after this boundary
@@ -70,14 +89,21 @@ class _Capture:
             "device_frees": st.get("num_device_free", 0),
             "inactive_split_bytes": st.get("inactive_split_bytes.all.current", 0),
             "alloc_retries": st.get("num_alloc_retries", 0),
-            "peak_allocated": st.get("allocated_bytes.all.peak", 0)})
+            "peak_allocated": st.get("allocated_bytes.all.peak", 0),
+            "thread": self._thread()[0], "steps": steps})
 
     def _after_step(self, optimizer, args, kwargs):
         device = _cuda_index(optimizer)
         if device is None:
             return
         with self.lock:
-            self._row(device, self.step_rows.setdefault(device, []))
+            name, number = self._thread()
+            k = self.optimizers.number(optimizer)
+            step = {"optimizer": k, "class": type(optimizer).__name__, "thread": name,
+                    "thread_number": number, "first": (k, device) not in self.stepped}
+            self.stepped.add((k, device))
+            self.pending_steps.setdefault(device, []).append(step)
+            self._row(device, self.step_rows.setdefault(device, []), [step])
 
     def marker(self, device):
         with self.lock:
@@ -89,7 +115,7 @@ class _Capture:
                            else device]
                 devices = [0 if d is None else d for d in devices]
             for d in devices:
-                self._row(d, self.marker_rows.setdefault(d, []))
+                self._row(d, self.marker_rows.setdefault(d, []), self.pending_steps.pop(d, []))
 
     # -- the files
     def finish(self, ended):
@@ -122,7 +148,7 @@ class _Capture:
             except Exception:  # noqa: BLE001 - the total is informative only
                 total = 0
             stats = {
-                "format": "racelab-alloc-stats", "version": 1, "device": d,
+                "format": "racelab-alloc-stats", "version": _STATS_VERSION, "device": d,
                 "boundaries": "racelab.iteration()" if markers else "optimizer step",
                 "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
                 "device_total_bytes": total, "capture_start_us": self.t0, "ended": ended,
@@ -135,6 +161,29 @@ class _Capture:
         if not used:
             lines.append("no CUDA allocation was made: nothing to write")
         return lines
+
+
+class _Numbers:
+    """Numbers objects in the order first seen, without keeping them alive (a number is never
+    reused when its object dies, as an id() would be)."""
+
+    def __init__(self):
+        self.weak = weakref.WeakKeyDictionary()
+        self.strong = {}  # objects that take no weak reference: id -> (number, object kept alive)
+        self.count = 0
+
+    def number(self, obj):
+        try:
+            n = self.weak.get(obj)
+            if n is None:
+                n = self.weak[obj] = self.count
+                self.count += 1
+            return n
+        except TypeError:
+            if id(obj) not in self.strong:
+                self.strong[id(obj)] = (self.count, obj)
+                self.count += 1
+            return self.strong[id(obj)][0]
 
 
 def _cuda_index(optimizer):
