@@ -76,10 +76,15 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
       if (is_failure(kind) && kind != sched::kinds::kDeadlock && kind != live::kinds::kHang)
         fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
   }
-  if (!failed && !inconclusive)
+  if (!verdict.schedule_ended.empty()) {
+    fmt::print("{}\n", paint(verdict.schedule_ended, Colour::kRed));
+  } else if (!failed && !inconclusive) {
     fmt::print("{}\n", paint(verdict.cut_short ? "no deadlock, hang or exception so far"
                                                : "no deadlock, hang or exception",
                              verdict.cut_short ? Colour::kYellow : Colour::kGreen));
+    // What a clean verdict does not cover (report.json's not_checked says the same).
+    if (info.subject == sched::kLivePythonSubject) fmt::print("{}\n", report::kPythonNotChecked);
+  }
   print_stopped_early(o.interrupted(), o.time_limit());
   fmt::print("{}; {:.2f} s on {}\n", live::coverage_brief(so, o, strategy_desc), o.seconds,
              info.build);

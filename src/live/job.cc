@@ -31,10 +31,12 @@ JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool(
                const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   if (job.arm) job.arm(options.out);
   std::string desc = job.run.strategy->describe();
-  Outcome o = search(options, job.info, *job.run.subject, *job.run.strategy, job.run.replaying,
-                     stop, progress);
-  std::string schedule = report::write_outputs(options, job.info, o, desc);
-  const Judgement verdict = judge(options, o);
+  SearchOptions so = options;
+  if (job.run.replaying) so.recorded = job.run.recorded;
+  Outcome o =
+      search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying, stop, progress);
+  std::string schedule = report::write_outputs(so, job.info, o, desc);
+  const Judgement verdict = judge(so, o);
   const bool end_process = job.exit_process || (o.kept.failure && o.kept.failure->hung);
   return JobRun{std::move(o), std::move(schedule), std::move(desc), verdict, end_process};
 }

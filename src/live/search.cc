@@ -27,7 +27,10 @@ std::string replay_hash_warning(const Replay& replay, const std::string& path,
                                 const std::string& hash) {
   const std::string& recorded = replay.schedule.subject_hash;
   if (recorded.empty() || recorded == hash) return "";
-  return fmt::format("{} was recorded with another build or workload ({}); replaying anyway", path,
+  return fmt::format("{} was recorded with {} ({}); replaying anyway", path,
+                     replay.schedule.subject_name == sched::kLivePythonSubject
+                         ? "another script, interposition table or options"
+                         : "another build or workload",
                      recorded);
 }
 
@@ -44,6 +47,7 @@ Prepared prepare(const std::string& replay, std::optional<sched::Schedule> recor
   RACELAB_CHECK(recorded.has_value(), "live::prepare: replaying {} without its schedule", replay);
   Replay r = open_replay(std::move(*recorded), replay, subject_name);
   p.replaying = true;
+  p.recorded = {r.schedule.finding_kind, r.schedule.steps.size(), r.schedule.subject_hash};
   p.strategy = std::move(r.strategy);
   p.subject = make(&r.schedule);
   p.warning = replay_hash_warning(r, replay, p.subject->content_hash());
@@ -63,21 +67,33 @@ std::vector<sched::Finding>::const_iterator worst_failure(const Result& r) {
 }
 
 LiveRunner::LiveRunner(Subject& subject, const Options& options, std::string replay,
-                       std::function<void(std::uint64_t, const std::string&)> after_execution)
+                       std::function<void(std::uint64_t, const std::string&)> after_execution,
+                       std::string divergence_hint)
     : subject_(subject),
       options_(options),
       replay_(std::move(replay)),
-      after_execution_(std::move(after_execution)) {}
+      after_execution_(std::move(after_execution)),
+      divergence_hint_(std::move(divergence_hint)) {}
+
+std::string divergence_hint(const Recorded& recorded, const std::string& subject,
+                            const std::string& hash) {
+  if (!recorded.hash.empty() && recorded.hash != hash)
+    return fmt::format(
+        "{} changed since recording, content hash {} now {}: that change is the likely cause; "
+        "record a new schedule",
+        subject == sched::kLivePythonSubject ? "the script, its interposition table or its options"
+                                             : "the build or the workload",
+        recorded.hash, hash);
+  return "the program is as recorded, and a live run also depends on foreign threads' timing; "
+         "try a larger --settle-ms";
+}
 
 std::optional<Result> LiveRunner::run(sched::Strategy& strategy, std::uint64_t execution) const {
   std::optional<Result> r;
   try {
     r = live::run(subject_, strategy, execution, options_);
   } catch (const sched::ReplayDivergence& e) {
-    throw InputError(
-        fmt::format("{}: {} (a live run also depends on foreign threads' timing; "
-                    "try a larger --settle-ms)",
-                    replay_, e.what()));
+    throw InputError(fmt::format("{}: {} ({})", replay_, e.what(), divergence_hint_));
   }
   if (r && after_execution_) {
     const auto worst = worst_failure(*r);
@@ -124,7 +140,8 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
   lo.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
   lo.settle = std::chrono::milliseconds(a.settle_ms);
   lo.cycle_confirm = std::chrono::milliseconds(a.cycle_confirm_ms);
-  const LiveRunner runner(subject, lo, a.replay, info.after_execution);
+  const LiveRunner runner(subject, lo, a.replay, info.after_execution,
+                          divergence_hint(a.recorded, info.subject, info.hash));
   const sched::Budget budget(a.executions, a.time_limit, stop);
   Outcome o =
       sched::explore_executions(runner, StopAtFailure(a.expect == "deadlock", replaying), strategy,
@@ -161,8 +178,19 @@ Judgement judge(const SearchOptions& a, const Outcome& o) {
     j.cut_short = unproven && a.expect == "clean";
     j.unfinished = unproven && a.expect == "deadlock";
   }
+  // A replay whose steps all matched, that went past the last one without its recorded kind.
+  const Result* replayed = o.kept.failure ? &*o.kept.failure : nullptr;
+  if (!a.replay.empty() && !a.recorded.kind.empty() && replayed != nullptr &&
+      !replayed->found(a.recorded.kind) && replayed->choices.size() > a.recorded.steps)
+    j.schedule_ended = fmt::format(
+        "diverged: the schedule ended at step {} before its recorded {} happened (every step "
+        "matched; the execution went on for {} more decisions without it): the file was cut "
+        "short or edited; record it again",
+        a.recorded.steps, a.recorded.kind, replayed->choices.size() - a.recorded.steps);
   if (j.inconclusive)
     j.exit_code = kExitInternal;
+  else if (!j.schedule_ended.empty())
+    j.exit_code = kExitFound;
   else if (j.cut_short || j.unfinished)
     j.exit_code = kExitFound;
   else if (a.expect == "deadlock")

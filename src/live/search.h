@@ -23,6 +23,15 @@
 
 namespace racelab::live {
 
+// What a replayed schedule recorded: the kind it reproduces ("" for none), its steps and the
+// subject's content hash; for a replay's verdict (a schedule that ends before its kind happened)
+// and the words of a divergence (a changed script or build is its likely cause).
+struct Recorded {
+  std::string kind;
+  std::uint64_t steps = 0;
+  std::string hash;
+};
+
 struct SearchOptions {
   std::string strategy = "pct";  // its name and seed, for the schedule's header
   std::uint64_t seed = 1;
@@ -33,6 +42,7 @@ struct SearchOptions {
   int cycle_confirm_ms = 2000;
   std::string expect = "clean";  // clean | deadlock
   std::string replay;            // the schedule replayed, for messages ("" for a search)
+  Recorded recorded;             // what it recorded (run_job fills it from the Prepared job)
   std::string out;               // where the files go
 };
 
@@ -87,8 +97,10 @@ struct JobInfo {
 // replay (`replay`: the schedule's path) that diverges is an InputError.
 class LiveRunner {
  public:
+  // `divergence_hint`: the likely cause a replay's divergence names (divergence_hint()).
   LiveRunner(Subject& subject, const Options& options, std::string replay,
-             std::function<void(std::uint64_t, const std::string&)> after_execution);
+             std::function<void(std::uint64_t, const std::string&)> after_execution,
+             std::string divergence_hint = "");
   std::optional<Result> run(sched::Strategy& strategy, std::uint64_t execution) const;
   static std::uint64_t steps(const Result& r) { return r.choices.size(); }  // decisions
   static std::uint64_t fingerprint(const Result& r) { return handoff_fingerprint(r); }
@@ -98,7 +110,14 @@ class LiveRunner {
   Options options_;
   std::string replay_;
   std::function<void(std::uint64_t, const std::string&)> after_execution_;
+  std::string divergence_hint_;
 };
+
+// The likely cause a replay's divergence names: the recorded content hash differs from the
+// subject's `hash` (an edited script or table, another build or workload), else foreign threads'
+// timing (try a larger --settle-ms).
+std::string divergence_hint(const Recorded& recorded, const std::string& subject,
+                            const std::string& hash);
 
 // racelab live torch | python --replay FILE: the schedule read from `path`
 // (report::read_schedule), checked to record `subject` ("live-torch", "live-python"), and the
@@ -124,6 +143,7 @@ struct Prepared {
   std::unique_ptr<sched::Strategy> strategy;
   std::unique_ptr<Subject> subject;
   bool replaying = false;
+  Recorded recorded;  // replaying: what the schedule recorded
   std::string warning;
 };
 Prepared prepare(const std::string& replay, std::optional<sched::Schedule> recorded,
@@ -152,6 +172,9 @@ struct Judgement {
   bool inconclusive = false;
   bool cut_short = false;
   bool unfinished = false;
+  // A replay whose steps all matched but ended before its recorded kind happened, the execution
+  // going on without it: the sentence that says so (exit 1), else "".
+  std::string schedule_ended;
   bool found_deadlock = false;
   int exit_code = 0;
 };

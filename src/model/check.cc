@@ -299,7 +299,7 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
 
 CheckResult run_check(const CheckOptions& o, const std::string& racelab,
                       const std::function<void(const std::string&)>& note) {
-  if (!fs::is_regular_file(o.script)) throw InputError(fmt::format("{}: no such script", o.script));
+  expect_script(o.script);
   if (o.executions == 0) throw InputError("--executions: expected a positive integer, got 0");
   std::vector<std::pair<std::string, std::vector<std::string>>> sets;
   if (o.variants.empty()) sets.push_back({"(as given)", o.args});

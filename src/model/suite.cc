@@ -11,6 +11,7 @@
 #include "model/pipeline.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
+#include "util/files.h"
 
 namespace racelab::model {
 
@@ -218,7 +219,9 @@ namespace racelab::model {
 
 Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::string& schedule_path,
                                const std::string& override_path, bool allow_other) {
-  const std::string path = override_path.empty() ? schedule.subject_path : override_path;
+  // A recorded path is found from any directory (util/files.h, recorded_path).
+  const std::string path =
+      override_path.empty() ? recorded_path(schedule.subject_path, schedule_path) : override_path;
   if (path.empty()) {
     throw InputError(schedule_path + ": subject.path: empty; pass --scenario FILE");
   }
@@ -228,6 +231,15 @@ Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::strin
         fmt::format("{}: recorded against {}, which does not exist here; pass "
                     "--scenario FILE",
                     schedule_path, path));
+  }
+  if (fs::is_directory(path, ec)) {
+    throw InputError(override_path.empty()
+                         ? fmt::format("{}: recorded against {}, which is a directory here, not a "
+                                       "scenario; pass --scenario FILE",
+                                       schedule_path, path)
+                         : fmt::format("{}: is a directory, not a scenario (TOML); --scenario "
+                                       "takes a scenario file",
+                                       path));
   }
   Scenario s = load_scenario(path);
   if (s.hash != schedule.subject_hash && !allow_other) {
@@ -245,6 +257,7 @@ Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::strin
 bool ReplayRun::reproduced() const { return result && !kind.empty() && result->found(kind); }
 
 int ReplayRun::exit_code() const {
+  if (ended_at) return kExitFound;
   if (!kind.empty()) return reproduced() && sched::kinds::is_failure(kind) ? kExitFound : kExitOk;
   if (result) {
     for (const auto& f : result->findings) {
@@ -261,6 +274,13 @@ std::string ReplayRun::outcome() const {
       !kind.empty() && !sched::kinds::is_failure(kind) ? " (evidence, not a failure)" : "";
   if (!other_scenario) {
     if (reproduced()) return fmt::format("reproduced {}{} in {} steps", kind, evidence, steps);
+    if (ended_at) {
+      return fmt::format(
+          "diverged: the schedule ended at step {} before its recorded {} happened (every step "
+          "matched; the execution went on without preemption for {} more steps without it): the "
+          "file was cut short or edited; record it again with racelab explore {}",
+          *ended_at, kind, steps - *ended_at, scenario.path);
+    }
     std::string line = fmt::format("completed without {} ({} steps", what, steps);
     if (diverged_at) {
       line += fmt::format("; the interleaving diverged at step {}; continued under random seed {}",
@@ -318,6 +338,11 @@ ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& 
     run.diverged_at = replay.diverged_at();
     run.continued = true;
   }
+  // Every recorded step matched, the execution went past the last one and the recorded kind
+  // never happened: the schedule ends before its outcome (a file cut short).
+  if (!run.other_scenario && !run.kind.empty() && run.result && !run.diverged_at &&
+      !run.reproduced() && run.result->exec->steps().size() > run.recorded_steps)
+    run.ended_at = run.recorded_steps;
   return run;
 }
 

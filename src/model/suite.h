@@ -108,13 +108,19 @@ struct ReplayRun {
   bool continued = false;  // continued under random(seed) after the divergence
   std::uint64_t seed = 1;
   std::uint64_t recorded_steps = 0;
+  // Against the recording: every recorded step matched, but the schedule ended (at this step)
+  // before its recorded kind happened, and the execution went on without it. A divergence of its
+  // own (the file was cut short): exit 1.
+  std::optional<std::uint64_t> ended_at;
 
   bool reproduced() const;  // the recorded kind occurred in the replayed execution
   // 1 when the recorded kind reproduced and is a failure (a schedule without a kind: any failure
-  // kind found), 0 otherwise; evidence kinds never make it 1.
+  // kind found), or the schedule ended before its recorded kind happened (ended_at); 0
+  // otherwise; evidence kinds never make it 1.
   int exit_code() const;
   // The one-line outcome: "reproduced deadlock in 158 steps", "completed without deadlock (158
-  // steps)", against another scenario "deadlock: gone (the interleaving diverged at step 41;
+  // steps)", "diverged: the schedule ended at step 15 before its recorded deadlock happened
+  // (...)", against another scenario "deadlock: gone (the interleaving diverged at step 41;
   // continued under random seed 1)" or "deadlock: still found (...)".
   std::string outcome() const;
 };

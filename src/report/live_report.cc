@@ -93,6 +93,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   const nlohmann::ordered_json explored = explored_json(o, !live::samples(a), Seconds::kAsMeasured);
   for (const auto& [key, value] : explored.items()) report[key] = value;
   report["kinds_seen"] = kept.kinds;
+  if (info.subject == sched::kLivePythonSubject) report["not_checked"] = kPythonNotChecked;
   report["findings"] = nlohmann::ordered_json::array();
   if (kept.failure) {
     const live::Result& r = *kept.failure;

@@ -15,6 +15,15 @@
 
 namespace racelab::report {
 
+// What a live Python run does not check, said with every clean verdict (the terminal's line) and
+// in its report.json (`not_checked`): racelab orders threads only where they synchronise (locks,
+// queues, events, conditions, joins, the table's points), so Python variables they share without
+// synchronisation are never interleaved at their accesses (docs/live.md, "What is not checked").
+inline constexpr const char* kPythonNotChecked =
+    "Python variables shared without synchronisation (an unlocked counter, list or attribute) are "
+    "not checked; --dict MODULE.ATTR makes a dict's lookups and inserts scheduling points, and "
+    "--point MODULE.FUNC a function's entry (docs/live.md)";
+
 // The Python stack of thread `name` in a stacks.txt, innermost frames last ('' if absent).
 std::string thread_stack(const std::filesystem::path& stacks, const std::string& name);
 std::string lost_thread(const sched::Finding& f);  // "racelab lost control of NAME: ..." -> NAME

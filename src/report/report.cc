@@ -24,7 +24,8 @@ sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::Fou
   const sched::ScheduleSource source{
       .subject_name = run.scenario.name,
       .subject_hash = run.scenario.hash,
-      .subject_path = run.scenario.path,
+      // Absolute, so that a replay finds it from any directory (docs/schedules.md).
+      .subject_path = absolute_path(run.scenario.path),
       .strategy_name = sched::strategy_name(run.options.strategy.kind),
       .strategy_description = run.result.strategy,
       .seed = run.options.strategy.seed,

@@ -36,7 +36,7 @@ ShrinkSummary shrink_schedule(const std::string& schedule, const std::string& ou
   }
   const sched::ScheduleSource source{.subject_name = s.subject_name,
                                      .subject_hash = s.subject_hash,
-                                     .subject_path = s.subject_path,
+                                     .subject_path = absolute_path(sc.path),
                                      .strategy_name = s.strategy_name,
                                      .strategy_description = s.strategy_description,
                                      .seed = s.seed,

@@ -68,4 +68,30 @@ void ensure_directory(const std::filesystem::path& dir) {
   if (ec) throw InputError(dir.string() + ": cannot create directory: " + ec.message());
 }
 
+void expect_script(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path + ": is a directory, not a script (a Python file to run)");
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path + ": no such script");
+}
+
+std::string recorded_path(const std::string& recorded, const std::string& schedule_path) {
+  namespace fs = std::filesystem;
+  const fs::path p(recorded);
+  std::error_code ec;
+  if (recorded.empty() || p.is_absolute() || fs::exists(p, ec)) return recorded;
+  for (fs::path dir = fs::absolute(schedule_path, ec).parent_path(); !dir.empty();
+       dir = dir.parent_path()) {
+    if (fs::exists(dir / p, ec)) return (dir / p).lexically_normal().string();
+    if (dir == dir.parent_path()) break;
+  }
+  return recorded;
+}
+
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path a = std::filesystem::absolute(path, ec);
+  return ec ? path : a.lexically_normal().string();
+}
+
 }  // namespace racelab

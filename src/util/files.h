@@ -17,4 +17,19 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
 // Creates `dir` (and parents); throws InputError when it exists and is not a directory.
 void ensure_directory(const std::filesystem::path& dir);
 
+// Throws InputError, one line, unless `path` is a Python script to run: "X: is a directory, not a
+// script (a Python file to run)" or "X: no such script".
+void expect_script(const std::string& path);
+
+// A path a schedule file records (its scenario, its script), as a replay finds it: an absolute
+// path as recorded; a relative one (schedules before racelab recorded absolute paths: relative to
+// where racelab ran) from the current directory where it exists there, else from the schedule
+// file's directory or the nearest of its parents that has it, so that `racelab replay` works from
+// any directory. Returned as recorded where none has it (the caller says it is missing). What
+// the file holds is checked by the caller (the scenario's or the job's content hash).
+std::string recorded_path(const std::string& recorded, const std::string& schedule_path);
+
+// `path` made absolute and normal: what a schedule records.
+std::string absolute_path(const std::string& path);
+
 }  // namespace racelab

@@ -230,6 +230,61 @@ TEST_CASE("replay --scenario FIXED: the recorded interleaving against a fix, as 
   fs::remove_all(out);
 }
 
+TEST_CASE(
+    "a schedule cut short before its outcome diverges in its own words; a schedule replays from "
+    "any directory",
+    "[cli2]") {
+  const fs::path out = scratch("cut-schedule");
+  // The user's own copy of a scenario, explored by its relative path from its directory.
+  fs::create_directories(out / "proj" / "sc");
+  std::ofstream(out / "proj" / "sc" / "lazy.toml") << read_text(
+      std::string(std::getenv("RACELAB_SOURCE_DIR")) + "/scenarios/deadlock/lazy-2-drafters.toml");
+  auto e =
+      shell("cd " + (out / "proj").string() + " && " + bin() + " explore sc/lazy.toml --out res");
+  CHECK(e.code == 1);
+  const fs::path schedule = out / "proj" / "res" / "schedules" / "lazy-2-drafters.deadlock.json";
+  REQUIRE(fs::exists(schedule));
+  auto recorded = nlohmann::json::parse(read_text(schedule));
+  CHECK(recorded["subject"]["path"] == (out / "proj" / "sc" / "lazy.toml").string());
+  // From another directory.
+  auto anywhere = shell("cd / && " + std::string(bin()) + " replay " + schedule.string());
+  CHECK(anywhere.code == 1);
+  CHECK(anywhere.out.find("reproduced deadlock in") != std::string::npos);
+  // A schedule of an older racelab, its path relative to where racelab ran: found from the
+  // schedule file's parents.
+  auto old = recorded;
+  old["subject"]["path"] = "sc/lazy.toml";
+  std::ofstream(out / "proj" / "res" / "schedules" / "old.json") << old.dump(1);
+  auto from_old = shell("cd / && " + std::string(bin()) + " replay " +
+                        (out / "proj" / "res" / "schedules" / "old.json").string());
+  CHECK(from_old.code == 1);
+  CHECK(from_old.out.find("reproduced deadlock in") != std::string::npos);
+  // Its trailing steps removed: every step matches, then the execution goes on without the
+  // deadlock. A divergence with its own words, exit 1.
+  auto cut = recorded;
+  cut["steps"] =
+      nlohmann::json(std::vector<nlohmann::json>(cut["steps"].begin(), cut["steps"].begin() + 10));
+  std::ofstream(out / "cut.json") << cut.dump(1);
+  auto c = racelab("replay " + (out / "cut.json").string());
+  INFO(c.out);
+  CHECK(c.code == 1);
+  CHECK(c.out.find("diverged: the schedule ended at step 10 before its recorded deadlock "
+                   "happened") != std::string::npos);
+  CHECK(c.out.find("completed without") == std::string::npos);
+  // A directory where a scenario goes: said so, one line, exit 2.
+  auto dir = racelab("replay " + schedule.string() + " --scenario " + (out / "proj").string());
+  CHECK(dir.code == 2);
+  CHECK(lines(dir.out) == 1);
+  CHECK(dir.out.find((out / "proj").string() + ": is a directory, not a scenario") !=
+        std::string::npos);
+  auto script = racelab("check --no-memory " + (out / "proj").string());
+  CHECK(script.code == 2);
+  CHECK(lines(script.out) == 1);
+  CHECK(script.out.find((out / "proj").string() + ": is a directory, not a script") !=
+        std::string::npos);
+  fs::remove_all(out);
+}
+
 TEST_CASE("evidence kinds never change an exit code on their own", "[cli2]") {
   const fs::path out = scratch("evidence");
   // Exhaustive, and only compile_after_warmup (evidence) found: explore exits 0. One step of

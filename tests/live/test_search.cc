@@ -169,3 +169,54 @@ TEST_CASE("A live replay that diverges is bad input naming the schedule", "[live
     CHECK(std::string(e.what()).find("diverging.json: ") == 0);
   }
 }
+
+TEST_CASE("a replay whose steps all matched but ended before its recorded kind is a divergence",
+          "[search]") {
+  live::SearchOptions a;
+  a.replay = "cut.json";
+  a.executions = 1;
+  a.recorded = {.kind = kinds::kDeadlock, .steps = 2, .hash = "h"};
+  live::Outcome o(live::StopAtFailure(/*expect_deadlock=*/false, /*replaying=*/true));
+  live::Result clean = ended_with({});
+  clean.choices = {0, 1, 0, 1, 1};  // went on past the schedule's 2 steps
+  keep(o.kept, 0, clean);
+  const live::Judgement j = live::judge(a, o);
+  CHECK(j.exit_code == racelab::kExitFound);
+  CHECK(j.schedule_ended.find("diverged: the schedule ended at step 2 before its recorded "
+                              "deadlock happened") == 0);
+  // The whole schedule, its deadlock reproduced: no such divergence.
+  live::Outcome whole(live::StopAtFailure(false, true));
+  live::Result dead = ended_with({kinds::kDeadlock});
+  dead.choices = {0, 1};
+  keep(whole.kept, 0, dead);
+  CHECK(live::judge(a, whole).schedule_ended.empty());
+  CHECK(live::judge(a, whole).exit_code == racelab::kExitFound);
+}
+
+TEST_CASE("a search for a deadlock that did not finish without it is inconclusive, not failed",
+          "[search]") {
+  live::SearchOptions a;
+  a.strategy = "random";
+  a.expect = "deadlock";
+  live::Outcome o(live::StopAtFailure(/*expect_deadlock=*/true, /*replaying=*/false));
+  keep(o.kept, 0, ended_with({}));
+  o.stop = sched::StopReason::kTimeLimit;
+  CHECK(live::judge(a, o).unfinished);
+  CHECK(live::judge(a, o).exit_code == racelab::kExitFound);
+  o.stop = sched::StopReason::kBudget;  // a sampling search that ran all its executions
+  CHECK_FALSE(live::judge(a, o).unfinished);
+  CHECK(live::judge(a, o).exit_code == racelab::kExitFound);
+  a.strategy = "dfs";  // a proving search at its cap did not finish
+  CHECK(live::judge(a, o).unfinished);
+}
+
+TEST_CASE("a replay's divergence names a changed subject as its likely cause", "[search]") {
+  const live::Recorded recorded{.kind = kinds::kDeadlock, .steps = 3, .hash = "aaaa"};
+  CHECK(live::divergence_hint(recorded, sched::kLivePythonSubject, "bbbb") ==
+        "the script, its interposition table or its options changed since recording, content "
+        "hash aaaa now bbbb: that change is the likely cause; record a new schedule");
+  CHECK(live::divergence_hint(recorded, sched::kLiveTorchSubject, "bbbb")
+            .find("the build or the workload changed") == 0);
+  CHECK(live::divergence_hint(recorded, sched::kLivePythonSubject, "aaaa")
+            .find("foreign threads' timing") != std::string::npos);
+}

@@ -325,7 +325,8 @@ std::string g_stacks;  // taken at the last hang
 
 class PythonSubject : public Subject {
  public:
-  PythonSubject(Job job, std::string table) : job_(std::move(job)), table_(std::move(table)) {}
+  PythonSubject(Job job, std::string table, std::string identity)
+      : job_(std::move(job)), table_(std::move(table)), identity_(std::move(identity)) {}
   std::string name() const override { return sched::kLivePythonSubject; }
   std::string content_hash() const override {
     std::string script;
@@ -333,7 +334,7 @@ class PythonSubject : public Subject {
       script = read_file(job_.script);
     } catch (const InputError&) {
     }
-    return fmt::format("{:016x}", std::hash<std::string>{}(script + table_ + job_json(job_)));
+    return fmt::format("{:016x}", std::hash<std::string>{}(script + table_ + identity_));
   }
   void setup(Runtime& rt) override {
     crash_report_next_execution();
@@ -359,6 +360,7 @@ class PythonSubject : public Subject {
  private:
   Job job_;
   std::string table_;
+  std::string identity_;  // job_json of the job as recorded (make_subject's recorded_script)
 };
 
 void check_table(const std::string& text, const std::string& origin) {
@@ -465,11 +467,25 @@ std::string with_flags(const std::string& text, const Job& job) {
   return t.dump();
 }
 
+// The command line's entries as [key, module, attr, the flag as given], so that a problem with
+// one is said in the user's words ("--blocking nosuchmod.func: ...").
+std::string flag_entries(const Job& job) {
+  auto flags = nlohmann::json::array();
+  auto add = [&](const char* key, const char* flag, const std::string& text) {
+    auto [module, attr] = split_dotted(text.substr(0, text.find('=')), flag);
+    flags.push_back({key, module, attr, fmt::format("{} {}", flag, text)});
+  };
+  for (const auto& d : job.dicts) add("dicts", "--dict", d);
+  for (const auto& l : job.locks) add("locks", "--lock", l);
+  for (const auto& p : job.points) add("points", "--point", p);
+  for (const auto& b : job.blocking) add("blocking", "--blocking", b);
+  return flags.dump();
+}
+
 }  // namespace
 
-std::unique_ptr<Subject> make_subject(const Job& job) {
-  if (!std::filesystem::is_regular_file(job.script))
-    throw InputError(fmt::format("{}: no such script", job.script));
+std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorded_script) {
+  expect_script(job.script);
   const std::string base = interposition_table(job.interpose);
   check_table(base, job.interpose);
   std::string table = with_flags(base, job);
@@ -495,7 +511,20 @@ std::unique_ptr<Subject> make_subject(const Job& job) {
                       "--interpose none",
                       job.interpose, missing));
   }
-  return std::make_unique<PythonSubject>(std::move(j), std::move(table));
+  // Every entry, the table's and the command line's, checked before the first execution: a module
+  // that does not import or an attribute it does not have is bad input, one line naming it.
+  {
+    py::gil_scoped_acquire gil;
+    py::object loads = py::module_::import("json").attr("loads");
+    const std::string bad = g_bridge
+                                ->attr("check_entries")(loads(table), loads(flag_entries(job)),
+                                                        j.path, job.script, job.interpose)
+                                .cast<std::string>();
+    if (!bad.empty()) throw InputError(bad);
+  }
+  Job identity = j;  // what the content hash reads: the script as recorded
+  if (!recorded_script.empty()) identity.script = recorded_script;
+  return std::make_unique<PythonSubject>(std::move(j), std::move(table), job_json(identity));
 }
 
 std::uint32_t hash_seed_from_environment() {

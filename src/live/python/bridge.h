@@ -47,8 +47,10 @@ std::string build_description();  // "CPython 3.11.2 (embedded)"
 std::string interposition_table(const std::string& name_or_path);
 
 // Starts the interpreter (once per process) and makes the live subject; InputError for a missing
-// script or a bad table.
-std::unique_ptr<Subject> make_subject(const Job& job);
+// script (or a directory) or a bad table. `recorded_script`: a replay's script as its schedule
+// spells it, where the replay found it elsewhere (util/files.h, recorded_path), so that the
+// subject's content hash is the recording's; "" for job.script.
+std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorded_script = "");
 std::string job_json(const Job& job);
 Job job_from_json(const std::string& text);
 

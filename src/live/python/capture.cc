@@ -64,8 +64,7 @@ std::vector<std::string> finish_alloc_capture(const std::string& ended) {
 }
 
 PlainRun run_plain(const Job& job, double time_limit_s) {
-  if (!std::filesystem::is_regular_file(job.script))
-    throw InputError(fmt::format("{}: no such script", job.script));
+  expect_script(job.script);
   const std::string table = interposition_table(job.interpose);
   start_interpreter(job.hash_seed);
   {

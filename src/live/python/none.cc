@@ -13,7 +13,7 @@ std::string interposition_table(const std::string&) {
       "and rebuild");
 }
 
-std::unique_ptr<Subject> make_subject(const Job&) {
+std::unique_ptr<Subject> make_subject(const Job&, const std::string&) {
   interposition_table("");
   return nullptr;
 }

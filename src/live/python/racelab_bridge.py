@@ -11,14 +11,16 @@ racelab_threads.py, loaded first.
 """
 import functools
 import importlib
+import os
 import runpy
 import sys
 import threading
 
 import _racelab
 import racelab_threads
-from racelab_threads import (_Lock, _ProcessExit, _exception_kinds, _finding_of, _note,
-                             _plain_failures, _plain_finding, _table_locks, _tls, _vclock_offset)
+from racelab_threads import (_Lock, _ProcessExit, _exception_kinds, _exception_text, _finding_of,
+                             _note, _plain_failures, _plain_finding, _table_locks, _tls,
+                             _vclock_offset)
 
 _originals = {}  # (module, attr) -> the original object, kept across executions
 _pending_dicts = []  # table "dicts" entries not wrapped yet in this execution
@@ -201,6 +203,143 @@ def missing_module(table, search_path):
     return ""
 
 
+def _main_names(script):
+    """The names `script` binds at its top level (assignments, imports, functions, classes, and
+    `global` declarations anywhere), or None where it may bind names in ways that cannot be read
+    (a star import, globals(), vars(), setattr, exec), or does not parse."""
+    import ast
+    try:
+        with open(script, "rb") as f:
+            tree = ast.parse(f.read(), script)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return None
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("globals", "vars", "setattr", "exec", "eval"):
+            return None
+
+    class TopLevel(ast.NodeVisitor):
+        def visit_FunctionDef(self, node):  # its body binds its own locals
+            names.add(node.name)
+
+        visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+        def visit_Lambda(self, node):
+            pass
+
+        visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
+
+        def visit_Name(self, node):
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                names.add(node.id)
+
+        def visit_Import(self, node):
+            for a in node.names:
+                names.add(a.asname or a.name.split(".")[0])
+
+        def visit_ImportFrom(self, node):
+            for a in node.names:
+                names.add(a.asname or a.name)
+
+        def visit_ExceptHandler(self, node):
+            if node.name:
+                names.add(node.name)
+            self.generic_visit(node)
+
+    TopLevel().visit(tree)
+    return names
+
+
+def _is_script(module, script):
+    """Whether importing `module` would run the script itself (its own file by another name)."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    origin = getattr(spec, "origin", None) if spec is not None else None
+    return origin is not None and os.path.abspath(origin) == os.path.abspath(script)
+
+
+_entry_nouns = {"locks": "lock", "blocking": "blocking call", "points": "scheduling point",
+                "dicts": "dict", "settings": "setting"}
+
+
+def check_entries(table, flags, search_path, script, table_name):
+    """The first problem of the table's entries (the interposition table's and those the command
+    line added, `flags`: [key, module, attr, the flag as given]), as one line naming the entry, or
+    '' (checked before the first execution): a module that does not import, an attribute it does
+    not have (a dict's: nor binds anywhere in its source), and entries of the script itself
+    (__main__), which does not exist before the script runs: a dict of __main__ given on the
+    command line must be bound at the script's top level (read from its source; a table's serves
+    any script and is wrapped where it exists), and a lock, point or blocking call cannot be
+    interposed there."""
+    for p in reversed(search_path):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    given = {(k, m, a): text for k, m, a, text in flags}
+    main_names = False  # not read yet
+
+    def problem(key, entry, what):
+        where = given.get((key, entry["module"], entry["attr"]))
+        if where is None:
+            where = (f"--interpose {table_name}: {key} entry "
+                     f"{entry['module']}.{entry['attr']}")
+        return f"{where}: {what}"
+
+    def imports(module):
+        try:
+            return importlib.import_module(module), ""
+        except Exception as e:  # noqa: BLE001 - any import failure is the answer
+            return None, f"module {module} does not import ({type(e).__name__}: {e})"
+
+    for key in ("locks", "blocking", "points", "dicts", "settings"):
+        for entry in table.get(key, []):
+            module, attr = entry["module"], entry["attr"]
+            noun = _entry_nouns[key]
+            if module == "__main__":
+                # A table serves many scripts: its __main__ dict (the seed's kernel cache) is
+                # wrapped where a script has it. The command line's names this script's.
+                if key == "dicts" and (key, module, attr) not in given:
+                    continue
+                if key != "dicts":
+                    return problem(key, entry, f"the script's own module (__main__) does not exist "
+                                   f"before the script runs, so a {noun} cannot be interposed "
+                                   f"there; define it in a module the script imports")
+                if main_names is False:
+                    main_names = _main_names(script)
+                if main_names is not None and attr not in main_names:
+                    return problem(key, entry, f"the script ({os.path.basename(script)}) binds "
+                                   f"no {attr} at its top level")
+                continue
+            if _is_script(module, script):
+                continue  # importing it would run the script: it is checked as it runs
+            mod, bad = imports(module)
+            if mod is None:
+                return problem(key, entry, bad)
+            if not hasattr(mod, attr):
+                # A dict is wrapped once it exists: one a function binds later (`global`) is fine.
+                source = getattr(mod, "__file__", None)
+                later = _main_names(source) if key == "dicts" and source else set()
+                if later is not None and attr not in later:
+                    return problem(key, entry, f"module {module} has no attribute {attr}")
+            for alias in entry.get("aliases", []):
+                if imports(alias)[0] is None:
+                    return problem(key, entry, f"alias {imports(alias)[1]}")
+    for fn in table.get("reset", []):
+        module, _, attr = fn.rpartition(".")
+        mod, bad = imports(module)
+        if mod is None or not hasattr(mod, attr):
+            return (f"--interpose {table_name}: reset entry {fn}: "
+                    f"{bad or f'module {module} has no attribute {attr}'}")
+    return ""
+
+
 def _as_main_thread():
     """The script's main runs on a thread racelab made, which threading sees as a _DummyThread,
     a daemon: threads it starts would inherit daemon=True. Like the interpreter's main thread it is
@@ -242,9 +381,12 @@ def run(script, argv, table, search_path):
         if e.code not in (None, 0):
             raise RuntimeError(f"the script exited with status {e.code}") from None
     except Exception as e:
-        found = None if _racelab.stopping() else _finding_of(e)
-        if found is None:
+        if _racelab.stopping():
             raise
+        found = _finding_of(e)
+        if found is None:  # an exception that ends main ends the execution, as a failure
+            _racelab.report("exception", _exception_text(e, "main"), True)
+            return
         _racelab.report(*found)
     # The interpreter's exit begins (os._exit skips it): threading's exit callbacks, with the
     # script's globals alive as __main__'s are until then (a module-level pool is not collected

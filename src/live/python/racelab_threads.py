@@ -343,9 +343,16 @@ class _ProcessExit(BaseException):
 _plain_failures = []  # (kind, message): the exceptions that ended threads of a plain run
 
 
+def _exception_text(exc, thread):
+    """"IndexError in thread c1: list index out of range": an exception that ended a thread, by
+    its own type."""
+    text = str(exc)
+    return f"{type(exc).__name__} in thread {thread}" + (f": {text}" if text else "")
+
+
 def _plain_finding(exc, thread):
     found = _classify(exc) if _exception_kinds else None
-    return found if found else ("exception", f"{type(exc).__name__} in {thread}: {exc}")
+    return found if found else ("exception", _exception_text(exc, thread))
 
 
 def _user_code(filename):
@@ -378,8 +385,8 @@ def patch_threading(before_start):
                 return
             if _tls.finding is not None:  # a classified exception ends this thread only
                 _racelab.report(*_tls.finding)
-            elif _tls.error is not None:
-                raise _tls.error
+            elif _tls.error is not None:  # any other ends the execution, as a failure
+                _racelab.report("exception", _tls.error, True)
         return body
 
     def start(self):
@@ -428,9 +435,8 @@ def patch_threading(before_start):
                 return
             if not _racelab.stopping():
                 _tls.finding = _finding_of(args.exc_value)
-                _tls.error = RuntimeError(
-                    f"{args.exc_type.__name__} in {getattr(args.thread, 'name', 'a thread')}: "
-                    f"{args.exc_value}")
+                _tls.error = _exception_text(args.exc_value,
+                                             getattr(args.thread, "name", "a thread"))
             return
         if not _racelab.active() and not issubclass(args.exc_type, SystemExit):
             _plain_failures.append(_plain_finding(args.exc_value,

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Earned verdicts on users' scripts, through `racelab live python` and `racelab replay`, on
+programs written the way users write them (no torch, `--interpose none`):
+
+- a thread's exception is named by its own type: "IndexError in thread c1: ...";
+- a clean verdict says that Python variables shared without synchronisation are not checked
+  (terminal and report.json), and `--dict` makes such a lost update visible;
+- a table entry that does not resolve (a module that does not import, an attribute that does not
+  exist, an entry of __main__ that cannot be) is one line and exit 2 before any execution: the
+  script never runs and no schedule is written; a table file's entries likewise;
+- a schedule with its trailing steps removed replays as a divergence with its own words, exit 1;
+- a schedule replays from any directory (old schedules' relative paths too), and a divergence on
+  an edited script names the edit as its likely cause;
+- a path that is a directory is said so, one line, exit 2;
+- a search for the deadlock that did not finish without finding it is inconclusive.
+Usage: check_verdicts.py RACELAB SOURCE_DIR
+"""
+import json, os, re, subprocess, sys, tempfile
+
+racelab = os.path.abspath(sys.argv[1])
+
+
+def run(*args, cwd=None):
+    return subprocess.run([racelab, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def live(*args, cwd=None):
+    return run("live", "python", "--interpose", "none", *args, cwd=cwd)
+
+
+def fail(msg, r=None):
+    sys.exit(msg + ("" if r is None else f"\nexit {r.returncode}\n{r.stdout}{r.stderr}"))
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+CONSUMERS = '''import threading
+
+jobs = []
+results = {}
+
+
+def consume(name):
+    job = jobs.pop(0)  # nothing queued for the second consumer
+    results[name] = job * 2
+
+
+def main():
+    threads = [threading.Thread(target=consume, args=(f"c{i}",), name=f"c{i}") for i in range(2)]
+    jobs.append(1)
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+COUNTER = '''import threading
+
+hits = 0
+counts = {"hits": 0}
+
+
+def worker():
+    global hits
+    for _ in range(2):
+        hits = hits + 1
+        counts["hits"] = counts["hits"] + 1
+
+
+threads = [threading.Thread(target=worker) for _ in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert counts["hits"] == 4, f"lost updates: {counts['hits']} of 4"
+'''
+
+# Writes ran.txt beside itself when its top level runs: no execution must run on bad input.
+MARKED = '''import os
+import threading
+
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ran.txt"), "w").close()
+cache = {}
+
+
+def fill():
+    cache["k"] = 1
+
+
+t = threading.Thread(target=fill)
+t.start()
+t.join()
+'''
+
+LOCK_ORDER = '''import threading
+
+weights = threading.Lock()
+optimizer = threading.Lock()
+
+
+def train():
+    with weights:
+        with optimizer:
+            pass
+
+
+def checkpoint():
+    with optimizer:
+        with weights:
+            pass
+
+
+threads = [threading.Thread(target=train, name="train"),
+           threading.Thread(target=checkpoint, name="checkpoint")]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+'''
+
+with tempfile.TemporaryDirectory() as tmp:
+    write(f"{tmp}/consumers.py", CONSUMERS)
+    probe = live(f"{tmp}/consumers.py", "--executions", "1", "--out", f"{tmp}/probe")
+    if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
+        print("SKIPPED: racelab was built without the Python bridge")
+        sys.exit(77)
+
+    # A thread's exception, by its own type.
+    r = probe
+    if r.returncode != 1 or not re.search(r"IndexError in thread c[01]: pop from empty list",
+                                          r.stdout) or "RuntimeError" in r.stdout:
+        fail("a thread's IndexError was not named by its own type", r)
+    report = json.load(open(f"{tmp}/probe/report.json"))
+    if not report["findings"][0]["message"].startswith("IndexError in thread c"):
+        fail(f"report.json words the exception otherwise: {report['findings'][0]}")
+
+    # A clean verdict says what it did not check; --dict makes the lost update visible.
+    write(f"{tmp}/counter.py", COUNTER.replace('assert counts["hits"] == 4',
+                                               'assert hits <= 4'))
+    r = live(f"{tmp}/counter.py", "--strategy", "dfs", "--executions", "1000", "--out",
+             f"{tmp}/clean")
+    needle = "Python variables shared without synchronisation"
+    if r.returncode != 0 or "no deadlock, hang or exception" not in r.stdout or needle not in \
+            r.stdout:
+        fail("a clean verdict did not say that unsynchronised variables are not checked", r)
+    if needle not in json.load(open(f"{tmp}/clean/report.json")).get("not_checked", ""):
+        fail("report.json has no not_checked")
+    write(f"{tmp}/counter.py", COUNTER)
+    r = live(f"{tmp}/counter.py", "--strategy", "dfs", "--executions", "1000", "--out",
+             f"{tmp}/unchecked")
+    if r.returncode != 0:
+        fail("without --dict the lost update should be invisible (the GIL runs each += whole)", r)
+    r = live("--dict", "__main__.counts", f"{tmp}/counter.py", "--strategy", "dfs",
+             "--executions", "1000", "--out", f"{tmp}/dict")
+    if r.returncode != 1 or "AssertionError in thread main: lost updates" not in r.stdout:
+        fail("--dict did not make the lost update on a shared dict visible", r)
+
+    # Table entries checked before the first execution: one line naming the entry, exit 2, the
+    # script never run, no schedule written.
+    os.makedirs(f"{tmp}/marked")
+    write(f"{tmp}/marked/job.py", MARKED)
+    table = f"{tmp}/mine.json"
+    json.dump({"format": "racelab-interpose", "version": 1, "name": "mine",
+               "points": [{"module": "json", "attr": "dumpz", "label": "dump"}]},
+              open(table, "w"))
+    for args, words in [
+            (["--blocking", "nosuchmod.func"],
+             "--blocking nosuchmod.func: module nosuchmod does not import "
+             "(ModuleNotFoundError: No module named 'nosuchmod')"),
+            (["--lock", "threading.nosuch_lock"],
+             "--lock threading.nosuch_lock: module threading has no attribute nosuch_lock"),
+            (["--point", "json.nosuch"], "--point json.nosuch: module json has no attribute"),
+            (["--dict", "__main__.cahce"],
+             "--dict __main__.cahce: the script (job.py) binds no cahce at its top level"),
+            (["--point", "__main__.fill"],
+             "--point __main__.fill: the script's own module (__main__) does not exist before "
+             "the script runs"),
+            (["--interpose", table],
+             f"--interpose {table}: points entry json.dumpz: module json has no attribute dumpz")]:
+        out = f"{tmp}/bad-entry"
+        table_args = args if "--interpose" in args else ["--interpose", "none", *args]
+        r = run("live", "python", *table_args, f"{tmp}/marked/job.py", "--out", out)
+        lines = (r.stdout + r.stderr).strip().splitlines()
+        if r.returncode != 2 or len(lines) != 1 or words not in lines[0]:
+            fail(f"{args}: not one line naming the entry, exit 2", r)
+        if os.path.exists(f"{tmp}/marked/ran.txt") or os.path.exists(out):
+            fail(f"{args}: the script ran or wrote outputs before the entry was refused", r)
+    r = live("--dict", "__main__.cache", f"{tmp}/marked/job.py", "--out", f"{tmp}/good-entry")
+    if r.returncode != 0 or not os.path.exists(f"{tmp}/marked/ran.txt"):
+        fail("a dict the script binds at its top level was refused", r)
+
+    # A lock-order deadlock, recorded; its schedule replays from any directory.
+    os.makedirs(f"{tmp}/proj")
+    write(f"{tmp}/proj/train.py", LOCK_ORDER)
+    r = live("train.py", "--strategy", "random", "--executions", "200", "--expect", "deadlock",
+             "--out", "dl", cwd=f"{tmp}/proj")
+    schedule = f"{tmp}/proj/dl/schedule-deadlock.json"
+    if r.returncode != 0 or not os.path.exists(schedule):
+        fail("the lock-order deadlock was not found", r)
+    recorded = json.load(open(schedule))
+    if not os.path.isabs(recorded["strategy"]["parameters"]["script"]):
+        fail(f"the schedule records a relative script path: {recorded['strategy']}")
+    r = run("replay", schedule, "--out", f"{tmp}/replay-root", cwd="/")
+    if r.returncode != 1 or "deadlock (execution 0" not in r.stdout:
+        fail("a schedule did not replay from another directory", r)
+    # An older schedule's path, relative to where racelab ran (here: the project).
+    old = dict(recorded)
+    old["strategy"] = dict(recorded["strategy"], parameters=dict(
+        recorded["strategy"]["parameters"], script="train.py"))
+    json.dump(old, open(f"{tmp}/proj/dl/old.json", "w"))
+    r = run("replay", f"{tmp}/proj/dl/old.json", "--out", f"{tmp}/replay-old", cwd="/")
+    if r.returncode != 1 or "deadlock (execution 0" not in r.stdout:
+        fail("an old schedule's relative script path was not found from another directory", r)
+
+    # The schedule cut short before its deadlock: a divergence in its own words, exit 1.
+    cut = dict(recorded, steps=recorded["steps"][:2])
+    json.dump(cut, open(f"{tmp}/cut.json", "w"))
+    r = run("replay", f"{tmp}/cut.json", "--out", f"{tmp}/replay-cut")
+    if r.returncode != 1 or "diverged: the schedule ended at step 2 before its recorded " \
+            "deadlock happened" not in r.stdout:
+        fail("a schedule cut short before its deadlock did not diverge in its own words", r)
+
+    # The script edited since recording: the edit, not foreign threads' timing, is the cause.
+    write(f"{tmp}/proj/train.py", LOCK_ORDER.replace(
+        "def train():\n", "def train():\n    with threading.Lock():\n        pass\n"))
+    r = run("replay", schedule, "--out", f"{tmp}/replay-edited")
+    if r.returncode != 2 or "diverged at step" not in r.stderr or \
+            "the script, its interposition table or its options changed since recording" not in \
+            r.stderr or "likely cause" not in r.stderr or "foreign threads" in r.stderr:
+        fail("a divergence on an edited script did not name the edit as its likely cause", r)
+
+    # A directory where a script goes.
+    for args in (["live", "python", "--interpose", "none", tmp],
+                 ["check", "--interpose", "none", tmp]):
+        r = run(*args)
+        lines = (r.stdout + r.stderr).strip().splitlines()
+        if r.returncode != 2 or len(lines) != 1 or \
+                f"{tmp}: is a directory, not a script" not in lines[0]:
+            fail(f"{args}: a directory was not said to be one", r)
+
+    # --expect deadlock: an unfinished search that missed it is inconclusive, a finished one not.
+    r = live(f"{tmp}/marked/job.py", "--strategy", "random", "--executions", "50",
+             "--time-limit", "0.000001", "--expect", "deadlock", "--out", f"{tmp}/unfinished")
+    if r.returncode != 1 or "expectation (deadlock) inconclusive: expected but not found: " \
+            "deadlock, but the random search was cut short by the time limit" not in r.stdout:
+        fail("a search for the deadlock cut short by the time limit was not inconclusive", r)
+    r = live(f"{tmp}/marked/job.py", "--strategy", "random", "--executions", "2", "--expect",
+             "deadlock", "--out", f"{tmp}/finished")
+    if r.returncode != 1 or "expectation (deadlock) does not hold" not in r.stdout:
+        fail("a finished search that missed the deadlock did not say it does not hold", r)
+print("earned verdict checks passed")
