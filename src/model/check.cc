@@ -92,8 +92,16 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
   const auto t0 = std::chrono::steady_clock::now();
   const int code = spawn_and_wait(r.argv, "", r.log);
   r.seconds = seconds_since(t0);
+  // Exit 2 is racelab refusing what every variant shares (the script, the table, a --dict,
+  // --lock, --point or --blocking entry): the check's own bad input, its one line.
+  if (code == 2) {
+    std::string line = last_line(r.log);
+    const std::string prefix = "racelab: error: ";
+    if (line.rfind(prefix, 0) == 0) line.erase(0, prefix.size());
+    throw InputError(line);
+  }
   const nlohmann::json rep = read_live_report(fs::path(out) / "report.json");
-  if (code == 2 || rep.is_null()) {
+  if (rep.is_null()) {
     r.state = RaceVerdict::State::kError;
     r.reason = fmt::format("racelab live python exited {}: {}", code, last_line(r.log));
     return r;

@@ -104,7 +104,8 @@ struct CheckResult {
 std::vector<std::string> split_arguments(const std::string& text);
 
 // Runs the check with the racelab executable `racelab`; `note` hears one line as each step
-// starts (progress for a run that can take minutes). InputError for a missing script.
+// starts (progress for a run that can take minutes). InputError for a missing script, and with
+// the child's one line where racelab live python refused the input (exit 2: a bad table entry).
 CheckResult run_check(const CheckOptions& o, const std::string& racelab,
                       const std::function<void(const std::string&)>& note);
 

@@ -9,6 +9,7 @@
 
 #include "model/expect.h"
 #include "model/pipeline.h"
+#include "racelab/version.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -332,7 +333,21 @@ ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& 
       run.divergence = e.what();
     }
   } else {
-    run.result = sched::run_replay(model, replay, request.schedule_path);
+    try {
+      run.result = std::move(*sched::run_execution(model, replay, 0));
+    } catch (const sched::ReplayDivergence& e) {
+      // The scenario is as recorded (its hash matched), so the likely cause is racelab's model.
+      throw InputError(fmt::format(
+          "{}: {} ({})", request.schedule_path, e.what(),
+          schedule.racelab_version != kVersion
+              ? fmt::format("the scenario is as recorded; the schedule was recorded by racelab {} "
+                            "and this is {}, whose model may differ: record it again with "
+                            "racelab explore {}",
+                            schedule.racelab_version, kVersion, run.scenario.path)
+              : std::string("the scenario and racelab are as recorded: the schedule's steps "
+                            "were edited, or racelab's replay is not deterministic, a bug to "
+                            "report with the schedule")));
+    }
   }
   if (replay.diverged()) {
     run.diverged_at = replay.diverged_at();

@@ -271,6 +271,21 @@ TEST_CASE(
   CHECK(c.out.find("diverged: the schedule ended at step 10 before its recorded deadlock "
                    "happened") != std::string::npos);
   CHECK(c.out.find("completed without") == std::string::npos);
+  // A step edited: the divergence names what can have caused it, the scenario being as recorded.
+  auto edited = recorded;
+  edited["steps"][5][0] = "no such thread";
+  std::ofstream(out / "edited.json") << edited.dump(1);
+  auto ed = racelab("replay " + (out / "edited.json").string());
+  CHECK(ed.code == 2);
+  CHECK(lines(ed.out) == 1);
+  CHECK(ed.out.find("diverged at step 5: expected no such thread: ") != std::string::npos);
+  CHECK(ed.out.find("the scenario and racelab are as recorded: the schedule's steps were edited") !=
+        std::string::npos);
+  edited["racelab_version"] = "0.0.1";
+  std::ofstream(out / "older.json") << edited.dump(1);
+  auto older = racelab("replay " + (out / "older.json").string());
+  CHECK(older.code == 2);
+  CHECK(older.out.find("recorded by racelab 0.0.1 and this is ") != std::string::npos);
   // A directory where a scenario goes: said so, one line, exit 2.
   auto dir = racelab("replay " + schedule.string() + " --scenario " + (out / "proj").string());
   CHECK(dir.code == 2);

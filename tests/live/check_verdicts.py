@@ -192,6 +192,14 @@ with tempfile.TemporaryDirectory() as tmp:
             fail(f"{args}: not one line naming the entry, exit 2", r)
         if os.path.exists(f"{tmp}/marked/ran.txt") or os.path.exists(out):
             fail(f"{args}: the script ran or wrote outputs before the entry was refused", r)
+    # racelab check refuses the same entries, its one line the child's.
+    r = run("check", "--interpose", "none", "--blocking", "nosuchmod.func", "--no-memory",
+            f"{tmp}/marked/job.py", "--out", f"{tmp}/bad-check")
+    if r.returncode != 2 or "racelab: error: --blocking nosuchmod.func: module nosuchmod does " \
+            "not import" not in r.stderr.strip().splitlines()[-1]:
+        fail("racelab check did not refuse a bad --blocking entry, exit 2", r)
+    if os.path.exists(f"{tmp}/marked/ran.txt"):
+        fail("racelab check ran the script before refusing the entry", r)
     r = live("--dict", "__main__.cache", f"{tmp}/marked/job.py", "--out", f"{tmp}/good-entry")
     if r.returncode != 0 or not os.path.exists(f"{tmp}/marked/ran.txt"):
         fail("a dict the script binds at its top level was refused", r)
