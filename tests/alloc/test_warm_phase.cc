@@ -83,7 +83,8 @@ struct FakeDevice {
     allocated -= static_cast<std::int64_t>(size);
   }
   // An optimizer step ends the iteration (the capture's boundary).
-  void end_row(const std::vector<Step>& steps) {
+  std::optional<std::int64_t> warmup_length;  // the fixtures' "warmup": {"L"}
+  void end_row(const std::vector<Step>& steps, std::optional<std::int64_t> length = {}) {
     nlohmann::json s = nlohmann::json::array();
     for (const Step& x : steps)
       s.push_back({{"optimizer", x.optimizer},
@@ -99,6 +100,7 @@ struct FakeDevice {
                     {"segments", segments},
                     {"device_allocs", segments},
                     {"steps", s}});
+    if (length) rows.back()["L"] = *length;
     row_start = ++t;
   }
   StabilityReport report(const std::string& name, int version = 2,
@@ -107,6 +109,7 @@ struct FakeDevice {
     std::filesystem::create_directories(dir);
     const auto path = dir / ("stats_" + name + ".json");
     nlohmann::json j = {{"format", "racelab-alloc-stats"}, {"version", version}, {"rows", rows}};
+    if (warmup_length) j["warmup"] = {{"L", *warmup_length}};
     racelab::write_file_atomic(path, j.dump());
     const Boundaries b = boundaries_from_stats(trace, path);
     std::filesystem::remove(path);
@@ -347,4 +350,27 @@ TEST_CASE("report: the H200 fixtures: chunked grows late from fragmentation, the
   CHECK(chunked.growth.back().label == "13");
   CHECK(chunked.growth.back().reason ==
         "length 2048, no longer than the 4096 served before: fragmentation");
+}
+
+TEST_CASE("report: growth after the warm phase says whether the length was new", "[warm]") {
+  // A single-thread loop over lengths (the fixtures' "L"), warmed up at 2048: a longer batch that
+  // needs a bigger activation is a new length; a shorter one that still allocates (here a 20 MiB
+  // request the cached 14 and 18 MiB blocks cannot hold) is fragmentation.
+  FakeDevice d;
+  d.warmup_length = 2048;
+  d.alloc(12);
+  d.free(d.alloc(14), 14);
+  d.end_row({step(0, "main", 0, true)}, 1024);
+  const std::int64_t lengths[] = {2048, 1024, 4096, 1536, 1024, 1024};
+  const std::uint64_t sizes[] = {14, 14, 18, 20, 14, 14};
+  for (int k = 0; k < 6; ++k) {
+    d.free(d.alloc(sizes[k]), sizes[k]);
+    d.end_row({step(0, "main", 0, false)}, lengths[k]);
+  }
+  const StabilityReport r = d.report("lengths");
+  CHECK_FALSE(r.stable);
+  CHECK(r.growth_at == std::vector<std::string>{"3", "4"});
+  REQUIRE(r.growth.size() == 3);
+  CHECK(r.growth[1].reason == "a new length 4096, longer than the 2048 served before");
+  CHECK(r.growth[2].reason == "length 1536, no longer than the 4096 served before: fragmentation");
 }
