@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "command.h"
 #include "report/check_html.h"
+#include "report/live_report.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -35,6 +37,11 @@ int check_command(const model::CheckOptions& o) {
                      v.passed() ? Colour::kGreen : Colour::kRed),
                fmt::format("{:<40}", races), model::memory_summary(v.memory));
   }
+  // What a clean race verdict does not cover (each variant's races/report.json: not_checked).
+  if (std::any_of(r.variants.begin(), r.variants.end(), [](const model::VariantResult& v) {
+        return v.races.state == model::RaceVerdict::State::kClean;
+      }))
+    fmt::print("compile races: {}\n", report::kPythonNotChecked);
   for (const auto& v : r.variants) {
     if (v.races.state == model::RaceVerdict::State::kClean) continue;
     fmt::print("\n{}: {}\n", v.name, paint(model::race_summary(v.races), Colour::kRed));

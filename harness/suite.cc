@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "report/cli.h"
+#include "report/live_report.h"
 #include "report/report.h"
 #include "report/suite_run.h"
 #include "util/errors.h"
@@ -57,6 +58,9 @@ void print_live_case(const model::LiveCaseRun& lr) {
              lr.seconds);
   if (!lr.memory.empty()) fmt::print("     {:<34} memory: {}\n", "", lr.memory_summary);
   if (!lr.reason.empty()) fmt::print("     {}\n", lr.reason);
+  // A clean live verdict says what it does not cover (its report.json: not_checked).
+  if (lr.verdict == model::LiveVerdict::kPass && lr.scenario.must.empty())
+    fmt::print("     {}\n", report::kPythonNotChecked);
 }
 
 int run_suite(SuiteArgs a) {

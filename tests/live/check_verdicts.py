@@ -152,6 +152,10 @@ with tempfile.TemporaryDirectory() as tmp:
         fail("a clean verdict did not say that unsynchronised variables are not checked", r)
     if needle not in json.load(open(f"{tmp}/clean/report.json")).get("not_checked", ""):
         fail("report.json has no not_checked")
+    r = run("check", "--interpose", "none", "--no-memory", "--executions", "3",
+            f"{tmp}/counter.py", "--out", f"{tmp}/check-clean")
+    if r.returncode != 0 or f"compile races: {needle}" not in r.stdout:
+        fail("racelab check's clean race verdict did not say what it does not check", r)
     write(f"{tmp}/counter.py", COUNTER)
     r = live(f"{tmp}/counter.py", "--strategy", "dfs", "--executions", "1000", "--out",
              f"{tmp}/unchecked")
