@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "alloc/report.h"
+#include "alloc/runs.h"
 #include "alloc/warm_phase.h"
 #include "alloc_data.h"
 #include "catch.h"
@@ -16,6 +17,7 @@
 
 using namespace racelab::alloc;
 using racelab::alloc::testing::fixtures_dir;
+using racelab::alloc::testing::traces_dir;
 
 namespace {
 
@@ -373,4 +375,42 @@ TEST_CASE("report: growth after the warm phase says whether the length was new",
   REQUIRE(r.growth.size() == 3);
   CHECK(r.growth[1].reason == "a new length 4096, longer than the 2048 served before");
   CHECK(r.growth[2].reason == "length 1536, no longer than the 4096 served before: fragmentation");
+}
+
+TEST_CASE("report: every H200 chunked trace grows late (iteration 13); flex and fused settle",
+          "[warm]") {
+  // Recorded under other allocator settings (tools/alloc-capture/capture-all.sh); without the
+  // capture's steps the warm phase is assumed to be iteration 0, as the fixtures' README says.
+  auto report = [](const std::filesystem::path& p) {
+    const TraceReports got = analyse_traces({p.string()}, {}, -1, ReportSettings{}, {});
+    REQUIRE(got.reports.size() == 1);
+    return got.reports[0];
+  };
+  for (const auto& p : {fixtures_dir() / "snap_sdpa_chunked_1.pickle",
+                        traces_dir() / "snap_sdpa_chunked_es_1.pickle",
+                        traces_dir() / "snap_sdpa_chunked_gc06_1.pickle",
+                        traces_dir() / "snap_sdpa_chunked_ms64r4_1.pickle",
+                        traces_dir() / "snap_sdpa_chunked_rbrackets_1.pickle"}) {
+    INFO(p.string());
+    const StabilityReport r = report(p);
+    CHECK(r.measured);
+    CHECK_FALSE(r.stable);
+    REQUIRE_FALSE(r.growth_at.empty());
+    CHECK(r.growth_at.back() == "13");
+    CHECK(r.verdict.find("13: length 2048, no longer than the 4096 served before: fragmentation") !=
+          std::string::npos);
+  }
+  for (const auto& p :
+       {fixtures_dir() / "snap_flex_padded_1.pickle", fixtures_dir() / "snap_sdpa_fused_1.pickle",
+        traces_dir() / "snap_flex_padded_es_1.pickle",
+        traces_dir() / "snap_flex_padded_gc06_1.pickle",
+        traces_dir() / "snap_flex_padded_ms64r4_1.pickle",
+        traces_dir() / "snap_sdpa_fused_gc06_1.pickle",
+        traces_dir() / "snap_sdpa_fused_ms64r4_1.pickle"}) {
+    INFO(p.string());
+    const StabilityReport r = report(p);
+    CHECK(r.stable);
+    CHECK(r.after_warm == 149);
+    CHECK(r.verdict.find("after the warm phase (assumed: iteration 0)") != std::string::npos);
+  }
 }
