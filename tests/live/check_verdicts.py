@@ -186,6 +186,8 @@ with tempfile.TemporaryDirectory() as tmp:
             (["--point", "__main__.fill"],
              "--point __main__.fill: the script's own module (__main__) does not exist before "
              "the script runs"),
+            (["--lock", "__main__.guard"],
+             "--lock __main__.guard: the script's own locks are racelab's already"),
             (["--interpose", table],
              f"--interpose {table}: points entry json.dumpz: module json has no attribute dumpz")]:
         out = f"{tmp}/bad-entry"

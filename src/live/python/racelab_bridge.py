@@ -307,6 +307,10 @@ def check_entries(table, flags, search_path, script, table_name):
                 # wrapped where a script has it. The command line's names this script's.
                 if key == "dicts" and (key, module, attr) not in given:
                     continue
+                if key == "locks":
+                    return problem(key, entry, "the script's own locks are racelab's already "
+                                   "(every threading.Lock and RLock its code makes); --lock is "
+                                   "for a lock of a module the script imports")
                 if key != "dicts":
                     return problem(key, entry, f"the script's own module (__main__) does not exist "
                                    f"before the script runs, so a {noun} cannot be interposed "
