@@ -39,6 +39,7 @@ int run_plain_python(const LiveArgs& a) {
   if (a.script.empty()) throw InputError("live python --uncontrolled: a script is required");
   if (!a.replay.empty() || !a.follow.empty())
     throw InputError("live python --uncontrolled runs the script as it is: no --replay, --follow");
+  expect_script(a.script);  // before the banner: bad input is one line
   lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
   job.hash_seed = lp::hash_seed_from_environment();
   if (!a.alloc.empty()) lp::start_alloc_capture(job, a.alloc, capture_name(a.script));

@@ -252,6 +252,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # A directory where a script goes.
     for args in (["live", "python", "--interpose", "none", tmp],
+                 ["live", "python", "--uncontrolled", "--interpose", "none", tmp],
                  ["check", "--interpose", "none", tmp]):
         r = run(*args)
         lines = (r.stdout + r.stderr).strip().splitlines()
