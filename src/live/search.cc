@@ -176,7 +176,9 @@ Judgement judge(const SearchOptions& a, const Outcome& o) {
     const bool unproven =
         sched::expectation_verdict(facts) == sched::ExpectationVerdict::kInconclusive;
     j.cut_short = unproven && a.expect == "clean";
-    j.unfinished = unproven && a.expect == "deadlock";
+    // (Not where the search ended at another failure that ends the process, a hang: that is
+    // the program's failure, said as such.)
+    j.unfinished = unproven && a.expect == "deadlock" && !o.kept.stopped_at_failure;
   }
   // A replay whose steps all matched, that went past the last one without its recorded kind.
   const Result* replayed = o.kept.failure ? &*o.kept.failure : nullptr;
