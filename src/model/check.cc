@@ -107,6 +107,8 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
     return r;
   }
   r.executions = rep.value("executions", std::uint64_t{0});
+  r.budget = o.executions;
+  r.stopped_by = rep.value("stopped_by", "");
   if (rep.contains("kinds_seen") && rep["kinds_seen"].is_object())
     for (const auto& [k, n] : rep["kinds_seen"].items()) r.kinds[k] = n.get<std::uint64_t>();
   const auto& findings = rep.value("findings", nlohmann::json::array());
@@ -376,6 +378,9 @@ const char* memory_state_name(MemoryVerdict::State s) {
 std::string race_summary(const RaceVerdict& r) {
   switch (r.state) {
     case RaceVerdict::State::kClean:
+      if (r.stopped_by == "time_limit" || r.stopped_by == "interrupted")
+        return fmt::format("none in {} of {} executions (stopped by {})", r.executions, r.budget,
+                           r.stopped_by == "time_limit" ? "the time limit" : "an interrupt");
       return fmt::format("none in {} executions", r.executions);
     case RaceVerdict::State::kFound:
       return fmt::format("{} at execution {}", r.kind.empty() ? "failure" : r.kind, r.execution);
@@ -427,6 +432,7 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
     nlohmann::ordered_json races{{"verdict", race_state_name(v.races.state)},
                                  {"summary", race_summary(v.races)},
                                  {"executions", v.races.executions},
+                                 {"stopped_by", v.races.stopped_by},
                                  {"kinds_seen", v.races.kinds},
                                  {"kind", v.races.kind},
                                  {"message", v.races.message},

@@ -45,6 +45,10 @@ struct RaceVerdict {
   enum class State { kClean, kFound, kInconclusive, kError };
   State state = State::kClean;
   std::uint64_t executions = 0;
+  std::uint64_t budget = 0;  // the executions it was given (--executions)
+  // How the search stopped (report.json's stopped_by): a clean search the time limit or an
+  // interrupt stopped before its budget says so (a sample's absence, of fewer executions).
+  std::string stopped_by;
   std::map<std::string, std::uint64_t> kinds;  // kind -> executions that saw it
   std::string kind, message;                   // the failure found (kFound, kInconclusive)
   std::uint64_t execution = 0;                 // ... in this execution

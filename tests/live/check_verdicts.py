@@ -156,6 +156,12 @@ with tempfile.TemporaryDirectory() as tmp:
             f"{tmp}/counter.py", "--out", f"{tmp}/check-clean")
     if r.returncode != 0 or f"compile races: {needle}" not in r.stdout:
         fail("racelab check's clean race verdict did not say what it does not check", r)
+    # A clean race search the time limit stopped says how much of its budget it ran.
+    r = run("check", "--interpose", "none", "--no-memory", "--executions", "1000000",
+            "--time-limit", "0.3", f"{tmp}/counter.py", "--out", f"{tmp}/check-limited")
+    if r.returncode != 0 or not re.search(r"none in \d+ of 1000000 executions \(stopped by the "
+                                          r"time limit\)", r.stdout):
+        fail("racelab check did not say that the time limit stopped its race search", r)
     write(f"{tmp}/counter.py", COUNTER)
     r = live(f"{tmp}/counter.py", "--strategy", "dfs", "--executions", "1000", "--out",
              f"{tmp}/unchecked")
