@@ -12,7 +12,8 @@ programs written the way users write them (no torch, `--interpose none`):
 - a schedule replays from any directory (old schedules' relative paths too), and a divergence on
   an edited script names the edit as its likely cause;
 - a path that is a directory is said so, one line, exit 2;
-- a search for the deadlock that did not finish without finding it is inconclusive.
+- a search for the deadlock that did not finish without finding it is inconclusive (live python,
+  a suite's live case), and racelab check says when the time limit stopped its race search.
 Usage: check_verdicts.py RACELAB SOURCE_DIR
 """
 import json, os, re, subprocess, sys, tempfile
@@ -238,6 +239,22 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("replay", f"{tmp}/proj/dl/old.json", "--out", f"{tmp}/replay-old", cwd="/")
     if r.returncode != 1 or "deadlock (execution 0" not in r.stdout:
         fail("an old schedule's relative script path was not found from another directory", r)
+
+    # A live case whose dfs search its execution cap cut short before the deadlock it must find:
+    # INCONCLUSIVE in the suite, its summary and JUnit, never FAIL.
+    write(f"{tmp}/proj/capped.toml", 'name = "capped"\n[live]\nscript = "train.py"\n'
+          'interpose = "none"\nstrategy = "dfs"\nexecutions = 1\n'
+          '[expect]\nmust = ["deadlock"]\n')
+    r = run("suite", f"{tmp}/proj/capped.toml", "--out", f"{tmp}/suite",
+            "--junit", f"{tmp}/suite.xml")
+    summary = json.load(open(f"{tmp}/suite/summary.json")) if os.path.exists(
+        f"{tmp}/suite/summary.json") else {}
+    entry = (summary.get("scenarios") or [{}])[0]
+    if r.returncode != 1 or "INCONCLUSIVE capped" not in r.stdout or \
+            entry.get("verdict") != "inconclusive" or "expected but not found: deadlock, but the " \
+            "dfs search was cut short by the execution cap" not in entry.get("verdict_reason", "") \
+            or 'type="inconclusive"' not in open(f"{tmp}/suite.xml").read():
+        fail("a live case whose capped dfs search missed its must kind was not inconclusive", r)
 
     # The schedule cut short before its deadlock: a divergence in its own words, exit 1.
     cut = dict(recorded, steps=recorded["steps"][:2])
