@@ -189,9 +189,11 @@ namespace {
 
 // Why a window outside the warm phase allocated: a length longer than any served before (a
 // larger working set) or not (fragmentation: the cache held enough bytes, not in one piece).
-// Without lengths, the most allocated in the window against the most in any before it.
+// Without lengths, the most allocated in the window against the most in any before it; with
+// several drafters a larger working set may also be their peaks meeting for the first time (on
+// the H200, docs/results/warm-phase-h200: the third round of two lock-step drafters).
 std::string growth_reason(const Row& row, const Window& w, std::optional<std::int64_t> served,
-                          std::uint64_t peak_before) {
+                          std::uint64_t peak_before, std::size_t drafters) {
   if (w.length) {
     if (!served) return fmt::format("length {}, the first served", *w.length);
     if (*w.length > *served)
@@ -201,8 +203,12 @@ std::string growth_reason(const Row& row, const Window& w, std::optional<std::in
   }
   if (row.peak_allocated > peak_before)
     return fmt::format(
-        "a larger working set: {} MiB allocated at its peak, above the {} MiB before",
-        mib(row.peak_allocated), mib(peak_before));
+        "a larger working set: {} MiB allocated at its peak, above the {} MiB before{}",
+        mib(row.peak_allocated), mib(peak_before),
+        drafters > 1
+            ? fmt::format(" (a new shape, or the {} drafters' peaks meeting for the first time)",
+                          drafters)
+            : std::string());
   return fmt::format("{} MiB allocated at its peak, no more than the {} MiB before: fragmentation",
                      mib(row.peak_allocated), mib(peak_before));
 }
@@ -239,7 +245,7 @@ void judge(StabilityReport& rep, const Boundaries& b, std::optional<std::size_t>
     if (row.device_allocs_in > 0) {
       Growth g{row.label, k < warm, ""};
       g.reason = g.warm ? (k < rep.warm.reasons.size() ? rep.warm.reasons[k] : std::string())
-                        : growth_reason(row, w, served, peak_before);
+                        : growth_reason(row, w, served, peak_before, rep.warm.drafters);
       if (g.warm)
         warm_why.push_back(fmt::format("{}: {}", g.label, g.reason));
       else {

@@ -1,6 +1,7 @@
 // The warm phase and the stability verdict built on it (alloc/warm_phase.h): growth while each
 // optimizer takes its first step and while the drafters first run at once is expected; growth
 // after it is not stable, with why; too short a run is not measured.
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -262,7 +263,8 @@ TEST_CASE("report: growth after the warm phase is not stable, however flat the r
   CHECK(r.verdict ==
         "not stable: device allocations at iteration 10 after the warm phase (iterations 0-5); 5 "
         "-> 9 segments, reserved 70 -> 146 MiB; 10: a larger working set: 118 MiB allocated at "
-        "its peak, above the 116 MiB before; grew in the warm phase at 0: first step of "
+        "its peak, above the 116 MiB before (a new shape, or the 2 drafters' peaks meeting for "
+        "the first time); grew in the warm phase at 0: first step of "
         "optimizer 0 (AdamW, thread MainThread); 1: first step of optimizer 1 (AdamW, thread "
         "MainThread); 2: the 2 drafters' first steps");
   CHECK(std::string(stability_name(r)) == "unstable");
@@ -413,4 +415,38 @@ TEST_CASE("report: every H200 chunked trace grows late (iteration 13); flex and 
     CHECK(r.after_warm == 149);
     CHECK(r.verdict.find("after the warm phase (assumed: iteration 0)") != std::string::npos);
   }
+}
+
+TEST_CASE("warm phase: the H200 captures of train_queue_torch.py (docs/results/warm-phase-h200)",
+          "[warm]") {
+  // racelab live python --uncontrolled --alloc on torch 2.11: main's warmup optimizer, then two
+  // queue-fed drafters with optimizers of their own.
+  const char* src = std::getenv("RACELAB_SOURCE_DIR");
+  REQUIRE(src != nullptr);
+  auto phase = [&](const std::string& run) {
+    const auto path =
+        std::filesystem::path(src) / "docs/results/warm-phase-h200" / (run + ".stats.json");
+    const auto j = nlohmann::json::parse(racelab::read_file(path));
+    std::vector<std::vector<Step>> rows;
+    for (const auto& row : j["rows"]) {
+      rows.emplace_back();
+      for (const auto& s : row["steps"])
+        rows.back().push_back(
+            {s["optimizer"], s["class"], s["thread"], s["thread_number"], s["first"]});
+    }
+    return find_warm_phase(rows, labels(rows.size()), "iteration", "", std::nullopt);
+  };
+  // flex padded: both drafters step in lock-step from iteration 1.
+  const WarmPhase flex = phase("flex_compiled-48");
+  CHECK(flex.rows == 5);
+  CHECK(flex.drafters == 2);
+  CHECK(flex.reasons[0] == "first step of optimizer 0 (AdamW, thread main)");
+  // chunked: drafter 0.0 took two steps before drafter 0.1's first (iteration 3).
+  const WarmPhase chunked = phase("sdpa_chunked-48");
+  CHECK(chunked.rows == 8);
+  CHECK(chunked.reasons[2] == "the 2 drafters' first steps");
+  // Two batches: each drafter's optimizer stepped once; nobody took a training step.
+  const WarmPhase two = phase("flex_compiled-2");
+  CHECK(two.rows == 3);
+  CHECK(two.drafters == 0);
 }
