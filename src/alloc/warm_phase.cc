@@ -119,7 +119,7 @@ WarmPhase find_warm_phase(const std::vector<std::vector<Step>>& row_steps,
       if (all == 1)
         reasons[k] = fmt::format("the drafter's first step (thread {})", drafters.front()->name);
       else if (k <= last_start)
-        reasons[k] = fmt::format("the {} drafters' first steps", all);
+        reasons[k] = fmt::format("the {} drafters starting", all);
       else
         reasons[k] = fmt::format("the first step with all {} drafters running", all);
     }

@@ -164,7 +164,7 @@ TEST_CASE("warm phase: a main-thread warmup of two drafters, then both drafters 
   REQUIRE(w.reasons.size() == 6);
   CHECK(w.reasons[0] == "first step of optimizer 0 (AdamW, thread MainThread)");
   CHECK(w.reasons[1] == "first step of optimizer 1 (AdamW, thread MainThread)");
-  CHECK(w.reasons[2] == "the 2 drafters' first steps");
+  CHECK(w.reasons[2] == "the 2 drafters starting");
   CHECK(w.reasons[5] == "the first step with all 2 drafters running");
 }
 
@@ -246,12 +246,12 @@ TEST_CASE("report: the two-drafter pipeline is stable from the first step with b
   CHECK(r.growth_at.empty());
   REQUIRE(r.growth.size() == 3);
   CHECK(r.growth[1].reason == "first step of optimizer 1 (AdamW, thread MainThread)");
-  CHECK(r.growth[2].reason == "the 2 drafters' first steps");
+  CHECK(r.growth[2].reason == "the 2 drafters starting");
   CHECK(r.verdict ==
         "stable from iteration 2: no device allocation in the 8 iterations after the warm phase "
         "(iterations 0-5); 8 segments, reserved 116 MiB; grew in the warm phase at 0: first step "
         "of optimizer 0 (AdamW, thread MainThread); 1: first step of optimizer 1 (AdamW, thread "
-        "MainThread); 2: the 2 drafters' first steps");
+        "MainThread); 2: the 2 drafters starting");
   CHECK(std::string(stability_name(r)) == "stable");
 }
 
@@ -266,7 +266,7 @@ TEST_CASE("report: growth after the warm phase is not stable, however flat the r
         "its peak, above the 116 MiB before (a new shape, or the 2 drafters' peaks meeting for "
         "the first time); grew in the warm phase at 0: first step of "
         "optimizer 0 (AdamW, thread MainThread); 1: first step of optimizer 1 (AdamW, thread "
-        "MainThread); 2: the 2 drafters' first steps");
+        "MainThread); 2: the 2 drafters starting");
   CHECK(std::string(stability_name(r)) == "unstable");
 }
 
@@ -444,7 +444,7 @@ TEST_CASE("warm phase: the H200 captures of train_queue_torch.py (docs/results/w
   // chunked: drafter 0.0 took two steps before drafter 0.1's first (iteration 3).
   const WarmPhase chunked = phase("sdpa_chunked-48");
   CHECK(chunked.rows == 8);
-  CHECK(chunked.reasons[2] == "the 2 drafters' first steps");
+  CHECK(chunked.reasons[2] == "the 2 drafters starting");
   // Two batches: each drafter's optimizer stepped once; nobody took a training step.
   const WarmPhase two = phase("flex_compiled-2");
   CHECK(two.rows == 3);
