@@ -17,9 +17,10 @@ racelab=build/gpu/harness/racelab
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   python3 -c 'import torch, sys; print(torch.__version__, sys.version)'; } > "$out/machine.txt" 2>&1
 work=$(mktemp -d)
-for v in "flex_compiled 48" "sdpa_chunked 48" "flex_compiled 2"; do
-  read -r attention batches <<< "$v"
-  name=$attention-$batches
+# RUNS="flex_compiled:48:a flex_compiled:48:b" repeats a run (attention:batches[:tag]).
+for v in ${RUNS:-flex_compiled:48 sdpa_chunked:48 flex_compiled:2}; do
+  IFS=: read -r attention batches tag <<< "$v"
+  name=$attention-$batches${tag:+-$tag}
   timeout "${RUN_LIMIT:-150}" "$racelab" live python --uncontrolled --interpose torch-2.11 \
     --alloc "$work/$name/alloc" --out "$work/$name/plain" tools/pipelines/train_queue_torch.py -- \
     --attention "$attention" --warmup sequential --batches "$batches" --max-len 4096 --dim 512 \
