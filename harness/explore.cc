@@ -33,6 +33,7 @@ struct ExploreArgs {
   bool no_shrink = false;
   bool no_symmetry = false;
   bool stateless = false;
+  bool source_sets = false;
   std::string backend = "coroutine";
 };
 
@@ -48,9 +49,13 @@ int run_explore(const ExploreArgs& a) {
   if (a.max_preemptions) o.strategy.dpor_max_preemptions = *a.max_preemptions;  // dpor: explicit
   if (a.no_symmetry) o.strategy.dpor_symmetry = false;
   if (a.stateless) o.strategy.dpor_states = false;
-  if ((a.no_symmetry || a.stateless) && o.strategy.kind != sched::StrategyKind::kDpor) {
+  if (a.source_sets) o.strategy.dpor_optimal = false;
+  if ((a.no_symmetry || a.stateless || a.source_sets) &&
+      o.strategy.kind != sched::StrategyKind::kDpor) {
     throw InputError(fmt::format("{}: only for --strategy dpor (this run's strategy is {})",
-                                 a.stateless ? "--stateless" : "--no-symmetry",
+                                 a.stateless     ? "--stateless"
+                                 : a.source_sets ? "--source-sets"
+                                                 : "--no-symmetry",
                                  sched::strategy_info(o.strategy.kind).name));
   }
   o.time_limit_s = a.time_limit;
@@ -131,6 +136,9 @@ void add_explore(CLI::App& app, Runner& run) {
   cmd->add_flag("--stateless", args->stateless,
                 "dpor: keep no cache of explored states, one execution per interleaving class "
                 "(docs/concepts.md, State cache)");
+  cmd->add_flag("--source-sets", args->source_sets,
+                "dpor: source sets instead of wakeup trees (the search before optimal dpor, for "
+                "comparison; docs/concepts.md, Optimal dpor)");
   cmd->add_option("--time-limit", args->time_limit,
                   "stop after this many seconds, keeping results (a dfs search it cuts short is "
                   "inconclusive)")

@@ -250,7 +250,7 @@ bool check_against_brute_force(Subject& subject, std::uint64_t cap = UINT64_MAX)
   auto all = make_dfs(1000);  // no bound: every interleaving
   const Census brute = census(subject, *all, cap);
   if (!all->exhausted() && brute.executions == cap) return false;
-  auto reduced = make_dpor(std::nullopt);
+  auto reduced = make_dpor(std::nullopt, true, false, false);  // source sets
   const Census dpor = census(subject, *reduced);
   INFO(subject.name() << ": " << brute.executions << " interleavings, " << dpor.executions
                       << " dpor executions");

@@ -204,7 +204,7 @@ struct Published {
 // executions are the classes: Classes::classes), and brute force agrees where it is small.
 void check_published(const Published& p) {
   Benchmark program = p.make(p.n);
-  auto stateless = make_dpor(std::nullopt, true, false);
+  auto stateless = make_dpor(std::nullopt, true, false, false);  // source sets
   const Count dpor = run_all(program, *stateless);
   const auto classes = stateless->classes();
   REQUIRE(classes.has_value());

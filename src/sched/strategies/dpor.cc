@@ -105,9 +105,11 @@ class DporStrategy : public SubtreeSearch {
         cut_depth_(depth),
         out_(out) {}
   // One subtree of a split: the prefix's decisions are fixed, the search stays below them.
-  DporStrategy(std::optional<int> max_preemptions, bool symmetry, const Prefix& prefix)
+  DporStrategy(std::optional<int> max_preemptions, bool symmetry, bool optimal,
+               const Prefix& prefix)
       : bound_(max_preemptions),
         use_symmetry_(symmetry && !max_preemptions),
+        optimal_(optimal),
         frozen_(prefix.frames.size()) {
     for (const dpor::Frame& f : prefix.frames) static_cast<dpor::Frame&>(stack_.emplace_back()) = f;
   }
@@ -296,9 +298,12 @@ class DporStrategy : public SubtreeSearch {
     // "symmetry": alike threads of a symmetry group are explored once (its classes are those of
     // the program where they take turns); it changes nothing for a subject with no groups.
     // "states": the state cache (dpor_cache.h), whose digests rename alike threads and parts.
+    // "source sets": the search before optimal dpor (wakeup trees, dpor_wakeup.h), which can run
+    // sleep-set blocked executions; named only when asked for.
     const char* symmetry = use_symmetry_ ? ", symmetry" : states_ ? ", states" : "";
-    return bound_ ? fmt::format("dpor(max_preemptions={}{})", *bound_, symmetry)
-                  : fmt::format("dpor(unbounded{})", symmetry);
+    const char* search = optimal_ ? "" : ", source sets";
+    return bound_ ? fmt::format("dpor(max_preemptions={}{}{})", *bound_, symmetry, search)
+                  : fmt::format("dpor(unbounded{}{})", symmetry, search);
   }
 
  private:
@@ -496,15 +501,17 @@ class DporStrategy : public SubtreeSearch {
 // dpor below a prefix: its classes, with those of the other prefixes, are dpor's classes.
 class DporPrefixSubtree : public Subtree {
  public:
-  DporPrefixSubtree(std::optional<int> bound, bool symmetry, std::shared_ptr<const Prefix> prefix)
-      : bound_(bound), symmetry_(symmetry), prefix_(std::move(prefix)) {}
+  DporPrefixSubtree(std::optional<int> bound, bool symmetry, bool optimal,
+                    std::shared_ptr<const Prefix> prefix)
+      : bound_(bound), symmetry_(symmetry), optimal_(optimal), prefix_(std::move(prefix)) {}
   std::unique_ptr<SubtreeSearch> search() const override {
-    return std::make_unique<DporStrategy>(bound_, symmetry_, *prefix_);
+    return std::make_unique<DporStrategy>(bound_, symmetry_, optimal_, *prefix_);
   }
 
  private:
   std::optional<int> bound_;
   bool symmetry_;
+  bool optimal_;
   std::shared_ptr<const Prefix> prefix_;
 };
 
@@ -524,8 +531,11 @@ constexpr std::size_t kMinSubtrees = 64;
 // sleep-set blocked).
 class DporTop : public TopPart {
  public:
-  DporTop(std::optional<int> bound, bool symmetry, std::size_t depth)
-      : bound_(bound), symmetry_(symmetry), enumerate_(bound, symmetry, depth, &prefixes_) {}
+  DporTop(std::optional<int> bound, bool symmetry, bool optimal, std::size_t depth)
+      : bound_(bound),
+        symmetry_(symmetry),
+        optimal_(optimal),
+        enumerate_(bound, symmetry, depth, &prefixes_) {}
   Strategy& enumerate() override { return enumerate_; }
   // The subtrees add redundant executions where the top part branches on threads a reduced search
   // would not, so the depth depends on the subject alone: every split of one subject explores
@@ -541,26 +551,29 @@ class DporTop : public TopPart {
   Subtrees subtrees() const override {
     Subtrees out;
     for (const auto& p : prefixes_)
-      out.push_back(std::make_shared<DporPrefixSubtree>(bound_, symmetry_, p));
+      out.push_back(std::make_shared<DporPrefixSubtree>(bound_, symmetry_, optimal_, p));
     return out;
   }
 
  private:
   std::optional<int> bound_;
   bool symmetry_;
+  bool optimal_;
   Prefixes prefixes_;
   DporStrategy enumerate_;
 };
 
 class DporSplitter : public Splitter {
  public:
-  DporSplitter(std::optional<int> bound, bool symmetry) : bound_(bound), symmetry_(symmetry) {}
+  DporSplitter(std::optional<int> bound, bool symmetry, bool optimal)
+      : bound_(bound), symmetry_(symmetry), optimal_(optimal) {}
   std::unique_ptr<TopPart> top_part(std::size_t depth) const override {
-    return std::make_unique<DporTop>(bound_, symmetry_, depth);
+    return std::make_unique<DporTop>(bound_, symmetry_, optimal_, depth);
   }
   std::string describe(std::size_t depth, std::size_t subtrees) const override {
     return fmt::format("{}, split at depth {} into {} subtrees",
-                       DporStrategy(bound_, symmetry_).describe(), depth, subtrees);
+                       DporStrategy(bound_, symmetry_, false, optimal_).describe(), depth,
+                       subtrees);
   }
   // A race met below may add an alternative anywhere above it in the subtree: a running subtree
   // has no part that is settled enough to give away. Many small subtrees instead (kSubtrees).
@@ -570,6 +583,7 @@ class DporSplitter : public Splitter {
  private:
   std::optional<int> bound_;
   bool symmetry_;
+  bool optimal_;
 };
 
 }  // namespace
@@ -579,8 +593,9 @@ std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool sym
   return std::make_unique<DporStrategy>(max_preemptions, symmetry, states, optimal);
 }
 
-std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions, bool symmetry) {
-  return std::make_unique<DporSplitter>(max_preemptions, symmetry);
+std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions, bool symmetry,
+                                             bool optimal) {
+  return std::make_unique<DporSplitter>(max_preemptions, symmetry, optimal);
 }
 
 }  // namespace racelab::sched

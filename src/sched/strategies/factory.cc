@@ -18,7 +18,7 @@ std::unique_ptr<Splitter> dfs_splitter(const StrategyParams& p) {
 // through gating depends on their order. A split runs without it, so every split of a search
 // agrees.
 std::unique_ptr<Splitter> dpor_splitter(const StrategyParams& p) {
-  return make_dpor_splitter(p.dpor_max_preemptions, /*symmetry=*/false);
+  return make_dpor_splitter(p.dpor_max_preemptions, /*symmetry=*/false, p.dpor_optimal);
 }
 
 // Order: help texts and errors list the names in it.
@@ -113,7 +113,7 @@ std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
     case StrategyKind::kDfs:
       return make_dfs(p.max_preemptions);
     case StrategyKind::kDpor:
-      return make_dpor(p.dpor_max_preemptions, p.dpor_symmetry, p.dpor_states);
+      return make_dpor(p.dpor_max_preemptions, p.dpor_symmetry, p.dpor_states, p.dpor_optimal);
     case StrategyKind::kPos:
       return make_pos(p.seed);
     case StrategyKind::kSurw:

@@ -74,6 +74,9 @@ struct StrategyParams {
   // dpor_cache.h), which replaces the symmetry reduction by the digest's renaming; off: stateless,
   // one execution per class. One job only: a split dpor is stateless.
   bool dpor_states = true;
+  // dpor: optimal exploration with wakeup trees (dpor_wakeup.h); off: source sets, which can run
+  // sleep-set blocked executions.
+  bool dpor_optimal = true;
 };
 
 std::unique_ptr<Strategy> make_random(std::uint64_t seed);
@@ -94,7 +97,7 @@ std::unique_ptr<Strategy> make_dfs(int max_preemptions);
 // of the states it has explored in full and does not explore them again (dpor_cache.h): every
 // class is explored or reaches such a state; the symmetry reduction is then the digest's.
 std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry = true,
-                                    bool states = false, bool optimal = false);
+                                    bool states = false, bool optimal = true);
 // POS, partial-order sampling (Yuan, Yang, Gu: "Partial Order Aware Concurrency Sampling", CAV
 // 2018): random priorities per pending event, re-drawn for the events that race with each
 // executed one (pos.cc).
@@ -112,7 +115,7 @@ std::unique_ptr<Strategy> make_states();
 // without its symmetry reduction, whatever the params say: factory.cc).
 std::unique_ptr<Splitter> make_dfs_splitter(int max_preemptions);
 std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions,
-                                             bool symmetry = true);
+                                             bool symmetry = true, bool optimal = true);
 // The strategy's Splitter, or nullptr when it splits by execution index.
 std::unique_ptr<Splitter> make_splitter(const StrategyParams& params);
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& params);
