@@ -2,10 +2,11 @@
 // Exit 1 when the recorded finding reproduces and is a failure kind, or when every step matched but
 // the schedule ended before its recorded finding happened (a file cut short), 0 when the execution
 // completes without it (after a fix) or it is evidence, 2 on divergence from the recorded scenario
-// (unless --on-divergence random) or on a file that is not a schedule. With --scenario FIXED.toml of other
-// content it replays the interleaving against the fix as far as it applies (src/model/suite.h).
-// A live schedule replays with the configuration its header records: --scenario, --seed, --trace
-// and --on-divergence, which only a model schedule takes, are refused there (exit 2).
+// (unless --on-divergence random) or on a file that is not a schedule. With --scenario FIXED.toml
+// of other content it replays the interleaving against the fix as far as it applies
+// (src/model/suite.h). A live schedule replays with the configuration its header records:
+// --scenario, --seed, --trace and --on-divergence, which only a model schedule takes, are refused
+// there (exit 2).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
