@@ -30,6 +30,21 @@ void print_replay_warning(const std::string& warning) {
   if (!warning.empty()) fmt::print(stderr, "racelab: warning: {}\n", warning);
 }
 
+// A Python exception's traceback under its finding: the user's frames, most recent last (at most
+// eight; report.json's "stack" has every frame).
+void print_traceback(const std::vector<sched::StackFrame>& stack) {
+  std::vector<const sched::StackFrame*> user;
+  for (const auto& fr : stack)
+    if (fr.user) user.push_back(&fr);
+  if (user.empty()) return;
+  constexpr std::size_t kShown = 8;
+  const std::size_t from = user.size() > kShown ? user.size() - kShown : 0;
+  fmt::print("  traceback (the script's frames, most recent call last):\n");
+  if (from > 0) fmt::print("    ... {} earlier frame(s)\n", from);
+  for (std::size_t i = from; i < user.size(); ++i)
+    fmt::print("    {}:{} in {}\n", user[i]->file, user[i]->line, user[i]->function);
+}
+
 int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
                   const live::JobRun& run) {
   const live::Outcome& o = run.outcome;
@@ -45,6 +60,7 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
       fmt::print("{} (execution {}, {} decisions): {}\n", paint(f.kind, Colour::kRed),
                  kept.failure_execution, kept.failure->choices.size(), f.message);
       for (const auto& d : f.details) fmt::print("  {}\n", d);
+      print_traceback(f.stack);
       if (f.kind == sched::kinds::kLostControl) {
         const std::string stack =
             thread_stack(std::filesystem::path(so.out) / "stacks.txt", lost_thread(f));

@@ -267,8 +267,10 @@ class Runtime final : public sched::ThreadView {
     return *v;
   }
   ThreadId spawn(std::string name, std::function<void()> body, bool daemon = false);
-  // Records a finding; `fatal` ends the execution at the next decision.
-  void report(std::string kind, std::string message, bool fatal = false);
+  // Records a finding; `fatal` ends the execution at the next decision. `stack`: a Python
+  // exception's traceback, outermost first.
+  void report(std::string kind, std::string message, bool fatal = false,
+              std::vector<sched::StackFrame> stack = {});
   // Ends the execution at the next decision without a finding (the program ended itself:
   // os._exit(0) in a Python script).
   void end_execution();

@@ -232,11 +232,13 @@ std::string Runtime::pending_text(ThreadId t) const {
   return impl_->op_text(impl_->agents[impl_->controlled[t]].pending);
 }
 
-void Runtime::report(std::string kind, std::string message, bool fatal) {
+void Runtime::report(std::string kind, std::string message, bool fatal,
+                     std::vector<sched::StackFrame> stack) {
   std::lock_guard lk(impl_->state_mutex);
   sched::Finding f;
   f.kind = std::move(kind);
   f.message = std::move(message);
+  f.stack = std::move(stack);
   f.step = static_cast<std::int64_t>(impl_->decisions);
   impl_->result.findings.push_back(std::move(f));
   if (fatal) impl_->fatal = true;

@@ -117,6 +117,7 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
     r.message = findings[0].value("message", "");
     r.execution = findings[0].value("execution", std::uint64_t{0});
     r.schedule = rep.value("schedule", "");
+    r.stack = findings[0].value("stack", nlohmann::json::array());
   }
   if (code == 3 || rep.value("crashed", false)) {
     r.state = RaceVerdict::State::kInconclusive;
@@ -438,6 +439,7 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
                                  {"message", v.races.message},
                                  {"execution", v.races.execution},
                                  {"schedule", v.races.schedule},
+                                 {"stack", v.races.stack},
                                  {"command", shell_line(v.races.argv)},
                                  {"seconds", v.races.seconds}};
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();

@@ -53,7 +53,9 @@ struct RaceVerdict {
   std::string kind, message;                   // the failure found (kFound, kInconclusive)
   std::uint64_t execution = 0;                 // ... in this execution
   std::string schedule;                        // its schedule file
-  std::string reason;                          // kError: racelab's own line
+  // A Python exception's traceback (the live report's "stack"): {file, line, function, user}.
+  nlohmann::json stack = nlohmann::json::array();
+  std::string reason;  // kError: racelab's own line
   std::vector<std::string> argv;
   std::string log;
   double seconds = 0;

@@ -55,6 +55,16 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
     body += fmt::format("<p class=\"{}\">{}</p>", v.races.state == RS::kClean ? "pass" : "fail",
                         escape(model::race_summary(v.races)));
     if (!v.races.message.empty()) body += fmt::format("<p>{}</p>", escape(v.races.message));
+    if (!v.races.stack.empty()) {
+      // The exception's traceback, most recent call last; the script's own frames in bold.
+      body += "<pre class=\"stack\">";
+      for (const auto& fr : v.races.stack) {
+        const std::string line = fmt::format("{}:{} in {}", fr.value("file", ""),
+                                             fr.value("line", 0), fr.value("function", ""));
+        body += fr.value("user", false) ? "<b>" + escape(line) + "</b>\n" : escape(line) + "\n";
+      }
+      body += "</pre>";
+    }
     if (!v.races.kinds.empty()) {
       std::string kinds;
       for (const auto& [k, n] : v.races.kinds)

@@ -59,6 +59,13 @@ nlohmann::ordered_json finding_json(const sched::Finding& f, const nlohmann::ord
   for (const auto& [key, value] : where.items()) j[key] = value;
   j["details"] = f.details;
   j["cycle"] = f.cycle;
+  // A Python exception's traceback, outermost first; every frame says whether it is the user's.
+  if (!f.stack.empty()) {
+    j["stack"] = nlohmann::ordered_json::array();
+    for (const auto& fr : f.stack)
+      j["stack"].push_back(
+          {{"file", fr.file}, {"line", fr.line}, {"function", fr.function}, {"user", fr.user}});
+  }
   return j;
 }
 

@@ -9,12 +9,23 @@
 
 namespace racelab::sched {
 
+// A frame of a Python exception's traceback: where the exception went through, and whether that
+// is the user's code (not racelab's own modules, the standard library's threading, queue and
+// concurrent.futures, or torch and other installed packages).
+struct StackFrame {
+  std::string file;
+  int line = 0;
+  std::string function;
+  bool user = false;
+};
+
 struct Finding {
   std::string kind;
   std::string message;               // one line
   std::int64_t step = -1;            // the step at which it was detected
   std::vector<std::string> details;  // e.g. every blocked thread and what it waits for
   std::vector<std::string> cycle;    // deadlock: the threads of the wait-for cycle, in order
+  std::vector<StackFrame> stack;     // a Python exception: its traceback, outermost first
 };
 
 }  // namespace racelab::sched

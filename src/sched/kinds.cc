@@ -33,7 +33,8 @@ constexpr std::array<KindInfo, 13> kRegistry{{
      "`CUDA out of memory. Tried to allocate 256.00 GiB. GPU 0 has a total capacity of ...`"},
     {kException, Severity::kFailure, kAnySubject | kByLive, 4,
      "an exception ended a controlled thread",
-     "`<thread> threw: <what>`; a Python thread's: `<Type> in thread <thread>: <what>`"},
+     "`<thread> threw: <what>`; a Python thread's: `<Type> in thread <thread> at <file>:<line> (in "
+     "<function>): <what>`"},
     {kAssertion, Severity::kFailure, kAnySubject | kByLive, 5,
      "an assertion of the subject or a step check failed", "`assertion failed: <what>`"},
     {kLivelock, Severity::kFailure, kAnySubject | kByLive, 6,

@@ -186,7 +186,8 @@ with tempfile.TemporaryDirectory() as tmp:
         fail(f"a sampling search did not say what it sampled and covered: {cov}", r)
     r = live(user, "--interpose", empty, "--executions", "1", "--hang-timeout", "4", "--",
              "--raise", out=f"{tmp}/raise")
-    if r.returncode != 1 or "ValueError in thread worker 1: drafter failed" not in r.stdout:
+    if r.returncode != 1 or \
+            "ValueError in thread worker 1 at user.py:11 (in work): drafter failed" not in r.stdout:
         fail("an exception in a user thread was not reported", r)
 
     # --follow forces the model's deadlock schedule on the live run: the first execution

@@ -2,7 +2,10 @@
 """Earned verdicts on users' scripts, through `racelab live python` and `racelab replay`, on
 programs written the way users write them (no torch, `--interpose none`):
 
-- a thread's exception is named by its own type: "IndexError in thread c1: ...";
+- a thread's exception is named by its own type and its place, the innermost frame of the user's:
+  "IndexError in thread c1 at consumers.py:8 (in consume): ...", with the user's frames of its
+  traceback under it, and every frame in report.json's "stack" (a Thread subclass's run, a
+  ThreadPoolExecutor's work re-raised in main);
 - a clean verdict says that Python variables shared without synchronisation are not checked
   (terminal and report.json), and `--dict` makes such a lost update visible;
 - a table entry that does not resolve (a module that does not import, an attribute that does not
@@ -60,6 +63,37 @@ def main():
 
 if __name__ == "__main__":
     main()
+'''
+
+WORKERS = '''import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+batches = [[1, 2], [3]]
+
+
+def second(batch):
+    return batch[1]  # the last batch has one item
+
+
+class Loader(threading.Thread):
+    def run(self):
+        for b in batches:
+            second(b)
+
+
+def main():
+    if "--pool" in sys.argv:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for _ in pool.map(second, batches):
+                pass
+    else:
+        t = Loader(name="loader")
+        t.start()
+        t.join()
+
+
+main()
 '''
 
 COUNTER = '''import threading
@@ -135,12 +169,40 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # A thread's exception, by its own type.
     r = probe
-    if r.returncode != 1 or not re.search(r"IndexError in thread c[01]: pop from empty list",
+    if r.returncode != 1 or not re.search(r"IndexError in thread c[01] at consumers.py:8 "
+                                          r"\(in consume\): pop from empty list",
                                           r.stdout) or "RuntimeError" in r.stdout:
         fail("a thread's IndexError was not named by its own type", r)
     report = json.load(open(f"{tmp}/probe/report.json"))
     if not report["findings"][0]["message"].startswith("IndexError in thread c"):
         fail(f"report.json words the exception otherwise: {report['findings'][0]}")
+
+    # Its place: the innermost user frame in the line, the user's frames under it (most recent
+    # last), every frame in report.json's stack, the user's marked; a Thread subclass's run and a
+    # pool's work that main's iteration of pool.map re-raises.
+    write(f"{tmp}/workers.py", WORKERS)
+    for args, thread, user_frames in [
+            ([], "loader", [("run", 15), ("second", 9)]),
+            (["--", "--pool"], "main", [("<module>", 29), ("main", 21), ("second", 9)])]:
+        out = f"{tmp}/workers{len(args)}"
+        r = live(f"{tmp}/workers.py", "--executions", "1", "--out", out, *args)
+        line = (f"IndexError in thread {thread} at workers.py:9 (in second): list index out of "
+                "range")
+        shown = [f"workers.py:{n} in {fn}" for fn, n in user_frames]
+        if r.returncode != 1 or line not in r.stdout or \
+                "traceback (the script's frames, most recent call last):" not in r.stdout:
+            fail(f"the exception in thread {thread} does not say where it was raised", r)
+        tail = r.stdout[r.stdout.index(line):].splitlines()[1:]
+        got = [x.strip() for x in tail if x.startswith("    ")][:len(shown)]
+        if [g.rsplit("/", 1)[-1] for g in got] != shown:
+            fail(f"the user's frames under the finding are {got}, not {shown}", r)
+        f = json.load(open(f"{out}/report.json"))["findings"][0]
+        stack = f.get("stack", [])
+        users = [(s["function"], s["line"]) for s in stack if s["user"]]
+        if line not in f["message"] or users != user_frames or \
+                not all(s["file"].endswith("workers.py") for s in stack if s["user"]) or \
+                all(s["user"] for s in stack):
+            fail(f"report.json's stack is not the exception's traceback: {f}")
 
     # A clean verdict says what it did not check; --dict makes the lost update visible.
     write(f"{tmp}/counter.py", COUNTER.replace('assert counts["hits"] == 4',
@@ -170,7 +232,9 @@ with tempfile.TemporaryDirectory() as tmp:
         fail("without --dict the lost update should be invisible (the GIL runs each += whole)", r)
     r = live("--dict", "__main__.counts", f"{tmp}/counter.py", "--strategy", "dfs",
              "--executions", "1000", "--out", f"{tmp}/dict")
-    if r.returncode != 1 or "AssertionError in thread main: lost updates" not in r.stdout:
+    if r.returncode != 1 or not re.search(
+            r"AssertionError in thread main at counter.py:\d+ \(in <module>\): lost updates",
+            r.stdout):
         fail("--dict did not make the lost update on a shared dict visible", r)
 
     # Table entries checked before the first execution: one line naming the entry, exit 2, the

@@ -152,6 +152,18 @@ TEST_CASE("a finding's JSON: kind, message, where it was found, details, cycle",
         R"("b waits"],"cycle":["a","b"]})");
 }
 
+TEST_CASE("a Python exception's finding: its stack, outermost first, user frames marked",
+          "[verdict]") {
+  sched::Finding f{"exception", "IndexError in thread w at work.py:3 (in helper): x", 2, {}, {}};
+  f.stack = {{"/usr/lib/python3.12/threading.py", 1073, "_bootstrap_inner", false},
+             {"/tmp/work.py", 3, "helper", true}};
+  CHECK(report::finding_json(f, {}).dump() ==
+        R"({"kind":"exception","message":"IndexError in thread w at work.py:3 (in helper): x",)"
+        R"("details":[],"cycle":[],"stack":[{"file":"/usr/lib/python3.12/threading.py",)"
+        R"("line":1073,"function":"_bootstrap_inner","user":false},{"file":"/tmp/work.py",)"
+        R"("line":3,"function":"helper","user":true}]})");
+}
+
 TEST_CASE("JSON seconds are rounded to the microsecond", "[verdict]") {
   CHECK(report::round_seconds(49.29800000000001) == 49.298);
   CHECK(nlohmann::json(report::round_seconds(49.29800000000001)).dump() == "49.298");

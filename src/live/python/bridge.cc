@@ -16,6 +16,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "live/python/interpreter.h"
 #include "racelab/python_embedded.h"
@@ -181,13 +183,18 @@ PYBIND11_EMBEDDED_MODULE(_racelab, m) {
   // A finding of the bridge's own (an exception the interposition table classifies).
   m.def(
       "report",
-      [](const std::string& kind, const std::string& message, bool fatal) {
+      [](const std::string& kind, const std::string& message, bool fatal,
+         const std::vector<std::tuple<std::string, int, std::string, bool>>& stack) {
         Runtime* rt = active_runtime();
         if (rt == nullptr) throw std::runtime_error("racelab report outside a live execution");
+        std::vector<racelab::sched::StackFrame> frames;
+        for (const auto& [file, line, function, user] : stack)
+          frames.push_back(racelab::sched::StackFrame{file, line, function, user});
         py::gil_scoped_release release;
-        rt->report(kind, message, fatal);
+        rt->report(kind, message, fatal, std::move(frames));
       },
-      py::arg("kind"), py::arg("message"), py::arg("fatal") = false);
+      py::arg("kind"), py::arg("message"), py::arg("fatal") = false,
+      py::arg("stack") = std::vector<std::tuple<std::string, int, std::string, bool>>{});
   m.def("controlled", [] { return controlled(); });
   m.def("active", [] { return active_runtime() != nullptr; });
   m.def("stopping", [] { return stopping(); });

@@ -18,7 +18,8 @@ import threading
 
 import _racelab
 import racelab_threads
-from racelab_threads import (_Lock, _ProcessExit, _exception_kinds, _exception_text, _finding_of,
+from racelab_threads import (_Lock, _ProcessExit, _exception_frames, _exception_kinds,
+                             _exception_text, _finding_of,
                              _note, _plain_failures, _plain_finding, _table_locks, _tls,
                              _vclock_offset)
 
@@ -389,7 +390,8 @@ def run(script, argv, table, search_path):
             raise
         found = _finding_of(e)
         if found is None:  # an exception that ends main ends the execution, as a failure
-            _racelab.report("exception", _exception_text(e, "main"), True)
+            frames = _exception_frames(e)
+            _racelab.report("exception", _exception_text(e, "main", frames), True, frames)
             return
         _racelab.report(*found)
     # The interpreter's exit begins (os._exit skips it): threading's exit callbacks, with the

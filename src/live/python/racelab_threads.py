@@ -343,11 +343,32 @@ class _ProcessExit(BaseException):
 _plain_failures = []  # (kind, message): the exceptions that ended threads of a plain run
 
 
-def _exception_text(exc, thread):
-    """"IndexError in thread c1: list index out of range": an exception that ended a thread, by
-    its own type."""
+def _exception_frames(exc):
+    """The exception's traceback, outermost first: [(file, line, function, user)], `user` for
+    the user's code (not racelab's own modules, which run from "<string>", not the standard
+    library's threading, queue or concurrent.futures, not torch or another installed package)."""
+    import traceback
+    try:
+        frames = traceback.extract_tb(exc.__traceback__)
+    except Exception:  # noqa: BLE001 - a traceback racelab cannot read is left out
+        return []
+    return [(f.filename, f.lineno or 0, f.name, _user_code(f.filename)) for f in frames]
+
+
+def _exception_place(frames):
+    """" at pipeline.py:42 (in step)": the innermost user frame, or "" when there is none."""
+    for file, line, function, user in reversed(frames):
+        if user:
+            return f" at {os.path.basename(file)}:{line} (in {function})"
+    return ""
+
+
+def _exception_text(exc, thread, frames=None):
+    """"IndexError in thread c1 at work.py:12 (in step): list index out of range": an exception
+    that ended a thread, by its own type and the innermost user frame it was raised through."""
     text = str(exc)
-    return f"{type(exc).__name__} in thread {thread}" + (f": {text}" if text else "")
+    place = _exception_place(_exception_frames(exc) if frames is None else frames)
+    return f"{type(exc).__name__} in thread {thread}{place}" + (f": {text}" if text else "")
 
 
 def _plain_finding(exc, thread):
@@ -359,7 +380,8 @@ def _user_code(filename):
     """Whether code in `filename` is the user's (not the standard library, not an installed
     package, not generated code)."""
     return not (filename.startswith(_skip_prefixes) or filename.startswith("<")
-                or "site-packages" in filename or "dist-packages" in filename)
+                or "site-packages" in filename or "dist-packages" in filename
+                or f"{os.sep}torch{os.sep}" in filename)
 
 
 def patch_threading(before_start):
@@ -379,6 +401,7 @@ def patch_threading(before_start):
     def controlled_body(thread):
         def body():
             _tls.error = _tls.finding = None
+            _tls.stack = []
             _tls.name = thread.name
             thread._bootstrap()
             if _racelab.stopping():
@@ -386,7 +409,7 @@ def patch_threading(before_start):
             if _tls.finding is not None:  # a classified exception ends this thread only
                 _racelab.report(*_tls.finding)
             elif _tls.error is not None:  # any other ends the execution, as a failure
-                _racelab.report("exception", _tls.error, True)
+                _racelab.report("exception", _tls.error, True, _tls.stack)
         return body
 
     def start(self):
@@ -435,8 +458,9 @@ def patch_threading(before_start):
                 return
             if not _racelab.stopping():
                 _tls.finding = _finding_of(args.exc_value)
+                _tls.stack = _exception_frames(args.exc_value)
                 _tls.error = _exception_text(args.exc_value,
-                                             getattr(args.thread, "name", "a thread"))
+                                             getattr(args.thread, "name", "a thread"), _tls.stack)
             return
         if not _racelab.active() and not issubclass(args.exc_type, SystemExit):
             _plain_failures.append(_plain_finding(args.exc_value,
