@@ -28,8 +28,8 @@ live::Job make_job(Job& job, const std::string& replay, std::optional<sched::Sch
         // Older schedules record the path as given, relative to where racelab ran.
         const std::string as_recorded = job.script;
         if (as_recorded.empty())
-          throw InputError(fmt::format(
-              "{}: script parameters: the schedule records no script to run", replay));
+          throw InputError(
+              fmt::format("{}: script parameters: the schedule records no script to run", replay));
         job.script = recorded_path(as_recorded, replay);
         std::error_code ec;
         if (!std::filesystem::exists(job.script, ec))
