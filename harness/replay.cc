@@ -1,17 +1,21 @@
 // racelab replay SCHEDULE: re-execute a recorded schedule, checking every step.
 // Exit 1 when the recorded finding reproduces and is a failure kind, or when every step matched but
 // the schedule ended before its recorded finding happened (a file cut short), 0 when the execution
-// completes without it (after a fix) or it is evidence, 2 on divergence from the recorded scenario
-// (unless --on-divergence random) or on a file that is not a schedule. With --scenario FIXED.toml
-// of other content it replays the interleaving against the fix as far as it applies
-// (src/model/suite.h). A live schedule replays with the configuration its header records:
-// --scenario, --seed, --trace and --on-divergence, which only a model schedule takes, are refused
-// there (exit 2).
+// completes without it or it is evidence, 2 on divergence from the recorded scenario (unless
+// --on-divergence random) or on a file that is not a schedule. With --scenario FIXED.toml of other
+// content it keeps the recorded steps that still apply and explores every continuation of them
+// with dpor (src/model/replay.h): 0 when no continuation reaches the finding, 1 when one does (its
+// schedule written) or when the search was cut short (inconclusive). A live schedule replays with
+// the configuration its header records: the options only a model schedule takes are refused there
+// (exit 2).
+#include "model/replay.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <array>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +23,6 @@
 #include "live/job.h"
 #include "live_print.h"
 #include "model/pipeline.h"
-#include "model/suite.h"
 #include "report/cli.h"
 #include "report/html.h"
 #include "report/report.h"
@@ -34,13 +37,57 @@ namespace {
 
 struct ReplayArgs {
   std::string schedule;
-  std::string on_divergence;  // empty: fail against the recording, random against another
+  std::string on_divergence;  // empty: fail against the recording, search on against another
   std::string scenario;
-  std::uint64_t seed = 1;
+  std::optional<std::uint64_t> seed;
+  std::optional<std::uint64_t> iterations;  // against a fix: the search's execution cap
+  double time_limit = 0;
   bool trace = false;
   std::string out;
   std::vector<std::string> model_only;  // the options given that only a model schedule takes
 };
+
+// Against a fix: how far the interleaving applied, every kind a continuation reached (each with
+// its schedule, written as explore writes them), the search's coverage and the answer.
+int print_against_fix(const ReplayArgs& a, const model::ReplayRun& run) {
+  if (!run.continuations) {
+    fmt::print("{}\n", paint(run.outcome(), Colour::kYellow));
+    return run.exit_code();
+  }
+  const model::ScenarioRun& check = *run.continuations;
+  fmt::print("{}; exploring every continuation of them with dpor\n", run.applied());
+  const std::string dir = a.out.empty() ? "racelab-out/" + run.scenario.name + "-replay" : a.out;
+  const sched::FoundKind* witness = run.witness();
+  std::string witness_path;
+  for (const sched::FoundKind& f : check.result.found) {
+    const std::filesystem::path schedules = std::filesystem::path(dir) / "schedules";
+    ensure_directory(schedules);
+    const std::string path =
+        (schedules / (run.scenario.name + "." + f.finding.kind + ".json")).string();
+    write_file_atomic(path, report::schedule_to_json(report::finding_schedule(check, f)));
+    if (&f == witness) witness_path = path;
+    fmt::print("{} ({}continuation {}): {}\n", f.finding.kind,
+               sched::kinds::is_failure(f.finding.kind) ? "" : "evidence; ", f.execution + 1,
+               report::message_text(f.finding));
+    fmt::print("  replay: {}\n", report::replay_command(path));
+  }
+  // The page and the trace show the witness, else the replayed execution (its first
+  // continuation).
+  const sched::ExecutionResult& shown = witness != nullptr ? witness->result : *run.result;
+  if (a.trace) fmt::print("{}", shown.trace_text());
+  if (!a.out.empty()) {
+    fmt::print("report: {}\n",
+               report::write_replay_page(a.out, a.schedule, shown, run.kind, witness != nullptr));
+  }
+  print_stopped_early(check.result.interrupted(), check.result.time_limit());
+  if (witness == nullptr) fmt::print("{}\n", check.coverage());
+  const model::ReplayRun::Answer answer = run.answer();
+  fmt::print("{}\n", paint(run.outcome(witness_path),
+                           answer == model::ReplayRun::Answer::kGone           ? Colour::kGreen
+                           : answer == model::ReplayRun::Answer::kInconclusive ? Colour::kYellow
+                                                                               : Colour::kRed));
+  return run.exit_code();
+}
 
 int replay_command(const ReplayArgs& a) {
   report::expect_file(a.schedule, report::FileKind::kSchedule, "replay SCHEDULE");
@@ -58,14 +105,23 @@ int replay_command(const ReplayArgs& a) {
     live::Job job = live::replay_job(s, a.schedule);
     return livecmd::print_run(live::replay_options(a.schedule, out), job);
   }
-  const model::ReplayRun run =
-      model::replay_schedule(s, {a.schedule, a.scenario, a.on_divergence, a.seed});
+  model::ReplayRequest request{.schedule_path = a.schedule,
+                               .scenario_path = a.scenario,
+                               .on_divergence = a.on_divergence,
+                               .seed = a.seed,
+                               .iterations = a.iterations,
+                               .time_limit_s = a.time_limit,
+                               .interrupt = &interrupted()};
+  request.progress = progress_printer("replay: continuations", /*open_ended=*/true);
+  const model::ReplayRun run = model::replay_schedule(s, request);
+  clear_progress();
   if (run.other_scenario) {
     fmt::print(
         "replaying {} ({} of scenario \"{}\") against {}: another scenario (hash {}, "
         "recorded {})\n",
         a.schedule, s.finding_kind.empty() ? "an execution" : s.finding_kind, s.subject_name,
         run.scenario.path, run.scenario.hash, s.subject_hash);
+    return print_against_fix(a, run);
   }
   if (a.trace && run.result) fmt::print("{}", run.result->trace_text());
   if (!a.out.empty() && run.result) {
@@ -91,21 +147,33 @@ void add_replay(CLI::App& app, Runner& run) {
   cmd->add_option("schedule", args->schedule, "schedule file (JSON)")->required();
   auto* on_divergence =
       cmd->add_option("--on-divergence", args->on_divergence,
-                      "fail | random: what a divergence does (default: fail, exit 2, against the "
-                      "recorded scenario; random against another --scenario)")
+                      "fail | random: what a divergence from the recorded scenario does (default: "
+                      "fail, exit 2); against another --scenario, fail stops there instead of "
+                      "exploring every continuation")
           ->check(one_of({"fail", "random"}));
   auto* scenario =
       cmd->add_option("--scenario", args->scenario,
                       "the scenario file: where it moved, or another one (a fix) to replay the "
                       "interleaving against");
-  auto* seed =
-      cmd->add_option("--seed", args->seed, "seed of the random strategy after a divergence")
-          ->check(integer_check(0));
+  auto* seed = cmd->add_option("--seed", args->seed,
+                               "seed of the random strategy after a divergence "
+                               "(--on-divergence random)")
+                   ->check(integer_check(0));
+  auto* iterations =
+      cmd->add_option("--iterations", args->iterations,
+                      "against another --scenario: continuations to explore at most (default: "
+                      "the scenario's [explore] iterations)")
+          ->check(integer_check(1));
+  auto* time_limit = cmd->add_option("--time-limit", args->time_limit,
+                                     "against another --scenario: stop exploring continuations "
+                                     "after this many seconds (inconclusive)")
+                         ->check(seconds_check());
   auto* trace = cmd->add_flag("--trace", args->trace, "print every step");
   cmd->add_option("--out", args->out,
                   "write DIR/report.html: the findings, the wait-for cycle and the interleaving");
   // A live schedule replays with its recorded configuration: these would be ignored there.
-  const std::array<const CLI::Option*, 4> model_only{on_divergence, scenario, seed, trace};
+  const std::array<const CLI::Option*, 6> model_only{on_divergence, scenario,   seed,
+                                                     trace,         iterations, time_limit};
   cmd->callback([&run, args, model_only] {
     for (const CLI::Option* o : model_only)
       if (o->count() > 0) args->model_only.push_back(o->get_name());

@@ -9,7 +9,6 @@
 
 #include "model/expect.h"
 #include "model/pipeline.h"
-#include "racelab/version.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -253,112 +252,6 @@ Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::strin
         path, path));
   }
   return s;
-}
-
-bool ReplayRun::reproduced() const { return result && !kind.empty() && result->found(kind); }
-
-int ReplayRun::exit_code() const {
-  if (ended_at) return kExitFound;
-  if (!kind.empty()) return reproduced() && sched::kinds::is_failure(kind) ? kExitFound : kExitOk;
-  if (result) {
-    for (const auto& f : result->findings) {
-      if (sched::kinds::is_failure(f.kind)) return kExitFound;
-    }
-  }
-  return kExitOk;
-}
-
-std::string ReplayRun::outcome() const {
-  const std::string what = kind.empty() ? std::string("findings") : kind;
-  const std::size_t steps = result ? result->exec->steps().size() : 0;
-  const std::string evidence =
-      !kind.empty() && !sched::kinds::is_failure(kind) ? " (evidence, not a failure)" : "";
-  if (!other_scenario) {
-    if (reproduced()) return fmt::format("reproduced {}{} in {} steps", kind, evidence, steps);
-    if (ended_at) {
-      return fmt::format(
-          "diverged: the schedule ended at step {} before its recorded {} happened (every step "
-          "matched; the execution went on without preemption for {} more steps without it): the "
-          "file was cut short or edited; record it again with racelab explore {}",
-          *ended_at, kind, steps - *ended_at, scenario.path);
-    }
-    std::string line = fmt::format("completed without {} ({} steps", what, steps);
-    if (diverged_at) {
-      line += fmt::format("; the interleaving diverged at step {}; continued under random seed {}",
-                          *diverged_at, seed);
-    }
-    return line + ")";
-  }
-  std::string how;
-  if (!result) {
-    how = fmt::format("the interleaving {}; stopped there (--on-divergence fail)", divergence);
-  } else if (diverged_at) {
-    how = fmt::format("the interleaving diverged at step {}; continued under random seed {}",
-                      *diverged_at, seed);
-  } else {
-    how = fmt::format("the whole interleaving of {} steps applied", recorded_steps);
-  }
-  if (kind.empty()) {
-    std::string found;
-    if (result) {
-      for (const auto& f : result->findings) found += (found.empty() ? "" : ", ") + f.kind;
-    }
-    return fmt::format("against {}: {} ({})", scenario.path, found.empty() ? "no findings" : found,
-                       how);
-  }
-  return fmt::format("{}: {}{} ({})", kind, reproduced() ? "still found" : "gone", evidence, how);
-}
-
-ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& request) {
-  ReplayRun run;
-  run.scenario = scenario_for_schedule(schedule, request.schedule_path, request.scenario_path,
-                                       /*allow_other=*/!request.scenario_path.empty());
-  run.other_scenario = run.scenario.hash != schedule.subject_hash;
-  run.kind = schedule.finding_kind;
-  run.seed = request.seed;
-  run.recorded_steps = schedule.steps.size();
-  // Against the recording a divergence is bad input unless asked to continue; against another
-  // scenario (a fix) it is the expected outcome, and the run continues unless asked to stop.
-  const bool lenient =
-      request.on_divergence.empty() ? run.other_scenario : request.on_divergence == "random";
-  PipelineModel model(run.scenario);
-  sched::ReplayStrategy replay(schedule.steps,
-                               lenient ? sched::OnDivergence::kRandom : sched::OnDivergence::kFail,
-                               lenient ? sched::make_random(request.seed) : nullptr);
-  if (run.other_scenario && !lenient) {
-    try {
-      run.result = std::move(*sched::run_execution(model, replay, 0));
-    } catch (const sched::ReplayDivergence& e) {
-      run.diverged_at = e.step;
-      run.divergence = e.what();
-    }
-  } else {
-    try {
-      run.result = std::move(*sched::run_execution(model, replay, 0));
-    } catch (const sched::ReplayDivergence& e) {
-      // The scenario is as recorded (its hash matched), so the likely cause is racelab's model.
-      throw InputError(fmt::format(
-          "{}: {} ({})", request.schedule_path, e.what(),
-          schedule.racelab_version != kVersion
-              ? fmt::format("the scenario is as recorded; the schedule was recorded by racelab {} "
-                            "and this is {}, whose model may differ: record it again with "
-                            "racelab explore {}",
-                            schedule.racelab_version, kVersion, run.scenario.path)
-              : std::string("the scenario and racelab are as recorded: the schedule's steps "
-                            "were edited, or racelab's replay is not deterministic, a bug to "
-                            "report with the schedule")));
-    }
-  }
-  if (replay.diverged()) {
-    run.diverged_at = replay.diverged_at();
-    run.continued = true;
-  }
-  // Every recorded step matched, the execution went past the last one and the recorded kind
-  // never happened: the schedule ends before its outcome (a file cut short).
-  if (!run.other_scenario && !run.kind.empty() && run.result && !run.diverged_at &&
-      !run.reproduced() && run.result->exec->steps().size() > run.recorded_steps)
-    run.ended_at = run.recorded_steps;
-  return run;
 }
 
 }  // namespace racelab::model

@@ -90,44 +90,4 @@ namespace racelab::model {
 Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::string& schedule_path,
                                const std::string& override_path, bool allow_other = false);
 
-// racelab replay SCHEDULE [--scenario FILE]: the recorded interleaving replayed step by step.
-struct ReplayRequest {
-  std::string schedule_path;
-  std::string scenario_path;  // --scenario: empty for the recorded one
-  std::string on_divergence;  // "fail", "random", or empty for the default
-  std::uint64_t seed = 1;     // of the random strategy after a divergence
-};
-
-struct ReplayRun {
-  Scenario scenario;
-  bool other_scenario = false;  // --scenario has other content than the recording (a fix)
-  std::string kind;             // the recorded finding kind (empty: none)
-  std::optional<sched::ExecutionResult> result;  // none when it stopped at a divergence
-  std::optional<std::uint64_t> diverged_at;
-  std::string divergence;  // "diverged at step k: expected …, got …" when stopped there
-  bool continued = false;  // continued under random(seed) after the divergence
-  std::uint64_t seed = 1;
-  std::uint64_t recorded_steps = 0;
-  // Against the recording: every recorded step matched, but the schedule ended (at this step)
-  // before its recorded kind happened, and the execution went on without it. A divergence of its
-  // own (the file was cut short): exit 1.
-  std::optional<std::uint64_t> ended_at;
-
-  bool reproduced() const;  // the recorded kind occurred in the replayed execution
-  // 1 when the recorded kind reproduced and is a failure (a schedule without a kind: any failure
-  // kind found), or the schedule ended before its recorded kind happened (ended_at); 0
-  // otherwise; evidence kinds never make it 1.
-  int exit_code() const;
-  // The one-line outcome: "reproduced deadlock in 158 steps", "completed without deadlock (158
-  // steps)", "diverged: the schedule ended at step 15 before its recorded deadlock happened
-  // (...)", against another scenario "deadlock: gone (the interleaving diverged at step 41;
-  // continued under random seed 1)" or "deadlock: still found (...)".
-  std::string outcome() const;
-};
-
-// Replays; a divergence against the recorded scenario with on_divergence "fail" (the default) is
-// an InputError. Against another scenario a divergence continues under random(seed) unless
-// on_divergence is "fail", which stops there.
-ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& request);
-
 }  // namespace racelab::model

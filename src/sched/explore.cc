@@ -147,21 +147,38 @@ void check_determinism(Subject& subject, ExploreResult& out, const RunOptions& r
   }
 }
 
+namespace {
+
+// The model's keep policy, ended by the first execution with a finding `stop_at` accepts
+// (ExploreOptions::stop_at).
+struct KeepUntil {
+  KeepFirstOfEachKind kept;
+  const std::function<bool(const Finding&)>* stop_at;
+  bool keep(std::uint64_t execution, ExecutionResult& run) {
+    const bool stop = *stop_at && std::any_of(run.findings.begin(), run.findings.end(), *stop_at);
+    kept.keep(execution, run);  // may move the record away: asked first
+    return !stop;
+  }
+  std::size_t kinds() const { return kept.kinds(); }
+};
+
+}  // namespace
+
 ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   const Budget budget = options.budget();
   auto strategy = make_strategy(options.strategy);
   const ModelRunner runner(subject, options.run);
   auto last_progress = std::chrono::steady_clock::now();
-  auto progress = [&](const Exploration<KeepFirstOfEachKind>& so_far) {
+  auto progress = [&](const Exploration<KeepUntil>& so_far) {
     const auto now = std::chrono::steady_clock::now();
     if (!options.progress || now - last_progress <= std::chrono::milliseconds(100)) return;
     last_progress = now;
     options.progress({so_far.executions, options.iterations, so_far.kept.kinds(), so_far.seconds});
   };
-  Exploration<KeepFirstOfEachKind> run =
-      explore_executions(runner, KeepFirstOfEachKind(), *strategy, budget,
-                         strategy_proves(options.strategy.kind), progress);
-  KeepFirstOfEachKind kept = std::move(run.kept);
+  Exploration<KeepUntil> run =
+      explore_executions(runner, KeepUntil{KeepFirstOfEachKind(), &options.stop_at}, *strategy,
+                         budget, strategy_proves(options.strategy.kind), progress);
+  KeepFirstOfEachKind kept = std::move(run.kept.kept);
   ExploreResult out;
   static_cast<Explored&>(out) = std::move(run);
   out.strategy = strategy->describe();

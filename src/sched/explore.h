@@ -54,6 +54,10 @@ struct ExploreOptions {
   bool check_determinism = false;
   const std::atomic<bool>* interrupt = nullptr;
   std::function<void(const ExploreProgress&)> progress;  // called about every 100 ms
+  // A sequential exploration ends after the first execution with a finding this accepts (its
+  // stop is then kBudget: the space was not covered); empty: it never ends for a finding. racelab
+  // replay against a fix stops at the first continuation that reaches the recorded kind.
+  std::function<bool(const Finding&)> stop_at;
 
   // The stop rules of these options (loop.h), its clock started now.
   Budget budget() const;

@@ -191,8 +191,10 @@ TEST_CASE("explore writes the report and a schedule per finding; replay reproduc
   fs::remove_all(out);
 }
 
-TEST_CASE("replay --scenario FIXED: the recorded interleaving against a fix, as far as it applies",
-          "[cli]") {
+TEST_CASE(
+    "replay --scenario FIXED: the recorded steps that apply, then every continuation of them "
+    "(dpor)",
+    "[cli]") {
   const fs::path out = scratch("replay-fix");
   const std::string src = std::getenv("RACELAB_SOURCE_DIR");
   // Record against a copy, so that changing it later is a change of the recorded scenario.
@@ -202,24 +204,98 @@ TEST_CASE("replay --scenario FIXED: the recorded interleaving against a fix, as 
   CHECK(e.code == 1);
   const std::string schedule = (out / "o/schedules/lazy-2-drafters.deadlock.json").string();
   REQUIRE(fs::exists(schedule));
-  // The sequential warmup removes the deadlock: the interleaving diverges where the warmup
-  // starts; the rest runs under random(seed) and the finding is gone: exit 0.
-  const std::string fixed = src + "/scenarios/warmup/sequential-forward-backward.toml";
-  auto gone = racelab("replay " + schedule + " --scenario " + fixed + " --seed 7");
+  const auto recorded_steps = nlohmann::json::parse(read_text(schedule))["steps"];
+  // The sequential warmup, forward and backward, removes the deadlock: the interleaving diverges
+  // where the warmup starts, and no continuation of the steps before it deadlocks: exit 0.
+  const fs::path fixed = out / "fixed.toml";
+  write_variant("deadlock/lazy-2-drafters.toml", "mode = \"none\"",
+                "mode = \"sequential\"\nbackward = true", fixed);
+  auto gone = racelab("replay " + schedule + " --scenario " + fixed.string() + " --out " +
+                      (out / "gone").string());
   INFO(gone.out);
   CHECK(gone.code == 0);
   CHECK(gone.out.find("another scenario") != std::string::npos);
-  CHECK(gone.out.find("deadlock: gone (the interleaving diverged at step ") != std::string::npos);
-  CHECK(gone.out.find("continued under random seed 7)") != std::string::npos);
-  auto stop = racelab("replay " + schedule + " --scenario " + fixed + " --on-divergence fail");
-  CHECK(stop.code == 0);
-  CHECK(stop.out.find("deadlock: gone (the interleaving diverged at step ") != std::string::npos);
+  CHECK(gone.out.find("the interleaving diverged at step ") != std::string::npos);
+  CHECK(gone.out.find("exhaustive: every interleaving class explored") != std::string::npos);
+  std::smatch m;
+  REQUIRE(std::regex_search(gone.out, m,
+                            std::regex("deadlock: gone: no deadlock in any of ([0-9]+) "
+                                       "continuations after the first ([0-9]+) steps")));
+  CHECK(std::stoull(m[1]) > 1);  // every continuation, not one
+  const std::size_t applied = std::stoull(m[2]);
+  CHECK(applied > 0);
+  CHECK(applied < recorded_steps.size());
+  CHECK(gone.out.find("continued under random") == std::string::npos);
+  CHECK(!fs::exists(out / "gone/schedules/lazy-2-drafters.deadlock.json"));
+  CHECK(fs::exists(out / "gone/report.html"));
+  // Stopped at the divergence, nothing was explored: no answer, exit 1.
+  auto stop = racelab("replay " + schedule + " --scenario " + fixed.string() +
+                      " --on-divergence fail --out " + (out / "stop").string());
+  CHECK(stop.code == 1);
+  CHECK(stop.out.find("deadlock: not decided: the interleaving diverged at step ") !=
+        std::string::npos);
   CHECK(stop.out.find("stopped there (--on-divergence fail)") != std::string::npos);
-  // Another scenario that keeps the deadlock (four drafters): still found, exit 1.
-  auto still = racelab("replay " + schedule + " --scenario " + src +
-                       "/scenarios/deadlock/lazy-4-drafters.toml");
+  CHECK(stop.out.find("gone") == std::string::npos);
+  // A random continuation answers nothing against a fix: refused, one line.
+  for (const std::string flag : {" --seed 7", " --on-divergence random"}) {
+    auto random = racelab("replay " + schedule + " --scenario " + fixed.string() + flag);
+    INFO(flag << ": " << random.out);
+    CHECK(random.code == 2);
+    CHECK(lines(random.out) == 1);
+    CHECK(random.out.find("explores every continuation") != std::string::npos);
+  }
+  // A search cut short answers nothing either: inconclusive, exit 1.
+  auto capped = racelab("replay " + schedule + " --scenario " + fixed.string() +
+                        " --iterations 1 --out " + (out / "capped").string());
+  INFO(capped.out);
+  CHECK(capped.code == 1);
+  CHECK(capped.out.find("deadlock: inconclusive: no deadlock in the 1 continuation explored") !=
+        std::string::npos);
+  CHECK(capped.out.find("cut short by the execution cap after 1 continuation") !=
+        std::string::npos);
+  CHECK(capped.out.find("raise --iterations above 1") != std::string::npos);
+  CHECK(capped.out.find("gone") == std::string::npos);
+  // A "fix" that warms up another length diverges at the same step and keeps the deadlock: a
+  // continuation reaches it, and its schedule, written, replays to it on its own.
+  const fs::path other = out / "other-length.toml";
+  write_variant("deadlock/lazy-2-drafters.toml", "mode = \"none\"",
+                "mode = \"sequential\"\nbackward = true\nseq_len = 1536\n\n[torch]\n"
+                "automatic_dynamic = false",
+                other);
+  const fs::path reach = out / "reach";
+  auto still =
+      racelab("replay " + schedule + " --scenario " + other.string() + " --out " + reach.string());
+  INFO(still.out);
   CHECK(still.code == 1);
-  CHECK(still.out.find("deadlock: still found (the whole interleaving of ") != std::string::npos);
+  const fs::path witness = reach / "schedules" / "lazy-2-drafters.deadlock.json";
+  REQUIRE(std::regex_search(still.out, m,
+                            std::regex("deadlock: still reachable: continuation [0-9]+ after the "
+                                       "first ([0-9]+) steps reaches deadlock in [0-9]+ steps; "
+                                       "its schedule: (.*)")));
+  CHECK(m[2] == witness.string());
+  REQUIRE(fs::exists(witness));
+  const auto witness_json = nlohmann::json::parse(read_text(witness));
+  const std::size_t prefix = std::stoull(m[1]);
+  CHECK(prefix == applied);
+  REQUIRE(witness_json["steps"].size() > prefix);
+  for (std::size_t k = 0; k < prefix; ++k) CHECK(witness_json["steps"][k] == recorded_steps[k]);
+  CHECK(witness_json["subject"]["path"] == fs::absolute(other).string());
+  auto again = racelab("replay " + witness.string());
+  CHECK(again.code == 1);
+  CHECK(again.out.find("reproduced deadlock in") != std::string::npos);
+  // Another scenario that keeps the whole interleaving (four drafters): still reachable, exit 1.
+  auto four = racelab("replay " + schedule + " --scenario " + src +
+                      "/scenarios/deadlock/lazy-4-drafters.toml --out " + (out / "four").string());
+  CHECK(four.code == 1);
+  CHECK(four.out.find("the whole interleaving of " + std::to_string(recorded_steps.size()) +
+                      " steps applies") != std::string::npos);
+  CHECK(four.out.find("deadlock: still reachable: continuation ") != std::string::npos);
+  // The search's limits belong to a replay against another scenario.
+  auto limits = racelab("replay " + schedule + " --iterations 5");
+  CHECK(limits.code == 2);
+  CHECK(lines(limits.out) == 1);
+  CHECK(limits.out.find("--iterations limits the search of the continuations against another "
+                        "scenario") != std::string::npos);
   // Plain replay after the recorded scenario changed: refused, with the command that compares.
   std::ofstream(recorded, std::ios::app) << "# changed\n";
   auto refused = racelab("replay " + schedule);

@@ -423,6 +423,83 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactl
                                              << optimal_redundant);
 }
 
+// A fixed prefix (make_dpor's `prefix`; racelab replay against a fix): the executions that begin
+// with the prefix's threads, one per class and every class of them, with their kinds; stateful,
+// every kind of them. Checked against every interleaving, for prefixes of every length along a
+// few interleavings of each program.
+TEST_CASE(
+    "dpor below a fixed prefix explores exactly the classes of the executions that start "
+    "with it",
+    "[dpor]") {
+  Draw next{4242};
+  int checked = 0, prefixes = 0;
+  for (int p = 0; p < program_count(); ++p) {
+    std::vector<Script> threads(2 + next(2));
+    for (Script& script : threads)
+      script = random_script(next, [&](std::size_t i) { return i < 2 + next(2); });
+    ScriptSubject subject("prefixed " + std::to_string(p), threads);
+    std::vector<std::vector<ThreadId>> interleavings;
+    std::vector<std::string> classes;
+    std::vector<std::set<std::string>> kinds;
+    auto all = make_dfs(1000);
+    for (std::uint64_t i = 0; i < 5'000; ++i) {
+      auto run = run_execution(subject, *all, i);
+      if (!run) break;
+      interleavings.push_back(run->choices);
+      classes.push_back(class_of(*run));
+      kinds.emplace_back();
+      for (const auto& f : run->findings) kinds.back().insert(f.kind);
+    }
+    if (!all->exhausted()) continue;
+    ++checked;
+    for (std::size_t pick : {std::size_t{0}, interleavings.size() / 2, interleavings.size() - 1}) {
+      const std::vector<ThreadId>& along = interleavings[pick];
+      for (std::size_t length = 0; length <= along.size(); ++length) {
+        const std::vector<ThreadId> prefix(along.begin(),
+                                           along.begin() + static_cast<std::ptrdiff_t>(length));
+        std::set<std::string> want_classes, want_kinds;
+        for (std::size_t e = 0; e < interleavings.size(); ++e) {
+          if (!std::equal(prefix.begin(), prefix.end(), interleavings[e].begin())) continue;
+          want_classes.insert(classes[e]);
+          want_kinds.insert(kinds[e].begin(), kinds[e].end());
+        }
+        INFO(subject.name() << ": a prefix of " << length << " steps, " << want_classes.size()
+                            << " classes begin with it");
+        ++prefixes;
+        for (bool optimal : {false, true}) {
+          auto below = make_dpor(std::nullopt, true, false, optimal, prefix);
+          std::multiset<std::string> got;
+          std::set<std::string> got_kinds;
+          for (std::uint64_t i = 0;; ++i) {
+            auto run = run_execution(subject, *below, i);
+            if (!run) break;
+            CHECK(std::equal(prefix.begin(), prefix.end(), run->choices.begin()));
+            for (const auto& f : run->findings) got_kinds.insert(f.kind);
+            if (!run->abandoned) got.insert(class_of(*run));
+          }
+          INFO((optimal ? "optimal" : "source sets"));
+          CHECK(below->exhausted());
+          CHECK(got.size() == std::set<std::string>(got.begin(), got.end()).size());
+          CHECK(std::set<std::string>(got.begin(), got.end()) == want_classes);
+          CHECK(got_kinds == want_kinds);
+        }
+        auto stateful = make_dpor(std::nullopt, true, true, true, prefix);
+        std::set<std::string> stateful_kinds;
+        for (std::uint64_t i = 0;; ++i) {
+          auto run = run_execution(subject, *stateful, i);
+          if (!run) break;
+          CHECK(std::equal(prefix.begin(), prefix.end(), run->choices.begin()));
+          for (const auto& f : run->findings) stateful_kinds.insert(f.kind);
+        }
+        CHECK(stateful->exhausted());
+        CHECK(stateful_kinds == want_kinds);
+      }
+    }
+  }
+  INFO(prefixes << " prefixes");
+  CHECK(checked * 3 > program_count());  // many are small enough
+}
+
 // Symmetry reduction: threads that run copies of one script form a symmetry group, and dpor
 // explores one of two alike threads (dpor.cc). Every end state of every interleaving must still be
 // reached up to renaming the copies, with the same kinds, in fewer executions.

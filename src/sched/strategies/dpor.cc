@@ -91,11 +91,15 @@ using Prefixes = std::vector<std::shared_ptr<const Prefix>>;
 
 class DporStrategy : public SubtreeSearch {
  public:
+  // `fixed`: the threads of the first steps, run as given; the search explores what follows them
+  // (make_dpor). Symmetry is off below a fixed prefix: it could gate the thread the prefix runs.
   DporStrategy(std::optional<int> max_preemptions, bool symmetry, bool states = false,
-               bool optimal = false)
+               bool optimal = false, std::vector<ThreadId> fixed = {})
       : bound_(max_preemptions),
-        use_symmetry_(symmetry && !max_preemptions),
+        use_symmetry_(symmetry && !max_preemptions && fixed.empty()),
         optimal_(optimal),
+        frozen_(fixed.size()),
+        fixed_(std::move(fixed)),
         want_states_(states && !max_preemptions) {}
   // The top part of a split: every decision above `depth` in full; each execution stops at
   // `depth` (or ends before it) and its prefix is appended to `out`.
@@ -210,7 +214,16 @@ class DporStrategy : public SubtreeSearch {
       }
     }
     ThreadId choice = kNoThread;
-    if (optimal_ && s > 0) {  // the parent's wakeup tree below its choice: its first sequence
+    if (s < fixed_.size()) {  // a fixed prefix (make_dpor): its thread, and no alternative
+      choice = fixed_[s];
+      if (!is_enabled(n, choice)) {
+        throw StrategyError(fmt::format(
+            "dpor: the fixed prefix runs {} at step {}, which is not enabled there (enabled: {})",
+            thread_label(*d.exec, choice), s, enabled_labels(d)));
+      }
+    }
+    // Optimal: the parent's wakeup tree below its choice, its first sequence.
+    if (choice == kNoThread && optimal_ && s > 0) {
       n.wut = std::move(stack_[s - 1].below);
       stack_[s - 1].below.clear();
       while (choice == kNoThread && !n.wut.empty()) {
@@ -302,8 +315,11 @@ class DporStrategy : public SubtreeSearch {
     // sleep-set blocked executions; named only when asked for.
     const char* symmetry = use_symmetry_ ? ", symmetry" : states_ ? ", states" : "";
     const char* search = optimal_ ? "" : ", source sets";
-    return bound_ ? fmt::format("dpor(max_preemptions={}{}{})", *bound_, symmetry, search)
-                  : fmt::format("dpor(unbounded{}{})", symmetry, search);
+    // A fixed prefix: the search covers the continuations of its steps only.
+    const std::string after =
+        fixed_.empty() ? std::string() : fmt::format(", after the first {} steps", fixed_.size());
+    return bound_ ? fmt::format("dpor(max_preemptions={}{}{}{})", *bound_, symmetry, search, after)
+                  : fmt::format("dpor(unbounded{}{}{})", symmetry, search, after);
   }
 
  private:
@@ -473,7 +489,8 @@ class DporStrategy : public SubtreeSearch {
   std::vector<dpor::Race> deferred_;  // optimal: this execution's races, reversed at its end
   std::size_t cut_depth_ = 0;         // a split's top part: the depth it stops at (0: not one)
   Prefixes* out_ = nullptr;           // ... and where its prefixes go
-  std::size_t frozen_ = 0;            // a split's subtree: the fixed prefix's length
+  std::size_t frozen_ = 0;            // a split's subtree or fixed_: the fixed prefix's length
+  std::vector<ThreadId> fixed_;       // make_dpor's fixed prefix: the thread of each first step
   bool cut_ = false;                  // this execution stopped at cut_depth_
   std::vector<Node> stack_;
   dpor::EventLog log_;  // the current execution's events, rebuilt from step 0 each time
@@ -589,8 +606,9 @@ class DporSplitter : public Splitter {
 }  // namespace
 
 std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry, bool states,
-                                    bool optimal) {
-  return std::make_unique<DporStrategy>(max_preemptions, symmetry, states, optimal);
+                                    bool optimal, std::vector<ThreadId> prefix) {
+  return std::make_unique<DporStrategy>(max_preemptions, symmetry, states, optimal,
+                                        std::move(prefix));
 }
 
 std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions, bool symmetry,

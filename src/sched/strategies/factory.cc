@@ -1,5 +1,6 @@
 // The one place where strategy names map to implementations and capabilities.
 #include <array>
+#include <stdexcept>
 #include <string>
 
 #include "sched/strategies/strategies.h"
@@ -100,11 +101,15 @@ const StrategyInfo& strategy_info(StrategyKind kind) {
 bool strategy_proves(StrategyKind kind) { return strategy_info(kind).proves; }
 
 std::unique_ptr<Splitter> make_splitter(const StrategyParams& p) {
+  if (!p.prefix.empty()) return nullptr;  // below a fixed prefix: one job
   const StrategyInfo& info = strategy_info(p.kind);
   return info.splitter != nullptr ? info.splitter(p) : nullptr;
 }
 
 std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
+  if (!p.prefix.empty() && p.kind != StrategyKind::kDpor)
+    throw std::invalid_argument(std::string("a fixed prefix is for dpor, not ") +
+                                strategy_name(p.kind));
   switch (p.kind) {
     case StrategyKind::kRandom:
       return make_random(p.seed);
@@ -113,7 +118,8 @@ std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
     case StrategyKind::kDfs:
       return make_dfs(p.max_preemptions);
     case StrategyKind::kDpor:
-      return make_dpor(p.dpor_max_preemptions, p.dpor_symmetry, p.dpor_states, p.dpor_optimal);
+      return make_dpor(p.dpor_max_preemptions, p.dpor_symmetry, p.dpor_states, p.dpor_optimal,
+                       p.prefix);
     case StrategyKind::kPos:
       return make_pos(p.seed);
     case StrategyKind::kSurw:

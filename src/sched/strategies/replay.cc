@@ -17,6 +17,7 @@ ReplayStrategy::ReplayStrategy(std::vector<ReplayStep> steps, OnDivergence on_di
 
 bool ReplayStrategy::begin_execution(std::uint64_t index) {
   diverged_at_.reset();
+  divergence_.clear();
   if (fallback_) fallback_->begin_execution(index);
   return true;
 }
@@ -44,10 +45,10 @@ ThreadId ReplayStrategy::pick(const Decision& d) {
         got = fmt::format("{}: {} (blocked)", want.thread, op);
       }
     }
-    if (on_divergence_ == OnDivergence::kFail) {
-      throw ReplayDivergence(d.step, fmt::format("{}: {}", want.thread, want.op), got);
-    }
+    ReplayDivergence divergence(d.step, fmt::format("{}: {}", want.thread, want.op), got);
+    if (on_divergence_ == OnDivergence::kFail) throw divergence;
     diverged_at_ = d.step;
+    divergence_ = divergence.what();
   }
   if (fallback_) return fallback_->pick(d);
   return d.previous_enabled ? d.previous : d.enabled.front();

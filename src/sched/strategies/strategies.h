@@ -77,6 +77,9 @@ struct StrategyParams {
   // dpor: optimal exploration with wakeup trees (dpor_wakeup.h); off: source sets, which can run
   // sleep-set blocked executions.
   bool dpor_optimal = true;
+  // dpor: the thread of each first step, fixed; the search explores what follows them
+  // (make_dpor). One job; the other strategies take none (make_strategy refuses one).
+  std::vector<ThreadId> prefix;
 };
 
 std::unique_ptr<Strategy> make_random(std::uint64_t seed);
@@ -96,8 +99,13 @@ std::unique_ptr<Strategy> make_dfs(int max_preemptions);
 // With `states` (and no bound), on a subject that describes its state (state.h), it keeps a cache
 // of the states it has explored in full and does not explore them again (dpor_cache.h): every
 // class is explored or reaches such a state; the symmetry reduction is then the digest's.
+// With a `prefix` (the thread of each first step), it runs those steps as given and explores
+// every class of what follows them (racelab replay against a fix: every continuation of the
+// steps that still apply); no race is reversed inside the prefix, and symmetry is off. A prefix
+// thread that is not enabled at its step is a StrategyError.
 std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry = true,
-                                    bool states = false, bool optimal = true);
+                                    bool states = false, bool optimal = true,
+                                    std::vector<ThreadId> prefix = {});
 // POS, partial-order sampling (Yuan, Yang, Gu: "Partial Order Aware Concurrency Sampling", CAV
 // 2018): random priorities per pending event, re-drawn for the events that race with each
 // executed one (pos.cc).
@@ -149,12 +157,16 @@ class ReplayStrategy : public Strategy {
   std::string describe() const override;
   bool diverged() const { return diverged_at_.has_value(); }
   std::optional<std::uint64_t> diverged_at() const { return diverged_at_; }
+  // Where and why it diverged (kRandom), as ReplayDivergence says it: "diverged at step k:
+  // expected …, got …"; empty when it did not.
+  const std::string& divergence() const { return divergence_; }
 
  private:
   std::vector<ReplayStep> steps_;
   OnDivergence on_divergence_;
   std::unique_ptr<Strategy> fallback_;
   std::optional<std::uint64_t> diverged_at_;
+  std::string divergence_;
 };
 
 // One step of a model schedule as a live run should meet it: the thread, by name, and the text of
