@@ -38,6 +38,12 @@ struct PartitionArgs {
 void add_partition_options(CLI::App* cmd, PartitionArgs& args);
 // Throws InputError for a malformed --shard.
 sched::Partition partition_from(const PartitionArgs& args);
+// dpor's state cache belongs to one job: a split (--jobs above one, --shard) runs dpor stateless
+// (the same kinds and verdict; docs/concepts.md, State cache). The one line that says so, for
+// stderr, where a dpor search that would keep its cache is split; empty otherwise. `scope` names
+// what is split ("dpor's search", "each dpor scenario's search").
+std::string dpor_split_note(const sched::StrategyParams& strategy, const sched::Partition& p,
+                            const PartitionArgs& args, const std::string& scope);
 
 // Raised by SIGINT; long runs stop at the next execution and write what they found.
 std::atomic<bool>& interrupted();

@@ -66,6 +66,10 @@ int run_explore(const ExploreArgs& a) {
   o.check_determinism = a.check_determinism;
   o.progress = progress_printer("explore " + sc.name, sched::strategy_proves(o.strategy.kind));
   const std::string out = a.out.empty() ? "racelab-out/" + sc.name : a.out;
+  // --stateless asks for the split's search: nothing to say then.
+  if (const std::string note = dpor_split_note(o.strategy, o.partition, a.part, "dpor's search");
+      !note.empty())
+    fmt::print(stderr, "{}\n", note);
 
   model::ScenarioRun run = model::run_scenario(sc, o);
   clear_progress();

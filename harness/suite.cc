@@ -1,6 +1,7 @@
 // racelab suite PATH...: run every scenario under its [explore] and check its [expect].
 // Exit 0 only when every scenario passes: its expectations hold and, where it claims an absence
-// under dfs, the search covered its bounded space (else it is inconclusive, exit 1).
+// under a proving strategy (dpor, dfs), the search covered its space (else it is inconclusive,
+// exit 1).
 #include "model/suite.h"
 
 #include <fmt/format.h>
@@ -90,6 +91,14 @@ int run_suite(SuiteArgs a) {
     fmt::print("{} {:<34} running live: {} ...\n", "....", s.name, s.live->script);
   };
   o.on_live = print_live_case;
+  for (const model::Scenario& s : suite) {  // said once, before the first scenario runs
+    if (s.live) continue;
+    const std::string note = dpor_split_note(model::explore_options(s).strategy, o.partition,
+                                             a.part, "each dpor scenario's search");
+    if (note.empty()) continue;
+    fmt::print(stderr, "{}\n", note);
+    break;
+  }
   const report::SuiteRun r = report::run_suite(suite, o);
   fmt::print("wrote {}/summary.json, {}/report.html and one report.json per scenario{}{}\n",
              o.out_dir, o.out_dir, a.junit.empty() ? "" : ", ", a.junit.empty() ? "" : a.junit);

@@ -2,9 +2,9 @@
 # The unit, model and live tests built with AddressSanitizer, UndefinedBehaviorSanitizer and
 # LeakSanitizer (preset asan: clang, which compiles them about three times faster than g++ does
 # with these sanitizers; it leaves the benchmarks out). test_model.scenarios is left out
-# here: it explores every bundled scenario exhaustively (millions of executions), over ten minutes
-# under ASan; test_model.pipeline runs the same model code under it. So is test_model.dpor-dfs
-# (dpor against exhaustive dfs on every bundled dfs scenario, minutes without ASan), and
+# here: it checks every bundled dpor proof against exhaustive dfs within 2 preemptions (millions
+# of executions), over ten minutes under ASan; test_model.pipeline runs the same model code under
+# it. So is test_model.dpor-dfs (dpor against exhaustive dfs on two GPUs, minutes without ASan), and
 # test_model.dpor (dpor on the bundled scenarios, 77 s under ASan): test_sched.dpor runs dpor's code
 # under it. scale.examples (every sharding example, run shard by
 # shard) checks orchestration, not memory safety, and runs in the plain build (tools/test.sh).

@@ -87,12 +87,30 @@ std::string ScenarioRun::interleavings() const {
 
 std::string ScenarioRun::coverage_brief() const {
   const std::uint64_t n = result.executions;
-  if (proves()) {
-    return result.exhausted() ? fmt::format("{} executions, exhaustive", n)
-                              : fmt::format("{} executions, cut short by {}", n,
-                                            sched::stop_reason_words(result.stop));
+  if (!proves()) return fmt::format("{} executions sampled, not a proof", n);
+  if (!result.exhausted())
+    return fmt::format("{} executions, cut short by {}", n, sched::stop_reason_words(result.stop));
+  // What the exhausted search proves, in its strategy's words: dpor and states every
+  // interleaving, dfs every one within its preemption bound; a bounded dpor is a heuristic.
+  const sched::StrategyParams& p = options.strategy;
+  switch (p.kind) {
+    case sched::StrategyKind::kDpor:
+      if (p.dpor_max_preemptions) {
+        return fmt::format(
+            "{} executions, exhaustive within max_preemptions={} (dpor; a bounded dpor is a "
+            "heuristic, not a proof)",
+            n, *p.dpor_max_preemptions);
+      }
+      return fmt::format("proven (dpor, exhaustive, {} executions)", n);
+    case sched::StrategyKind::kStates:
+      return fmt::format("proven (states, exhaustive, {} executions)", n);
+    case sched::StrategyKind::kDfs:
+      return fmt::format(
+          "proven within the bound (dfs, max_preemptions={}, exhaustive, {} executions)",
+          p.max_preemptions, n);
+    default:
+      return fmt::format("{} executions, exhaustive", n);
   }
-  return fmt::format("{} executions sampled, not a proof", n);
 }
 
 std::string ScenarioRun::verdict_reason() const {
@@ -100,10 +118,14 @@ std::string ScenarioRun::verdict_reason() const {
     case Verdict::kPass:
       return "";
     case Verdict::kInconclusive: {
+      // Only a bounded search gets smaller with a lower bound (dfs; dpor given one).
+      const bool has_bound = options.strategy.kind == sched::StrategyKind::kDfs ||
+                             (options.strategy.kind == sched::StrategyKind::kDpor &&
+                              options.strategy.dpor_max_preemptions);
       const std::string remedy =
           result.stop == sched::StopReason::kBudget
-              ? fmt::format("raise [explore] iterations above {} or lower max_preemptions",
-                            options.iterations)
+              ? fmt::format("raise [explore] iterations above {}{}", options.iterations,
+                            has_bound ? " or lower max_preemptions" : "")
           : result.stop == sched::StopReason::kTimeLimit ? "raise or drop --time-limit"
                                                          : "let it run to the end";
       const bool bounded = sched::strategy_info(options.strategy.kind).bounded;

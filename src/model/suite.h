@@ -41,9 +41,10 @@ struct ScenarioRun {
   // "cut short by the execution cap after N executions: not a proof", "sampled N executions
   // (pct), not a proof").
   std::string coverage() const;
-  // The same in a few words for a suite's one line per scenario: "1255196 executions,
-  // exhaustive", "96613 executions, cut short by the time limit", "2000 executions sampled, not a
-  // proof".
+  // The same in a few words for a suite's one line per scenario: "proven (dpor, exhaustive, 24
+  // executions)", "proven within the bound (dfs, max_preemptions=2, exhaustive, 1255196
+  // executions)", "96613 executions, cut short by the time limit", "2000 executions sampled, not
+  // a proof".
   std::string coverage_brief() const;
   // "interleaving classes: 350 seen (per-resource hand-off order); ..." with, for a sampling
   // strategy, the Good-Turing chance that the next execution shows a new one and Chao1's estimate

@@ -378,17 +378,14 @@ TEST_CASE(
 
 TEST_CASE("evidence kinds never change an exit code on their own", "[cli2]") {
   const fs::path out = scratch("evidence");
-  // Exhaustive, and only compile_after_warmup (evidence) found: explore exits 0. One step of
-  // lock-first-forward (84,424 executions), not its two (1,255,196: minutes under ASan).
-  write_variant("warmup/lock-first-forward.toml", "steps = 2\n", "steps = 1\n",
-                out / "lock-first-forward.toml");
-  auto e =
-      racelab("explore " + (out / "lock-first-forward.toml").string() + " --out " + out.string());
+  // Exhaustive, and only compile_after_warmup (evidence) found: explore exits 0. dpor proves
+  // lock-first-forward in a few dozen executions.
+  auto e = racelab("explore scenarios/warmup/lock-first-forward.toml --out " + out.string());
   INFO(e.out);
   CHECK(e.code == 0);
   CHECK(e.out.find("compile_after_warmup (evidence; execution 0") != std::string::npos);
   CHECK(e.out.find("expectations hold") != std::string::npos);
-  CHECK(e.out.find("exhaustive within the bound") != std::string::npos);
+  CHECK(e.out.find("exhaustive: every interleaving class explored") != std::string::npos);
   auto r = racelab("replay " +
                    (out / "schedules/lock-first-forward.compile_after_warmup.json").string());
   CHECK(r.code == 0);
@@ -401,8 +398,11 @@ TEST_CASE(
     "a dfs proof cut short is inconclusive: terminal, report.json, summary.json, JUnit, exit 1",
     "[cli]") {
   const fs::path out = scratch("inconclusive");
-  // lock-first-forward under its own bound needs 1255196 executions; a cap of 1000 cuts it short.
-  write_variant("warmup/lock-first-forward.toml", "iterations = 2000000", "iterations = 1000",
+  // lock-first-forward under dfs within 2 preemptions needs 1255196 executions; a cap of 1000
+  // cuts it short. (The bundled scenario proves with dpor, in a few dozen: below.)
+  const std::string dpor_explore = "strategy = \"dpor\"\niterations = 1000000\n";
+  write_variant("warmup/lock-first-forward.toml", dpor_explore,
+                "strategy = \"dfs\"\niterations = 1000\nmax_preemptions = 2\n",
                 out / "capped.toml");
   auto s = racelab("suite " + (out / "capped.toml").string() + " --out " + (out / "res").string() +
                    " --junit " + (out / "junit.xml").string());
@@ -430,24 +430,77 @@ TEST_CASE(
   auto e = racelab("explore " + (out / "capped.toml").string() + " --out " + (out / "e").string());
   CHECK(e.code == 1);
   CHECK(e.out.find("expectations inconclusive: the dfs search was cut short") != std::string::npos);
-  // A time limit cuts it short too.
-  auto t = racelab("suite scenarios/warmup/lock-first-forward.toml --time-limit 0.2 --out " +
+  // A time limit cuts it short too (the whole bounded space: seconds).
+  write_variant("warmup/lock-first-forward.toml", dpor_explore,
+                "strategy = \"dfs\"\niterations = 2000000\nmax_preemptions = 2\n",
+                out / "dfs.toml");
+  auto t = racelab("suite " + (out / "dfs.toml").string() + " --time-limit 0.2 --out " +
                    (out / "tl").string());
   CHECK(t.code == 1);
   CHECK(t.out.find("INCONCLUSIVE lock-first-forward") != std::string::npos);
   CHECK(t.out.find("cut short by the time limit") != std::string::npos);
-  // The whole space passes, and a cap equal to the space's size still covers it.
+  // dpor cut short by its cap is inconclusive alike, and no bound is offered as the remedy.
+  fs::create_directories(out / "dpor");
+  write_variant("warmup/lock-first-forward.toml", dpor_explore,
+                "strategy = \"dpor\"\niterations = 5\n", out / "dpor/capped.toml");
+  auto d = racelab("suite " + (out / "dpor/capped.toml").string() + " --out " +
+                   (out / "dpor/res").string() + " --junit " + (out / "dpor/junit.xml").string());
+  INFO(d.out);
+  CHECK(d.code == 1);
+  CHECK(d.out.find("INCONCLUSIVE lock-first-forward") != std::string::npos);
+  CHECK(d.out.find("5 executions, cut short by the execution cap") != std::string::npos);
+  CHECK(read_text(out / "dpor/junit.xml")
+            .find("inconclusive: the dpor search was cut short by the execution cap after 5 "
+                  "executions, before covering its space, so must_not [deadlock") !=
+        std::string::npos);
+  CHECK(d.out.find("(raise [explore] iterations above 5)") != std::string::npos);
+  // The bundled scenario: proven by dpor, and the suite says so.
+  auto proven =
+      racelab("suite scenarios/warmup/lock-first-forward.toml --out " + (out / "proven").string());
+  CHECK(proven.code == 0);
+  CHECK(proven.out.find("PASS lock-first-forward") != std::string::npos);
+  CHECK(proven.out.find("; proven (dpor, exhaustive, ") != std::string::npos);
+  CHECK(proven.out.find("note:") == std::string::npos);
+  // Split over workers (tools/run-suite.sh's --jobs 0), stateless, and said so once.
+  auto split = racelab("suite scenarios/warmup/lock-first-forward.toml --jobs 2 --out " +
+                       (out / "split").string());
+  CHECK(split.code == 0);
+  CHECK(split.out.find("; proven (dpor, exhaustive, ") != std::string::npos);
+  CHECK(split.out.find("note: --jobs 2 splits each dpor scenario's search, and a split runs "
+                       "stateless") != std::string::npos);
+  // Bounded dfs on the command line: the whole space passes, and a cap equal to the space's size
+  // still covers it.
+  const std::string dfs = " --strategy dfs --max-preemptions 2";
   for (const char* cap : {"", " --iterations 74272"}) {
     auto x = racelab(std::string("explore scenarios/sdpa/sdpa-fused.toml --out ") +
-                     (out / "x").string() + cap);
+                     (out / "x").string() + dfs + cap);
     INFO(cap);
     CHECK(x.code == 0);
     CHECK(x.out.find("exhaustive within the bound (dfs(max_preemptions=2)): 74272 executions") !=
           std::string::npos);
   }
   auto under = racelab("explore scenarios/sdpa/sdpa-fused.toml --iterations 74271 --out " +
-                       (out / "x").string());
+                       (out / "x").string() + dfs);
   CHECK(under.code == 1);
+  // The same for the scenario's own dpor: a cap of its executions covers it, one fewer does not.
+  auto whole = racelab("explore scenarios/sdpa/sdpa-fused.toml --out " + (out / "x").string());
+  CHECK(whole.code == 0);
+  const std::string exhausted =
+      "exhaustive: every interleaving class explored or met at a state explored before "
+      "(dpor(unbounded, states)): ";
+  const auto at = whole.out.find(exhausted);
+  REQUIRE(at != std::string::npos);
+  const std::uint64_t n = std::stoull(whole.out.substr(at + exhausted.size()));
+  REQUIRE(n > 1);
+  auto cap = racelab("explore scenarios/sdpa/sdpa-fused.toml --iterations " + std::to_string(n) +
+                     " --out " + (out / "x").string());
+  CHECK(cap.code == 0);
+  CHECK(cap.out.find(exhausted + std::to_string(n) + " executions") != std::string::npos);
+  auto below = racelab("explore scenarios/sdpa/sdpa-fused.toml --iterations " +
+                       std::to_string(n - 1) + " --out " + (out / "x").string());
+  CHECK(below.code == 1);
+  CHECK(below.out.find("expectations inconclusive: the dpor search was cut short") !=
+        std::string::npos);
   // Sampling says how much it sampled.
   auto p = racelab("explore scenarios/deadlock/lazy-2-drafters.toml --out " + (out / "p").string());
   CHECK(p.out.find("sampled 2000 executions (pct(depth=3, seed=1)), not a proof") !=
@@ -577,10 +630,13 @@ TEST_CASE("the dfs progress line counts executions up to the cap, without a perc
     return;
   }
   const fs::path dir = scratch("progress");
-  // script(1) gives racelab a terminal, where it draws progress on stderr. sdpa-fused: a dfs proof
-  // of 74,272 executions (a third of a second; seconds under ASan), long enough for a line.
+  // script(1) gives racelab a terminal, where it draws progress on stderr. sdpa-fused under dfs
+  // within 2 preemptions: 74,272 executions (a third of a second; seconds under ASan), long
+  // enough for a line.
   auto r = shell("script -qec '" + std::string(bin()) +
-                 " explore scenarios/sdpa/sdpa-fused.toml --out " + dir.string() + "' /dev/null");
+                 " explore scenarios/sdpa/sdpa-fused.toml --strategy dfs --max-preemptions 2"
+                 " --iterations 2000000 --out " +
+                 dir.string() + "' /dev/null");
   CHECK(r.code == 0);
   CHECK(r.out.find("executions (up to 2000000)") != std::string::npos);
   CHECK(r.out.find("s left") == std::string::npos);
@@ -592,7 +648,7 @@ TEST_CASE("a clean scenario explores to exit 0", "[cli]") {
   auto e = racelab("explore scenarios/sdpa/sdpa-fused.toml --out " + out.string());
   CHECK(e.code == 0);
   CHECK(e.out.find("no findings") != std::string::npos);
-  CHECK(e.out.find("exhaustive within the bound") != std::string::npos);
+  CHECK(e.out.find("exhaustive: every interleaving class explored") != std::string::npos);
   fs::remove_all(out);
 }
 
@@ -991,11 +1047,21 @@ TEST_CASE("explore --shard: merged dpor shards are the --jobs run; one job has t
   auto jobs = shell("cd " + (base / "jobs").string() + " && " + bin() + " explore " + sc + flags +
                     " --jobs 2 --out out");
   CHECK(jobs.code == 1);
+  // The state cache is one job's, and a split says so (once); --stateless asks for the split.
+  const std::string note = "and a split runs stateless: the state cache belongs to one job";
+  CHECK(jobs.out.find("note: --jobs 2 splits dpor's search, " + note) != std::string::npos);
+  CHECK(one.out.find(note) == std::string::npos);
+  auto asked = shell("cd " + (base / "jobs").string() + " && " + bin() + " explore " + sc + flags +
+                     " --jobs 2 --stateless --out asked");
+  CHECK(asked.code == 1);
+  CHECK(asked.out.find(note) == std::string::npos);
   std::string dirs;
   for (int k = 0; k < 3; ++k) {
     auto s = shell("cd " + (base / "split").string() + " && " + bin() + " explore " + sc + flags +
                    " --shard " + std::to_string(k) + "/3 --out s" + std::to_string(k));
     CHECK(s.code <= 1);
+    CHECK(s.out.find("note: --shard " + std::to_string(k) + "/3 splits dpor's search, " + note) !=
+          std::string::npos);
     dirs += " s" + std::to_string(k);
   }
   auto m =

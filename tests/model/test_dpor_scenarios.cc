@@ -1,6 +1,7 @@
 // dpor on the pipeline model: it covers every interleaving class of the bundled scenarios it can
 // exhaust and of small unseen ones, and reaches exactly the finding kinds exhaustive dfs reaches
-// (on the bundled dfs scenarios: test_pipeline.cc's [scenarios]).
+// within 2 preemptions (on the bundled scenarios that prove with dpor: test_pipeline.cc's
+// [scenarios]).
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -230,8 +231,8 @@ TEST_CASE("dpor reaches exactly the kinds exhaustive dfs reaches on small unseen
   });
 }
 
-// Slower (dfs needs millions of executions): the model label. The bundled dfs scenarios are
-// compared in test_pipeline.cc's [scenarios], which explores each of them exhaustively anyway.
+// Slower (dfs needs millions of executions): the model label. The bundled scenarios that prove
+// with dpor are compared with bounded dfs in test_pipeline.cc's [scenarios].
 TEST_CASE("dpor reaches exactly the kinds dfs reaches on two GPUs", "[dpor-dfs]") {
   check_same_kinds({small(2, 1, 1, "none"), small(2, 1, 1, "sequential", "backward = true\n")});
 }

@@ -12,7 +12,7 @@ racelab, src, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 # One scenario that holds and one whose expectation is wrong on purpose.
-# sdpa-fused: a dfs proof of 74,272 executions, a fraction of a second (also under ASan).
+# sdpa-fused: a dpor proof of a few dozen executions, a fraction of a second (also under ASan).
 good = os.path.join(src, "scenarios/sdpa/sdpa-fused.toml")
 bad = os.path.join(work, "wrong-expectation.toml")
 text = open(os.path.join(src, "scenarios/deadlock/lazy-2-drafters.toml")).read()
@@ -23,6 +23,7 @@ open(bad, "w").write(text)
 junit = os.path.join(work, "junit.xml")
 r = subprocess.run([racelab, "suite", good, bad, "--junit", junit], capture_output=True, text=True)
 assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+assert "PASS sdpa-fused" in r.stdout and "proven (dpor, exhaustive, " in r.stdout, r.stdout
 root = ET.parse(junit).getroot()
 assert root.tag == "testsuites", root.tag
 suites = root.findall("testsuite")
