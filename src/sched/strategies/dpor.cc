@@ -316,8 +316,10 @@ class DporStrategy : public SubtreeSearch {
     const char* symmetry = use_symmetry_ ? ", symmetry" : states_ ? ", states" : "";
     const char* search = optimal_ ? "" : ", source sets";
     // A fixed prefix: the search covers the continuations of its steps only.
-    const std::string after =
-        fixed_.empty() ? std::string() : fmt::format(", after the first {} steps", fixed_.size());
+    std::string after;
+    if (!fixed_.empty())
+      after =
+          fmt::format(", after the first {} step{}", fixed_.size(), fixed_.size() == 1 ? "" : "s");
     return bound_ ? fmt::format("dpor(max_preemptions={}{}{}{})", *bound_, symmetry, search, after)
                   : fmt::format("dpor(unbounded{}{}{})", symmetry, search, after);
   }
