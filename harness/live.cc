@@ -67,7 +67,8 @@ void add_search_options(CLI::App* cmd, LiveArgs& a) {
       ->capture_default_str()
       ->check(seconds_check());
   cmd->add_option("--settle-ms", a.settle_ms,
-                  "quiet time granted to foreign threads before each decision")
+                  "quiet time granted, before a decision, to a thread still inside a blocking call "
+                  "whose serving thread waits (the one case quiescence cannot see; 0: none)")
       ->capture_default_str()
       ->check(integer_check(0, 600000));
   cmd->add_option("--cycle-confirm-ms", a.cycle_confirm_ms,

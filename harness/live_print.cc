@@ -106,6 +106,12 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
              info.build);
   if (so.replay.empty())
     fmt::print("{}\n", sched::coverage_line(o.coverage.summary(), live::samples(so)));
+  if (kept.settled > 0)
+    fmt::print(
+        "settle: {} decision(s) also waited {} ms of quiet for a thread inside a blocking call "
+        "whose server waited (--settle-ms): there, and only there, a result may depend on the "
+        "machine's speed\n",
+        kept.settled, so.settle_ms);
   fmt::print("report: {}/report.json, {}/trace.txt\n", so.out, so.out);
   const bool want_deadlock = so.expect == "deadlock";
   if (verdict.cut_short) {
@@ -116,6 +122,12 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
                          "the program's absence of a deadlock, hang or exception",
                          "raise --executions, or lower --max-preemptions"),
                      Colour::kYellow));
+  } else if (verdict.nondeterministic) {
+    fmt::print(
+        "{}: the program took another path under the same schedule prefix (nondeterministic, "
+        "above), so this search proves nothing about it{}; exit 1\n",
+        paint("inconclusive", Colour::kRed),
+        want_deadlock ? " (the expected deadlock was not seen)" : "");
   } else if (inconclusive) {
     fmt::print(
         "{}: racelab lost control of a thread, so this run says nothing about the "

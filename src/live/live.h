@@ -61,9 +61,11 @@ struct Options {
   // No progress for this long is a hang. It must exceed the longest real call a thread makes
   // between two scheduling points (a kernel compile, a backward pass).
   std::chrono::milliseconds hang_timeout{10000};
-  // After each step, while some thread is away or foreign threads are active, the engine waits
-  // until nothing has happened for this long before the next decision, so that foreign threads
-  // reach their next instrumented operation first.
+  // A decision waits for quiescence (runtime.cc: nothing outside the engine's control under way),
+  // not for time. The one case racelab cannot see through: a thread still inside a blocking call
+  // whose serving thread waits on an instrumented mutex (the call may have been served already);
+  // there the engine also waits until nothing has happened for this long (0: not at all), and
+  // counts the decision in Result::settled.
   std::chrono::milliseconds settle{5};
   // A wait-for cycle that runs through a blocking call (to the foreign thread serving it) and
   // stays unchanged, with nothing happening anywhere, for this long is reported as a deadlock at
@@ -220,6 +222,13 @@ struct Result : sched::ExecutionRecord {
   std::vector<std::string> threads;  // controlled threads, by id
   std::vector<std::string> foreign;  // foreign threads, in order of first appearance
   bool hung = false;  // threads were left stuck in real calls; the process should exit soon
+  // Decisions taken after a quiet period of Options::settle rather than at quiescence alone (a
+  // thread inside a blocking call whose server waited: runtime.cc, World::ready). 0: every
+  // decision of this execution was taken at quiescence, whatever the machine's load.
+  std::uint64_t settled = 0;
+  // The subject recorded every thread's stack (Subject::stuck) before the execution was unwound:
+  // it hung, or it was not deterministic.
+  bool stacks = false;
   double seconds = 0;
 
   // The decisions as schedule files record them (thread, operation), as sched::replay_steps

@@ -70,20 +70,34 @@ class Runtime::Impl::World {
 
   bool hung() const { return hung_; }
 
-  // 1. The running thread comes back to a scheduling point, goes away or finishes. 2. Foreign
-  // threads and threads inside blocking calls reach their next operation: while a thread is away
-  // or a foreign thread holds or waits for a mutex, wait until nothing has happened for
-  // `settle`. 3. The program's end: every non-daemon thread has finished; the daemon threads
-  // left are stopped where they are, as the interpreter's exit stops them (live.h).
+  // 1. The running thread comes back to a scheduling point, goes away or finishes. 2. The world
+  // is quiescent (Impl::quiescent): every thread inside a blocking call has come back or waits,
+  // through its server, on an instrumented mutex, and no foreign thread is inside a critical
+  // section of one. That is a fact about the threads, not about time, so the same schedule
+  // prefix meets the same enabled threads however loaded the machine is; the hang timeout is the
+  // only clock. Where a call's server waits while the call's thread is still inside it, the call
+  // may have been served already (racelab cannot see its thread on the way back): there, and only
+  // there, a quiet period of `settle` is granted, and counted (Result::settled). 3. The program's
+  // end: every non-daemon thread has finished; the daemon threads left are stopped where they
+  // are, as the interpreter's exit stops them (live.h).
   bool ready() {
     if (!wait_activity([&] { return rt_.running() < 0 || rt_.fatal; }))
       return hang(rt_.options.hang_timeout);
     if (rt_.fatal) return false;
-    const auto settle_end = SteadyClock::now() + rt_.options.hang_timeout;
-    while (rt_.foreign_busy() && SteadyClock::now() < settle_end) {
+    for (;;) {
+      bool server_blocked = false;
+      if (!wait_activity([&] {
+            return rt_.fatal || rt_.non_daemons_finished() || rt_.quiescent(server_blocked);
+          }))
+        return hang(rt_.options.hang_timeout);
+      if (rt_.fatal) return false;
+      if (!server_blocked || rt_.options.settle.count() <= 0 || rt_.non_daemons_finished()) break;
       const std::uint64_t seen = rt_.activity;
-      rt_.engine_cv.wait_for(lk_, rt_.options.settle, [&] { return rt_.activity != seen; });
-      if (rt_.activity == seen) break;
+      if (!rt_.engine_cv.wait_for(lk_, rt_.options.settle,
+                                  [&] { return rt_.activity != seen || rt_.fatal; })) {
+        ++rt_.result.settled;
+        break;
+      }
     }
     if (rt_.non_daemons_finished()) {
       for (int c : rt_.controlled)
@@ -177,7 +191,11 @@ bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& v
                                      std::unique_lock<std::mutex>& lk) {
   World world(*this, strategy, lk);
   // A live execution cannot be abandoned (kNoThread): only model subjects record what dpor needs.
-  sched::decide_execution(world, strategy, options.max_steps, view, false, result);
+  try {
+    sched::decide_execution(world, strategy, options.max_steps, view, false, result);
+  } catch (const sched::Nondeterminism& e) {
+    report_nondeterminism(e);
+  }
   return world.hung();
 }
 
@@ -257,7 +275,17 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
     error = std::current_exception();
   }
 
-  if (hung) subject.stuck();  // before anything unwinds
+  bool nondeterministic = false;
+  {
+    std::lock_guard g(impl.state_mutex);
+    for (const sched::Finding& f : impl.result.findings)
+      nondeterministic = nondeterministic || f.kind == sched::kinds::kNondeterministic;
+  }
+  if (hung || nondeterministic) {
+    subject.stuck();  // every thread's stack, before anything unwinds
+    std::lock_guard g(impl.state_mutex);
+    impl.result.stacks = true;
+  }
   // Wind down: parked threads unwind from their scheduling point; threads in real calls cannot.
   hung = impl.wind_down(hung, error != nullptr);
   if (!hung) {

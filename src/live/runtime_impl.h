@@ -31,6 +31,7 @@
 
 #include "live/live.h"
 #include "sched/race.h"
+#include "sched/strategy.h"
 #include "util/hash.h"
 
 namespace racelab::live {
@@ -267,15 +268,46 @@ struct Runtime::Impl {
       if (agents[c].state == State::kAway) return true;
     return false;
   }
-  // Whether something outside the engine's control is in progress: a thread inside a blocking
-  // call, or a foreign thread holding or waiting for an instrumented mutex.
-  bool foreign_busy() const {
-    if (any_away()) return true;
-    for (const MutexState& mx : mutexes)
-      if (mx.owner >= 0 && agents[mx.owner].foreign) return true;
-    for (const Agent& a : agents)
-      if (a.foreign && a.state == State::kWaiting) return true;
+  // Whether `agent`, a controlled thread inside a blocking call, waits for something only a
+  // decision can change: the thread serving the call (Blocking's `served_by`, by name) waits for an
+  // instrumented mutex, or is itself inside a call whose server does. False when the server is
+  // unknown (it never touched an instrumented object) or runs: then the call may still return.
+  bool away_blocked(int agent) const {
+    for (std::size_t hops = 0; hops <= agents.size(); ++hops) {
+      const Agent& a = agents[agent];
+      if (a.state != State::kAway || a.away.empty() || a.away.back().second.empty()) return false;
+      const int s = agent_named(a.away.back().second);
+      if (s < 0 || s == agent) return false;
+      if (agents[s].state == State::kWaiting) return true;
+      if (agents[s].state != State::kAway) return false;
+      agent = s;
+    }
     return false;
+  }
+  // Quiescence, what a decision waits for instead of a quiet period (docs/live.md, "Determinism"):
+  // nothing outside the engine's control is under way. Every thread inside a blocking call has
+  // come back or waits, through the thread serving it, on an instrumented mutex; no foreign thread
+  // holds an instrumented mutex while it runs (it will release it or wait for another); no foreign
+  // thread waits for a mutex that is free (it is about to take it). `server_blocked` is set when
+  // a thread is still inside a call whose server waits: the call may have been served already,
+  // its thread on its way back, which racelab cannot see (the one place a quiet period remains).
+  bool quiescent(bool& server_blocked) const {
+    server_blocked = false;
+    for (int c : controlled) {
+      if (agents[c].state != State::kAway) continue;
+      if (!away_blocked(c)) return false;
+      server_blocked = true;
+    }
+    for (const MutexState& mx : mutexes)
+      if (mx.owner >= 0 && agents[mx.owner].foreign && agents[mx.owner].state == State::kFree)
+        return false;
+    for (std::size_t i = 0; i < agents.size(); ++i) {
+      const Agent& a = agents[i];
+      if (a.foreign && a.state == State::kWaiting &&
+          can_take(mutexes[a.waiting_mutex], static_cast<int>(i)))
+        return false;
+    }
+    return true;
   }
   // Whether anything outside the engine's control may still enable a thread: a thread inside a
   // blocking call may come back; a free foreign thread may release a mutex it holds.
@@ -333,6 +365,10 @@ struct Runtime::Impl {
   // hangs, should it be a hang ("no progress for 10.0 s"); its message is then "hang: <reason>:
   // <the first stuck thread>", so that a hang is never worded as a deadlock.
   void report_stuck(std::string_view hang_reason, bool settled = false);
+  // Records the `nondeterministic` finding of a decision that met other enabled threads than the
+  // same schedule prefix met before (sched::Nondeterminism), with every thread's state and the
+  // likely cause, and ends the execution (fatal).
+  void report_nondeterminism(const sched::Nondeterminism& e);
 };
 
 }  // namespace racelab::live

@@ -3,6 +3,7 @@
 // hang and lost_control findings that name them. The engine (runtime.cc) calls report_stuck when
 // no thread can make progress.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -135,6 +136,43 @@ void Runtime::Impl::report_stuck(std::string_view hang_reason, bool settled) {
                             f.details.empty() ? "no thread left" : f.details.front());
   }
   result.findings.push_back(std::move(f));
+}
+
+void Runtime::Impl::report_nondeterminism(const sched::Nondeterminism& e) {
+  sched::Finding f;
+  f.kind = sched::kinds::kNondeterministic;
+  f.step = static_cast<std::int64_t>(e.step());
+  for (std::size_t i = 0; i < agents.size(); ++i) {
+    const Agent& a = agents[i];
+    if (a.foreign && a.state == State::kFree && a.last.empty()) continue;
+    f.details.push_back(a.name + " " + holds_text(static_cast<int>(i)) +
+                        wait_of(static_cast<int>(i), true).first);
+  }
+  std::vector<std::string> foreign;
+  for (const Agent& a : agents)
+    if (a.foreign) foreign.push_back(a.name);
+  std::string cause;
+  if (result.settled > 0) {
+    cause = fmt::format(
+        "a thread inside a blocking call whose server waited came back after the quiet period of "
+        "{} ms (--settle-ms) at one of the {} decisions that waited for one; a larger --settle-ms "
+        "may hold, or interpose what the call waits for",
+        options.settle.count(), result.settled);
+  } else if (!foreign.empty()) {
+    cause = fmt::format(
+        "a thread racelab does not control ({}) acted at another moment than before relative to "
+        "the controlled threads, outside the instrumented objects racelab orders",
+        fmt::join(foreign, ", "));
+  } else {
+    cause =
+        "a thread read something racelab does not order between two scheduling points (a Python "
+        "variable written without a lock, the clock, a real lock, queue or file racelab does not "
+        "interpose) and took another path";
+  }
+  f.message = fmt::format("step {} had {} enabled when first explored and {} now: likely cause: {}",
+                          e.step(), e.first(), e.now(), cause);
+  result.findings.push_back(std::move(f));
+  fatal = true;
 }
 
 }  // namespace racelab::live

@@ -103,6 +103,7 @@ std::optional<Result> LiveRunner::run(sched::Strategy& strategy, std::uint64_t e
 }
 
 bool StopAtFailure::keep(std::uint64_t execution, Result& r) {
+  settled += r.settled;
   std::set<std::string> seen;
   for (const auto& f : r.findings) seen.insert(f.kind);
   for (const auto& k : seen) ++kinds[k];
@@ -160,6 +161,7 @@ Judgement judge(const SearchOptions& a, const Outcome& o) {
       j.inconclusive = j.inconclusive || sched::kinds::is_inconclusive(f.kind);
     }
     j.found_deadlock = o.kept.failure->found(sched::kinds::kDeadlock);
+    j.nondeterministic = o.kept.failure->found(sched::kinds::kNondeterministic);
   }
   // The one rule (sched::expectation_verdict): a dfs search asked to show the program clean
   // proves nothing until it covers its space; a search asked for a deadlock that did not finish
@@ -189,7 +191,9 @@ Judgement judge(const SearchOptions& a, const Outcome& o) {
         "matched; the execution went on for {} more decisions without it): the file was cut "
         "short or edited; record it again",
         a.recorded.steps, a.recorded.kind, replayed->choices.size() - a.recorded.steps);
-  if (j.inconclusive)
+  if (j.nondeterministic)
+    j.exit_code = kExitFound;
+  else if (j.inconclusive)
     j.exit_code = kExitInternal;
   else if (!j.schedule_ended.empty())
     j.exit_code = kExitFound;

@@ -68,6 +68,9 @@ class StopAtFailure {
   std::optional<Result> other;
   std::uint64_t other_execution = 0;
   bool stopped_at_failure = false;  // the search ended at a failure (not at the budget)
+  // Decisions, over every execution, taken after a quiet period of --settle-ms rather than at
+  // quiescence alone (live::Result::settled): 0 means no result rests on timing.
+  std::uint64_t settled = 0;
 
  private:
   bool expect_deadlock_;
@@ -176,6 +179,9 @@ struct Judgement {
   // going on without it: the sentence that says so (exit 1), else "".
   std::string schedule_ended;
   bool found_deadlock = false;
+  // The search met a decision with other enabled threads than before (a `nondeterministic`
+  // finding): inconclusive, exit 1, worded as such rather than as lost control.
+  bool nondeterministic = false;
   int exit_code = 0;
 };
 Judgement judge(const SearchOptions& a, const Outcome& o);

@@ -93,6 +93,9 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   const nlohmann::ordered_json explored = explored_json(o, !live::samples(a), Seconds::kAsMeasured);
   for (const auto& [key, value] : explored.items()) report[key] = value;
   report["kinds_seen"] = kept.kinds;
+  // Decisions that waited for a quiet period (--settle-ms) on top of quiescence: where a result
+  // could depend on the machine's speed (docs/live.md, "Determinism").
+  report["settle"] = {{"ms", a.settle_ms}, {"decisions", kept.settled}};
   if (info.subject == sched::kLivePythonSubject) report["not_checked"] = kPythonNotChecked;
   report["findings"] = nlohmann::ordered_json::array();
   if (kept.failure) {
@@ -124,7 +127,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   } else if (kept.last) {
     write_file_atomic(dir / "trace.txt", trace_text(*kept.last));
   }
-  if (kept.failure && kept.failure->hung && info.on_hang) {
+  if (kept.failure && (kept.failure->hung || kept.failure->stacks) && info.on_hang) {
     info.on_hang(dir);
     report["stacks"] = (dir / "stacks.txt").string();
     // Where racelab lost a thread: its Python stack, beside the finding.

@@ -111,7 +111,13 @@ template <class World>
 LoopEnd decide_execution(World& world, Strategy& strategy, std::uint64_t max_steps,
                          const ThreadView& view, bool may_abandon, ExecutionRecord& record) {
   Decider decider(strategy, max_steps);
-  const LoopEnd end = decide_loop(world, decider, view, may_abandon);
+  LoopEnd end;
+  try {
+    end = decide_loop(world, decider, view, may_abandon);
+  } catch (...) {
+    decider.record_into(record);  // the decisions taken so far: a report can still show them
+    throw;
+  }
   decider.record_into(record);
   return end;
 }

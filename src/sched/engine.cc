@@ -24,6 +24,32 @@ std::string enabled_labels(const Decision& d) {
   return fmt::format("{}", fmt::join(labels, ", "));
 }
 
+namespace {
+std::string named_set(const ThreadView* view, std::span<const ThreadId> threads) {
+  std::vector<ThreadId> sorted(threads.begin(), threads.end());
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::string> labels;
+  for (ThreadId t : sorted)
+    labels.push_back(view != nullptr && t >= 0 && static_cast<std::size_t>(t) < view->thread_count()
+                         ? view->thread_name(t)
+                         : fmt::format("thread {}", t));
+  return fmt::format("{} ({})", sorted.size(), fmt::join(labels, ", "));
+}
+}  // namespace
+
+Nondeterminism::Nondeterminism(std::string_view strategy, const Decision& d,
+                               std::span<const ThreadId> first, std::span<const ThreadId> now)
+    : Nondeterminism(strategy, d.step, named_set(d.exec, first), named_set(d.exec, now)) {}
+
+Nondeterminism::Nondeterminism(std::string_view strategy, std::uint64_t step, std::string first,
+                               std::string now)
+    : StrategyError(fmt::format("{}: the subject is not deterministic: step {} had {} enabled "
+                                "threads when first explored and {} now",
+                                strategy, step, first, now)),
+      step_(step),
+      first_(std::move(first)),
+      now_(std::move(now)) {}
+
 std::string ExecutionResult::trace_text() const {
   std::string out;
   const auto& steps = exec->steps();

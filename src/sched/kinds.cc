@@ -11,7 +11,7 @@ namespace {
 constexpr unsigned kAnySubject = kByScheduler;
 
 // Failures first, the ones that stop a program before the ones that corrupt it; evidence last.
-constexpr std::array<KindInfo, 13> kRegistry{{
+constexpr std::array<KindInfo, 14> kRegistry{{
     {kDeadlock, Severity::kFailure, kAnySubject | kByModel | kByLive, 0,
      "some blocked thread can never run again: a cycle of threads waiting on locks held and on "
      "jobs not yet served",
@@ -46,6 +46,10 @@ constexpr std::array<KindInfo, 13> kRegistry{{
      "a controlled thread ran past the hang timeout without reaching a scheduling point: it waits "
      "in a call racelab does not control (racelab's blind spot, not the program's bug)",
      "`racelab lost control of <thread>: it has run N s without reaching a scheduling point ...`"},
+    {kNondeterministic, Severity::kInconclusive, kByLive, 8,
+     "a decision met other enabled threads than the same schedule prefix met before: something "
+     "racelab does not see acted at another moment (racelab's blind spot, not the program's bug)",
+     "`step N had <threads> enabled when first explored and <threads> now: <likely cause>`"},
     {kRecompileLimit, Severity::kEvidence, kByModel, 9,
      "a compile was refused because the shared cache held recompile_limit entries; the call runs "
      "eagerly (F6, F7)",

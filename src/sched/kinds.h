@@ -29,6 +29,10 @@ inline constexpr const char* kHang = "hang";
 // Found by the live runtime only: a controlled thread ran past the hang timeout without reaching
 // a scheduling point. racelab's blind spot (a call it does not control), not the program's bug.
 inline constexpr const char* kLostControl = "lost_control";
+// Found by the live runtime only: a decision met other enabled threads than the same schedule
+// prefix met before, because something racelab cannot see acted at another moment. racelab's
+// blind spot, not the program's bug: the search stops, inconclusive.
+inline constexpr const char* kNondeterministic = "nondeterministic";
 // Found by live runs only: the process received a fatal signal (a C extension crashed, abort()).
 inline constexpr const char* kCrash = "crash";
 // Found by the pipeline model (rules M2, M4) and, where they can observe them, by live runs.

@@ -13,6 +13,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sched/op.h"
@@ -130,6 +131,27 @@ class Strategy {
 class StrategyError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// Thrown by a strategy that re-enters a decision it explored before (dfs, dpor, states) and meets
+// other enabled threads than it did then: the subject is not deterministic. A model subject never
+// is (a bug in racelab); a live one is when something racelab cannot see changed the world between
+// two decisions, which the live engine reports as a `nondeterministic` finding (sched/kinds.h).
+class Nondeterminism : public StrategyError {
+ public:
+  // `first`: the threads enabled when the decision was first explored, `now` those enabled now
+  // (the strategy's view of d.enabled); d.exec names them.
+  Nondeterminism(std::string_view strategy, const Decision& d, std::span<const ThreadId> first,
+                 std::span<const ThreadId> now);
+  std::uint64_t step() const { return step_; }
+  // "2 (drafter 0.0, drafter 0.1)": the enabled threads then and now, named.
+  const std::string& first() const { return first_; }
+  const std::string& now() const { return now_; }
+
+ private:
+  Nondeterminism(std::string_view strategy, std::uint64_t step, std::string first, std::string now);
+  std::uint64_t step_;
+  std::string first_, now_;
 };
 
 }  // namespace racelab::sched

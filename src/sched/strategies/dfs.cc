@@ -92,10 +92,7 @@ class DfsStrategy : public SubtreeSearch {
       const Frame& f = stack_[depth_++];
       if (f.options.size() != d.enabled.size() ||
           !std::is_permutation(f.options.begin(), f.options.end(), d.enabled.begin())) {
-        throw StrategyError(fmt::format(
-            "dfs: the subject is not deterministic: step {} had {} enabled threads when first "
-            "explored and {} now",
-            d.step, f.options.size(), d.enabled.size()));
+        throw Nondeterminism("dfs", d, f.options, d.enabled);
       }
       return f.options[f.chosen];
     }

@@ -183,10 +183,7 @@ class DporStrategy : public SubtreeSearch {
     if (s < stack_.size()) {  // replay, then the node that diverges
       Node& n = stack_[s];
       if (!std::equal(n.enabled.begin(), n.enabled.end(), enabled.begin(), enabled.end())) {
-        throw StrategyError(fmt::format(
-            "dpor: the subject is not deterministic: step {} had {} enabled threads when first "
-            "explored and {} now",
-            s, n.enabled.size(), enabled.size()));
+        throw Nondeterminism("dpor", d, n.enabled, enabled);
       }
       n.op = *d.exec->pending_op(n.chosen);
       ++steps_;

@@ -52,10 +52,7 @@ class StatesStrategy : public Strategy {
       const Frame& f = stack_[depth_++];
       if (f.options.size() != d.enabled.size() ||
           !std::equal(f.options.begin(), f.options.end(), d.enabled.begin())) {
-        throw StrategyError(fmt::format(
-            "states: the subject is not deterministic: step {} had {} enabled threads when first "
-            "explored and {} now",
-            d.step, f.options.size(), d.enabled.size()));
+        throw Nondeterminism("states", d, f.options, d.enabled);
       }
       return f.options[f.chosen];
     }
