@@ -81,6 +81,11 @@ struct Options {
   // measurements. Scheduling points do not park, mutexes are plain locks, nothing is recorded or
   // checked, and the strategy is not consulted; only hang detection remains.
   bool control = true;
+  // Record each step's footprint for partial-order reduction (--strategy dpor): the operation's
+  // object, what foreign threads did while the step ran, the points' order (docs/live.md,
+  // "Proofs"). Off, the runtime shows strategies no operations (ThreadView::pending_op is
+  // nullptr), as the sampling strategies expect of a live subject.
+  bool footprints = false;
 };
 
 // An instrumented mutex; BasicLockable, so std::lock_guard and std::unique_lock work.
@@ -160,8 +165,19 @@ class Shared : public SharedVar {
   T value_;
 };
 
+// What a scheduling point stands for, for partial-order reduction (--strategy dpor): a read or a
+// write of a named piece of the program's state ("compile cache", a dict). Two points conflict
+// when one writes what the other reads or writes. A point that declares nothing writes "the
+// program's state", as every other point that declares nothing does: such points are ordered
+// against each other (runtime_threads.cc, footprints).
+struct PointAccess {
+  std::string object;
+  bool write = false;
+};
+
 // A user-defined scheduling point (controlled threads); recorded as an event for foreign threads.
-void point(std::string_view label);
+// `accesses`: what it stands for (PointAccess); none: an access to the whole program state.
+void point(std::string_view label, std::vector<PointAccess> accesses = {});
 
 // Marks a call that may wait for another thread outside racelab's control. `served_by` names the
 // thread that does the work (as named by name_this_thread), so that a hang report can close the
@@ -290,6 +306,15 @@ class Runtime final : public sched::ThreadView {
   const std::string& thread_name(ThreadId t) const override;
   bool finished(ThreadId t) const override;
   std::string pending_text(ThreadId t) const override;
+  // With Options::footprints (dpor): the steps' footprints (runtime_threads.cc says what they
+  // are); after the last decision, the threads as they were then, not as they wound down.
+  const sched::Op* pending_op(ThreadId t) const override;
+  std::int64_t step_result(std::uint64_t step) const override;
+  std::span<const sched::Touch> step_touches(std::uint64_t step) const override;
+  bool ended_by_finding() const override;
+  // Threads are spawned as the program runs: dpor sizes its clocks for this many.
+  std::size_t thread_capacity() const override { return kMaxFootprintThreads; }
+  static constexpr std::size_t kMaxFootprintThreads = 64;
 
   ~Runtime();
 
@@ -298,7 +323,7 @@ class Runtime final : public sched::ThreadView {
   friend class SharedVar;
   friend class Blocking;
   friend std::optional<Result> run(Subject&, sched::Strategy&, std::uint64_t, const Options&);
-  friend void point(std::string_view);
+  friend void point(std::string_view, std::vector<PointAccess>);
   friend void name_this_thread(std::string);
   friend bool controlled();
   friend ThreadId live::spawn(std::string, std::function<void()>, bool);

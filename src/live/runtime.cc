@@ -192,10 +192,15 @@ bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& v
   World world(*this, strategy, lk);
   // A live execution cannot be abandoned (kNoThread): only model subjects record what dpor needs.
   try {
-    sched::decide_execution(world, strategy, options.max_steps, view, false, result);
+    sched::decide_execution(world, strategy, options.max_steps, view, options.footprints, result);
   } catch (const sched::Nondeterminism& e) {
     report_nondeterminism(e);
   }
+  // The threads as the last decision left them, for the strategy's end_execution (dpor's blocked
+  // threads), which runs after they wound down.
+  finals.clear();
+  for (int c : controlled) finals.push_back({agents[c].state == State::kFinished, agents[c].op});
+  decided = true;
   return world.hung();
 }
 

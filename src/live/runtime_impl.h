@@ -70,6 +70,7 @@ struct Pending {
   OpKind kind = OpKind::kStart;
   int object = -1;
   std::string label;
+  std::vector<PointAccess> accesses;  // a point's (live.h)
 };
 
 enum class State {
@@ -103,6 +104,7 @@ struct Runtime::Impl {
   // instrumented operation). Agents are numbered in order of appearance.
   struct Agent {
     std::string name;
+    sched::Op op;  // the pending operation in dpor's terms (footprint_op), with footprints on
     bool foreign = false;
     bool daemon = false;             // controlled threads: does not keep the execution going
     ThreadId id = sched::kNoThread;  // controlled threads: the id strategies see
@@ -123,10 +125,28 @@ struct Runtime::Impl {
     int owner = -1;  // agent
     int depth = 0;
     VClock clock;
+    // Its number in footprints (Options::footprints): by its name, the thread that created it and
+    // how many mutexes of that name that thread had created before, so that two locks made at one
+    // line (each Thread's, each Condition.wait's waiter) are two objects, and one lock is the same
+    // object in every execution whose creating thread took the same path.
+    std::int32_t footprint = -1;
   };
   struct VarState {
     std::unique_ptr<SharedVar> obj;
     sched::RaceState race;
+  };
+
+  // What dpor reads of an executed step (Options::footprints; runtime_threads.cc).
+  struct Step {
+    sched::Op op;
+    std::int64_t result = 0;  // a try lock: 1 when it took the mutex
+    std::vector<sched::Touch> touches;
+  };
+  // The threads as the last decision saw them (finished, pending operation), for a strategy's
+  // end_execution, which runs after they wound down.
+  struct Final {
+    bool finished = true;
+    sched::Op op;
   };
 
   Options options;
@@ -139,6 +159,10 @@ struct Runtime::Impl {
   std::vector<MutexState> mutexes;
   std::vector<VarState> vars;
   Result result;
+  std::vector<Step> steps;  // with Options::footprints: every decision's step, in order
+  std::unordered_map<std::uint64_t, std::uint32_t> created;  // mutexes by (creator, name)
+  std::vector<Final> finals;  // set once decisions are over (decide_until_end)
+  bool decided = false;
   std::uint64_t activity = 0;
   std::uint64_t decisions = 0;
   bool aborting = false;
@@ -332,6 +356,18 @@ struct Runtime::Impl {
   // finish within the hang timeout (or `hung` already), detaches them. Sets result.hung and
   // result.completed (`failed`: the engine threw); returns whether the execution hung.
   bool wind_down(bool hung, bool failed);
+
+  // ---- Footprints for dpor (runtime_threads.cc).
+  // `p` as a footprint operation: its object numbered by its name (footprint_id).
+  sched::Op footprint_op(const Pending& p) const;
+  // The step just applied for controlled `agent` (its op, result, touches).
+  void note_step(int agent);
+  // A foreign thread's operation while the last step ran, part of that step's footprint: on
+  // `mutex` (an index into mutexes), else on the variable `var`, else (both -1) a point.
+  void note_foreign(int mutex, int var = -1, bool write = true,
+                    const std::vector<PointAccess>* point = nullptr);
+  // A point's footprint (PointAccess) as touches.
+  void point_touches(const std::vector<PointAccess>& accesses, std::vector<sched::Touch>& out);
 
   // ---- Bookkeeping and operations (runtime_threads.cc).
   int add_agent(std::string name, bool foreign);

@@ -57,6 +57,7 @@ void Mutex::lock_waiting_for(std::string waits_for) {
   clock_join(impl.agents[f].clock, mx.clock);
   impl.record(f, sched::op_text(OpKind::kLock, name_), false,
               Runtime::Impl::resource_key("mutex", name_), true);
+  impl.note_foreign(id_);
   impl.bump();
 }
 
@@ -73,6 +74,7 @@ bool Mutex::try_lock() {
   if (!impl.can_take(mx, f)) {
     impl.record(f, sched::op_text(OpKind::kTryLock, name_) + " (busy)", false,
                 Runtime::Impl::resource_key("mutex", name_), false);
+    impl.note_foreign(id_);
     impl.bump();
     return false;
   }
@@ -81,6 +83,7 @@ bool Mutex::try_lock() {
   clock_join(impl.agents[f].clock, mx.clock);
   impl.record(f, sched::op_text(OpKind::kLock, name_), false,
               Runtime::Impl::resource_key("mutex", name_), true);
+  impl.note_foreign(id_);
   impl.bump();
   return true;
 }
@@ -132,6 +135,7 @@ void Mutex::unlock() {
   impl.release_mutex(f, id_);
   impl.record(f, sched::op_text(OpKind::kUnlock, name_), false,
               Runtime::Impl::resource_key("mutex", name_), true);
+  impl.note_foreign(id_);
   impl.bump();
 }
 
@@ -147,16 +151,17 @@ void SharedVar::access(bool write, const std::function<void()>& touch) {
     impl.check_access(f, impl.vars[id_], write);
     impl.record(f, sched::op_text(write ? OpKind::kWrite : OpKind::kRead, name_), false,
                 Runtime::Impl::resource_key("var", name_), write);
+    impl.note_foreign(-1, id_, write);
     impl.bump();
   }
   touch();
 }
 
-void point(std::string_view label) {
+void point(std::string_view label, std::vector<PointAccess> accesses) {
   if (tl_rt != nullptr && tl_agent >= 0) {
     Runtime::Impl& impl = *tl_rt->impl_;
     std::unique_lock lk(impl.state_mutex);
-    impl.park(lk, tl_agent, Pending{OpKind::kPoint, -1, std::string(label)});
+    impl.park(lk, tl_agent, Pending{OpKind::kPoint, -1, std::string(label), std::move(accesses)});
     return;
   }
   Runtime* rt = g_active.load();
@@ -164,6 +169,7 @@ void point(std::string_view label) {
   Runtime::Impl& impl = *rt->impl_;
   std::lock_guard lk(impl.state_mutex);
   impl.record(impl.foreign_self(), sched::op_text(OpKind::kPoint, label), false);
+  impl.note_foreign(-1, -1, true, &accesses);
   impl.bump();
 }
 

@@ -8,6 +8,7 @@
 
 #include "live/runtime_impl.h"
 #include "sched/kinds.h"
+#include "util/hash.h"
 #include "util/text.h"
 
 namespace racelab::live {
@@ -67,6 +68,101 @@ std::string Runtime::Impl::op_text(const Pending& p) const {
       break;  // the model's events, jobs and queues have no live counterpart
   }
   return "?";
+}
+
+// ---- Footprints (Options::footprints), what dpor reads of a live step (dpor_events.h):
+//
+//   lock, try lock, unlock   the mutex, as the model's are (its object numbered by its name), and
+//                            the mutex as a variable written, which foreign threads' operations
+//                            on it (below) conflict with
+//   read, write              the variable
+//   join                     nothing but the joined thread's end (dpor_events.cc)
+//   point                    writes "the program's state": a point stands for an access to state
+//                            no lock orders (an interposed function's entry, a guard check), so it
+//                            is ordered against other threads' points, lock operations and returns
+//                            from blocking calls, which read that state (the code after a lock or a
+//                            call's return is where such state is written: F10's tracing flag)
+//   foreign operations       a foreign thread's lock, unlock or access while a step ran (inside
+//                            the blocking call that step entered, or released by it) belong to
+//                            that step; a foreign thread's point writes the program's state
+//
+// Objects are numbered by their names, process-wide, so that one name is one number in every
+// execution of a search (ids are per execution and in creation order).
+namespace {
+
+std::int32_t footprint_id(std::uint64_t key) {
+  static std::mutex m;
+  static std::unordered_map<std::uint64_t, std::int32_t> ids;
+  std::lock_guard g(m);
+  return ids.try_emplace(key, static_cast<std::int32_t>(ids.size())).first->second;
+}
+
+std::int32_t program_state_id() {
+  // Keyed as Impl::resource_key keys a resource, in a family no instrumented object has.
+  static const std::int32_t id = footprint_id(fnv1a64("program", fnv1a64("state")) | 1);
+  return id;
+}
+
+}  // namespace
+
+sched::Op Runtime::Impl::footprint_op(const Pending& p) const {
+  sched::Op op;
+  op.kind = p.kind;
+  switch (p.kind) {
+    case OpKind::kLock:
+    case OpKind::kTryLock:
+    case OpKind::kUnlock:
+      op.object = mutexes[p.object].footprint;
+      break;
+    case OpKind::kRead:
+    case OpKind::kWrite:
+      op.object = footprint_id(resource_key("var", vars[p.object].obj->name()));
+      break;
+    case OpKind::kJoin:
+      op.object = p.object;  // the joined thread's id
+      break;
+    default:
+      break;
+  }
+  return op;
+}
+
+void Runtime::Impl::note_step(int agent) {
+  const Agent& a = agents[agent];
+  Step& s = steps.emplace_back();
+  s.op = a.op;
+  s.result = a.pending.kind == OpKind::kTryLock && a.took ? 1 : 0;
+  switch (a.pending.kind) {
+    case OpKind::kLock:
+    case OpKind::kTryLock:
+    case OpKind::kUnlock:
+      s.touches.push_back({s.op.object, true});
+      break;
+    case OpKind::kPoint:
+      point_touches(a.pending.accesses, s.touches);
+      break;
+    default:  // start, join, a variable's read or write: their objects alone
+      break;
+  }
+}
+
+void Runtime::Impl::point_touches(const std::vector<PointAccess>& accesses,
+                                  std::vector<sched::Touch>& out) {
+  if (accesses.empty()) out.push_back({program_state_id(), true});
+  for (const PointAccess& x : accesses)
+    out.push_back({footprint_id(resource_key("object", x.object)), x.write});
+}
+
+void Runtime::Impl::note_foreign(int mutex, int var, bool write,
+                                 const std::vector<PointAccess>* point) {
+  if (!options.footprints || steps.empty()) return;  // before the first decision: before all
+  if (mutex >= 0)
+    steps.back().touches.push_back({mutexes[mutex].footprint, true});
+  else if (var >= 0)
+    steps.back().touches.push_back(
+        {footprint_id(resource_key("var", vars[var].obj->name())), write});
+  else if (point != nullptr)
+    point_touches(*point, steps.back().touches);
 }
 
 void Runtime::Impl::release_mutex(int agent, int id) {
@@ -140,6 +236,7 @@ void Runtime::Impl::apply(int agent) {
   }
   const auto [resource, write] = access_of(p, a.took);
   record(agent, op_text(p), true, resource, write);
+  if (options.footprints) note_step(agent);
   set_state(a, State::kRunning);
   a.go = true;
   woke();
@@ -185,6 +282,7 @@ void Runtime::Impl::park(std::unique_lock<std::mutex>& lk, int agent, Pending p)
   if (!options.control) return free_op(lk, agent, p);
   if (aborting) throw Aborted{};
   a.pending = std::move(p);
+  if (options.footprints) a.op = footprint_op(a.pending);
   set_state(a, State::kAtPoint);
   a.go = false;
   bump();
@@ -207,6 +305,18 @@ Mutex& Runtime::make_mutex(std::string name, bool recursive, bool python_lock, b
   std::lock_guard lk(impl_->state_mutex);
   const int id = static_cast<int>(impl_->mutexes.size());
   auto& mx = impl_->mutexes.emplace_back();
+  if (impl_->options.footprints) {
+    std::string creator = "setup";
+    if (tl_rt == this && tl_agent >= 0) {
+      creator = impl_->agents[tl_agent].name;
+    } else if (tl_rt != this) {
+      const auto it = impl_->foreign_by_os.find(std::this_thread::get_id());
+      creator = it != impl_->foreign_by_os.end() ? impl_->agents[it->second].name : "foreign";
+    }
+    const std::uint64_t key = fnv1a64(name, fnv1a64(creator));
+    const std::uint32_t ordinal = impl_->created[key]++;
+    mx.footprint = footprint_id(fnv1a64(std::to_string(ordinal), key) | 1);
+  }
   mx.obj.reset(new Mutex(this, id, std::move(name), recursive, python_lock, waiter));
   return *mx.obj;
 }
@@ -226,8 +336,25 @@ const std::string& Runtime::thread_name(ThreadId t) const {
   return impl_->agents[impl_->controlled[t]].name;
 }
 bool Runtime::finished(ThreadId t) const {
-  return impl_->agents[impl_->controlled[t]].state == State::kFinished;
+  const auto i = static_cast<std::size_t>(t);
+  if (impl_->decided) return i >= impl_->finals.size() || impl_->finals[i].finished;
+  if (i >= impl_->controlled.size()) return true;  // not spawned (thread_capacity)
+  return impl_->agents[impl_->controlled[i]].state == State::kFinished;
 }
+const sched::Op* Runtime::pending_op(ThreadId t) const {
+  if (!impl_->options.footprints) return nullptr;
+  const auto i = static_cast<std::size_t>(t);
+  if (impl_->decided) return i < impl_->finals.size() ? &impl_->finals[i].op : nullptr;
+  return i < impl_->controlled.size() ? &impl_->agents[impl_->controlled[i]].op : nullptr;
+}
+std::int64_t Runtime::step_result(std::uint64_t step) const {
+  return step < impl_->steps.size() ? impl_->steps[step].result : 0;
+}
+std::span<const sched::Touch> Runtime::step_touches(std::uint64_t step) const {
+  if (step >= impl_->steps.size()) return {};
+  return impl_->steps[step].touches;
+}
+bool Runtime::ended_by_finding() const { return impl_->fatal; }
 std::string Runtime::pending_text(ThreadId t) const {
   return impl_->op_text(impl_->agents[impl_->controlled[t]].pending);
 }

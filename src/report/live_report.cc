@@ -9,6 +9,7 @@
 #include "report/schedule_file.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
+#include "sched/strategies/strategies.h"
 #include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -97,6 +98,8 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   // could depend on the machine's speed (docs/live.md, "Determinism").
   report["settle"] = {{"ms", a.settle_ms}, {"decisions", kept.settled}};
   if (info.subject == sched::kLivePythonSubject) report["not_checked"] = kPythonNotChecked;
+  if (a.replay.empty() && sched::parse_strategy(a.strategy) == sched::StrategyKind::kDpor)
+    report["proof_covers"] = kLiveDporCovers;
   report["findings"] = nlohmann::ordered_json::array();
   if (kept.failure) {
     const live::Result& r = *kept.failure;

@@ -24,6 +24,14 @@ inline constexpr const char* kPythonNotChecked =
     "not checked; --dict MODULE.ATTR makes a dict's lookups and inserts scheduling points, and "
     "--point MODULE.FUNC a function's entry (docs/live.md)";
 
+// What a finished live dpor search proves, said with its clean verdict (the terminal) and in
+// report.json (`proof_covers`): every order of the operations racelab sees that can differ
+// (docs/live.md, "Proofs"), and nothing finer.
+inline constexpr const char* kLiveDporCovers =
+    "dpor's proof covers the operations racelab sees (locks, conditions, events, semaphores, "
+    "barriers, queues, joins, interposed dicts, points as their table declares them, and what "
+    "foreign threads do on them), not the order of accesses to Python state between them";
+
 // The Python stack of thread `name` in a stacks.txt, innermost frames last ('' if absent).
 std::string thread_stack(const std::filesystem::path& stacks, const std::string& name);
 std::string lost_thread(const sched::Finding& f);  // "racelab lost control of NAME: ..." -> NAME

@@ -25,6 +25,10 @@ namespace racelab::sched {
 class ThreadView {
  public:
   virtual std::size_t thread_count() const = 0;
+  // How many threads the execution may have in all: thread_count() for a subject whose threads
+  // all exist from its first step; more for one that spawns threads as it runs (a live program).
+  // A thread t >= thread_count() not spawned yet is finished() as far as a strategy can tell.
+  virtual std::size_t thread_capacity() const { return thread_count(); }
   virtual const std::string& thread_name(ThreadId t) const = 0;
   virtual bool finished(ThreadId t) const = 0;
   // The text of t's pending operation, as schedule files record it.

@@ -792,7 +792,7 @@ class BareView : public ThreadView {
   std::string name_ = "main";
 };
 
-TEST_CASE("dpor refuses a subject that records no footprints (live)", "[dpor]") {
+TEST_CASE("dpor refuses a subject that records no footprints", "[dpor]") {
   auto dpor = make_dpor(std::nullopt);
   REQUIRE(dpor->begin_execution(0));
   BareView view;
@@ -815,7 +815,7 @@ TEST_CASE("strategy names: one table, dpor among the proving strategies", "[dpor
   // The help texts' lists: the strategies a seed changes, and those that drive live subjects.
   CHECK(seeded_strategy_names() == "random, pct, pos and surw");
   CHECK(seeded_strategy_names(true) == "random, pct, pos and surw");
-  CHECK(std::string(live_strategy_names()) == "random | pct | dfs | pos | surw");
+  CHECK(std::string(live_strategy_names()) == "random | pct | dfs | dpor | pos | surw");
 }
 
 }  // namespace

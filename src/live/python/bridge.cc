@@ -173,12 +173,21 @@ PYBIND11_EMBEDDED_MODULE(_racelab, m) {
       .def(py::init<std::string, std::string>(), py::arg("what"), py::arg("served_by") = "")
       .def("__enter__", [](PyBlocking& b) { b.enter(); })
       .def("__exit__", [](PyBlocking& b, py::args) { parking([&] { b.exit(); }); });
-  m.def("point", [](const std::string& label) {
-    parking([&] {
-      py::gil_scoped_release release;
-      point(label);
-    });
-  });
+  // reads, writes: what the point stands for (live::PointAccess), for dpor.
+  m.def(
+      "point",
+      [](const std::string& label, const std::vector<std::string>& reads,
+         const std::vector<std::string>& writes) {
+        std::vector<PointAccess> accesses;
+        for (const auto& r : reads) accesses.push_back({r, false});
+        for (const auto& w : writes) accesses.push_back({w, true});
+        parking([&] {
+          py::gil_scoped_release release;
+          point(label, std::move(accesses));
+        });
+      },
+      py::arg("label"), py::arg("reads") = std::vector<std::string>{},
+      py::arg("writes") = std::vector<std::string>{});
   m.def("name_this_thread", [](const std::string& name) { name_this_thread(name); });
   // A finding of the bridge's own (an exception the interposition table classifies).
   m.def(

@@ -36,19 +36,19 @@ class _PointDict(dict):
         self._racelab_name = name
 
     def __contains__(self, key):
-        _racelab.point(f"lookup {self._racelab_name}")
+        _racelab.point(f"lookup {self._racelab_name}", reads=[self._racelab_name])
         return super().__contains__(key)
 
     def __getitem__(self, key):
-        _racelab.point(f"lookup {self._racelab_name}")
+        _racelab.point(f"lookup {self._racelab_name}", reads=[self._racelab_name])
         return super().__getitem__(key)
 
     def get(self, key, default=None):
-        _racelab.point(f"lookup {self._racelab_name}")
+        _racelab.point(f"lookup {self._racelab_name}", reads=[self._racelab_name])
         return super().get(key, default)
 
     def __setitem__(self, key, value):
-        _racelab.point(f"insert {self._racelab_name}")
+        _racelab.point(f"insert {self._racelab_name}", writes=[self._racelab_name])
         super().__setitem__(key, value)
 
 
@@ -144,7 +144,9 @@ def interpose(table):
             if _pt.get("name_foreign") and not _racelab.controlled() and current_device:
                 _tls.name = _pt["name_foreign"].format(current_device=current_device())
                 _racelab.name_this_thread(_tls.name)
-            _racelab.point(_pt["label"])
+            # What the point stands for, for dpor (docs/live.md, "Proofs"): none declared, it is
+            # ordered against every other point that declares none.
+            _racelab.point(_pt["label"], _pt.get("reads", []), _pt.get("writes", []))
             inside.add(_pt["label"])
             try:
                 result = _orig(*args, **kwargs)
@@ -154,7 +156,7 @@ def interpose(table):
             finally:
                 inside.discard(_pt["label"])
             if _pt.get("end"):  # the call's end is a scheduling point too ("LABEL end")
-                _racelab.point(_pt["label"] + " end")
+                _racelab.point(_pt["label"] + " end", _pt.get("reads", []), _pt.get("writes", []))
             return result
 
         functools.update_wrapper(wrapper, orig)

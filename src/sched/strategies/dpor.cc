@@ -26,8 +26,10 @@
 // acquire (the execution where it came first is another class); a fatal finding ends an
 // execution with a step that disables everyone else, so it is dependent with every thread's
 // next step. Subjects must declare the shared state their local code touches
-// (Context::touch): the model does (src/model/pipeline.cc); a live subject records no footprints
-// and dpor refuses it.
+// (Context::touch): the model does (src/model/pipeline.cc); a live subject records its steps'
+// footprints when asked (live::Options::footprints, src/live/runtime_threads.cc says what they
+// are) and spawns its threads as it runs (ThreadView::thread_capacity); a subject that records
+// none is refused.
 //
 // An optional preemption bound (max_preemptions, as dfs counts them) prunes alternatives that
 // would exceed it; bounded DPOR is then a heuristic, not a proof within the bound (reversing a
@@ -164,10 +166,9 @@ class DporStrategy : public SubtreeSearch {
     if (s == 0) {
       if (d.exec->pending_op(d.enabled.front()) == nullptr) {
         throw StrategyError(
-            "dpor: this subject does not record what its steps touch (live subjects): use "
-            "random, pct or dfs");
+            "dpor: this subject does not record what its steps touch: use random, pct or dfs");
       }
-      threads_ = d.exec->thread_count();
+      threads_ = d.exec->thread_capacity();
       if (!states_decided_) {  // stateful only where the subject describes its state
         states_decided_ = true;
         states_ = want_states_ && d.exec->state_digest().has_value();
@@ -178,6 +179,12 @@ class DporStrategy : public SubtreeSearch {
       symmetry_.reset(*d.exec, threads_, use_symmetry_);
     }
     view_ = d.exec;
+    if (d.exec->thread_count() > threads_) {
+      throw StrategyError(fmt::format(
+          "dpor: the program runs {} threads at step {}, more than the {} dpor tracks in a "
+          "live program: use dfs or random",
+          d.exec->thread_count(), s, threads_));
+    }
     if (s > 0) append(s - 1, false);
     const std::span<const ThreadId> enabled = symmetry_.ungated(d);
     if (s < stack_.size()) {  // replay, then the node that diverges

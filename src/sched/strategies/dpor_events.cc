@@ -139,10 +139,25 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
   switch (op.kind) {
     case OpKind::kStart:
     case OpKind::kPoint:
-    case OpKind::kTryLock:  // live only: dpor refuses live subjects (they record no footprints)
-    case OpKind::kJoin:
-    case OpKind::kReturn:
+    case OpKind::kReturn:  // live only: what the call did is in the step's touches
       break;
+    case OpKind::kJoin: {  // live only: ordered after the joined thread's last step, its end
+      const auto joined = static_cast<std::size_t>(op.object);
+      if (joined < last_event_.size()) source(last_event_[joined]);
+      break;
+    }
+    case OpKind::kTryLock:  // live only: one that took the mutex is a lock (below)
+      if (result == 0) {
+        // It found the mutex held: it reads the holder's acquire, and had it run before that
+        // acquire it would have taken the mutex (a race, as two acquires are).
+        MutexState& m = grow(mutexes_, op.object);
+        accesses_.push_back({AccessKind::kMutexOther, op.object});
+        source(m.last, true);
+        candidate(m.last_acquire);
+        m.last = self_index;
+        break;
+      }
+      [[fallthrough]];
     case OpKind::kLock: {
       MutexState& m = grow(mutexes_, op.object);
       source(m.last, true);
@@ -163,7 +178,12 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       MutexState& m = grow(mutexes_, op.object);
       accesses_.push_back({AccessKind::kMutexOther, op.object});
       source(m.last, true);
-      if (m.owner == thread && --m.depth == 0) m.owner = kNoThread;
+      if (m.owner == thread) {
+        if (--m.depth == 0) m.owner = kNoThread;
+      } else {  // a Python lock, released by another thread than its holder (live only)
+        m.owner = kNoThread;
+        m.depth = 0;
+      }
       m.last = self_index;
       break;
     }

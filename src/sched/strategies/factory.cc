@@ -28,7 +28,7 @@ constexpr std::array<StrategyInfo, 7> kStrategies = {{
     {StrategyKind::kRandom, "random", false, true, nullptr, false, false, true},
     {StrategyKind::kPct, "pct", false, true, nullptr, false, false, true},
     {StrategyKind::kDfs, "dfs", true, true, dfs_splitter, true, false, false},
-    {StrategyKind::kDpor, "dpor", true, false, dpor_splitter, false, true, false},
+    {StrategyKind::kDpor, "dpor", true, true, dpor_splitter, false, true, false},
     {StrategyKind::kPos, "pos", false, true, nullptr, false, false, true},
     {StrategyKind::kSurw, "surw", false, true, nullptr, false, false, true},
     {StrategyKind::kStates, "states", true, false, nullptr, false, false, false},

@@ -26,7 +26,8 @@ struct StrategyInfo {
   // Proves absence when it exhausts its space (dfs within its bound, dpor unbounded): a search of
   // its cut short is inconclusive, a finished one a proof.
   bool proves;
-  // Drives live subjects (which record no footprints: dpor needs them).
+  // Drives live subjects (dpor through the footprints the live runtime records for it:
+  // live::Options::footprints).
   bool live;
   // How its executions are divided among jobs and shards (docs/scale.md): nullptr where execution
   // i depends only on i (and the calibration), so that indices are dealt out (Strategy::clone);
@@ -50,7 +51,7 @@ StrategyKind parse_strategy(const std::string& name);
 const char* strategy_names();
 // The names as a list; `live_only`: those that drive live subjects.
 std::vector<std::string> strategy_name_list(bool live_only = false);
-// "random | pct | dfs | pos | surw": the strategies of live subjects.
+// "random | pct | dfs | dpor | pos | surw": the strategies of live subjects.
 const char* live_strategy_names();
 // "random, pct, pos and surw": the strategies a seed changes (the table's `seeded`), for help
 // texts; `live_only`: of those, the ones that drive live subjects.
