@@ -459,7 +459,11 @@ TEST_CASE(
                                            along.begin() + static_cast<std::ptrdiff_t>(length));
         std::set<std::string> want_classes, want_kinds;
         for (std::size_t e = 0; e < interleavings.size(); ++e) {
-          if (!std::equal(prefix.begin(), prefix.end(), interleavings[e].begin())) continue;
+          const std::vector<ThreadId>& other = interleavings[e];
+          // (An execution shorter than the prefix does not begin with it.)
+          if (other.size() < prefix.size() ||
+              !std::equal(prefix.begin(), prefix.end(), other.begin()))
+            continue;
           want_classes.insert(classes[e]);
           want_kinds.insert(kinds[e].begin(), kinds[e].end());
         }
@@ -473,7 +477,8 @@ TEST_CASE(
           for (std::uint64_t i = 0;; ++i) {
             auto run = run_execution(subject, *below, i);
             if (!run) break;
-            CHECK(std::equal(prefix.begin(), prefix.end(), run->choices.begin()));
+            CHECK((run->choices.size() >= prefix.size() &&
+                   std::equal(prefix.begin(), prefix.end(), run->choices.begin())));
             for (const auto& f : run->findings) got_kinds.insert(f.kind);
             if (!run->abandoned) got.insert(class_of(*run));
           }
@@ -488,7 +493,8 @@ TEST_CASE(
         for (std::uint64_t i = 0;; ++i) {
           auto run = run_execution(subject, *stateful, i);
           if (!run) break;
-          CHECK(std::equal(prefix.begin(), prefix.end(), run->choices.begin()));
+          CHECK((run->choices.size() >= prefix.size() &&
+                 std::equal(prefix.begin(), prefix.end(), run->choices.begin())));
           for (const auto& f : run->findings) stateful_kinds.insert(f.kind);
         }
         CHECK(stateful->exhausted());
