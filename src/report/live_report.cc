@@ -99,7 +99,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   report["settle"] = {{"ms", a.settle_ms}, {"decisions", kept.settled}};
   if (info.subject == sched::kLivePythonSubject) report["not_checked"] = kPythonNotChecked;
   if (a.replay.empty() && sched::parse_strategy(a.strategy) == sched::StrategyKind::kDpor)
-    report["proof_covers"] = kLiveDporCovers;
+    report["proof_covers"] = live_dpor_covers(info.subject);
   report["findings"] = nlohmann::ordered_json::array();
   if (kept.failure) {
     const live::Result& r = *kept.failure;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,14 @@ inline constexpr const char* kLiveDporCovers =
     "dpor's proof covers the operations racelab sees (locks, conditions, events, semaphores, "
     "barriers, queues, joins, interposed dicts, points as their table declares them, and what "
     "foreign threads do on them), not the order of accesses to Python state between them";
+// The same for the LibTorch workload (racelab live torch), whose operations are its own.
+inline constexpr const char* kLiveTorchDporCovers =
+    "dpor's proof covers the operations racelab sees (the workload's mutexes, shared variables, "
+    "points and joins, and what foreign threads do on them), not the order of other memory "
+    "accesses between them";
+inline const char* live_dpor_covers(std::string_view subject) {
+  return subject == sched::kLivePythonSubject ? kLiveDporCovers : kLiveTorchDporCovers;
+}
 
 // The Python stack of thread `name` in a stacks.txt, innermost frames last ('' if absent).
 std::string thread_stack(const std::filesystem::path& stacks, const std::string& name);
