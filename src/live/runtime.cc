@@ -190,7 +190,8 @@ class Runtime::Impl::World {
 bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& view,
                                      std::unique_lock<std::mutex>& lk) {
   World world(*this, strategy, lk);
-  // A live execution cannot be abandoned (kNoThread): only model subjects record what dpor needs.
+  // Only dpor abandons an execution (kNoThread: sleep-set blocked), and only with footprints; the
+  // threads parked then unwind as at the end of any execution (wind_down).
   try {
     sched::decide_execution(world, strategy, options.max_steps, view, options.footprints, result);
   } catch (const sched::Nondeterminism& e) {

@@ -134,6 +134,7 @@ struct Runtime::Impl {
   struct VarState {
     std::unique_ptr<SharedVar> obj;
     sched::RaceState race;
+    std::int32_t footprint = -1;  // its number in footprints (Options::footprints): by its name
   };
 
   // What dpor reads of an executed step (Options::footprints; runtime_threads.cc).

@@ -72,19 +72,18 @@ std::string Runtime::Impl::op_text(const Pending& p) const {
 
 // ---- Footprints (Options::footprints), what dpor reads of a live step (dpor_events.h):
 //
-//   lock, try lock, unlock   the mutex, as the model's are (its object numbered by its name), and
-//                            the mutex as a variable written, which foreign threads' operations
-//                            on it (below) conflict with
-//   read, write              the variable
+//   lock, try lock, unlock   the mutex, as the model's are (MutexState::footprint), and the mutex
+//                            as a variable written, which foreign threads' operations on it
+//                            (below) conflict with
+//   read, write              the variable (VarState::footprint)
 //   join                     nothing but the joined thread's end (dpor_events.cc)
-//   point                    writes "the program's state": a point stands for an access to state
-//                            no lock orders (an interposed function's entry, a guard check), so it
-//                            is ordered against other threads' points, lock operations and returns
-//                            from blocking calls, which read that state (the code after a lock or a
-//                            call's return is where such state is written: F10's tracing flag)
-//   foreign operations       a foreign thread's lock, unlock or access while a step ran (inside
-//                            the blocking call that step entered, or released by it) belong to
-//                            that step; a foreign thread's point writes the program's state
+//   point                    what its table declares it stands for (live.h, PointAccess: reads
+//                            and writes of named state); one that declares nothing writes "the
+//                            program's state", as every other undeclared point does
+//   return, start            nothing of their own
+//   foreign operations       a foreign thread's lock, unlock, access or point while a step ran
+//                            (inside the blocking call that step entered, or on a lock it released)
+//                            belong to that step
 //
 // Objects are numbered by their names, process-wide, so that one name is one number in every
 // execution of a search (ids are per execution and in creation order).
@@ -116,7 +115,7 @@ sched::Op Runtime::Impl::footprint_op(const Pending& p) const {
       break;
     case OpKind::kRead:
     case OpKind::kWrite:
-      op.object = footprint_id(resource_key("var", vars[p.object].obj->name()));
+      op.object = vars[p.object].footprint;
       break;
     case OpKind::kJoin:
       op.object = p.object;  // the joined thread's id
@@ -159,8 +158,7 @@ void Runtime::Impl::note_foreign(int mutex, int var, bool write,
   if (mutex >= 0)
     steps.back().touches.push_back({mutexes[mutex].footprint, true});
   else if (var >= 0)
-    steps.back().touches.push_back(
-        {footprint_id(resource_key("var", vars[var].obj->name())), write});
+    steps.back().touches.push_back({vars[var].footprint, write});
   else if (point != nullptr)
     point_touches(*point, steps.back().touches);
 }
@@ -328,7 +326,9 @@ int Runtime::next_var_id() {
 
 void Runtime::adopt_var(std::unique_ptr<SharedVar> v) {
   std::lock_guard lk(impl_->state_mutex);
-  impl_->vars.emplace_back().obj = std::move(v);
+  auto& var = impl_->vars.emplace_back();
+  if (impl_->options.footprints) var.footprint = footprint_id(Impl::resource_key("var", v->name()));
+  var.obj = std::move(v);
 }
 
 std::size_t Runtime::thread_count() const { return impl_->controlled.size(); }

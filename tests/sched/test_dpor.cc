@@ -470,18 +470,24 @@ TEST_CASE(
         INFO(subject.name() << ": a prefix of " << length << " steps, " << want_classes.size()
                             << " classes begin with it");
         ++prefixes;
-        for (bool optimal : {false, true}) {
-          auto below = make_dpor(std::nullopt, true, false, optimal, prefix);
-          std::multiset<std::string> got;
-          std::set<std::string> got_kinds;
+        // Every execution of `below`, each checked to begin with the prefix: the classes of
+        // those that ran to the end (not abandoned), and every finding kind.
+        auto explore = [&](Strategy& below, std::multiset<std::string>& got,
+                           std::set<std::string>& got_kinds) {
           for (std::uint64_t i = 0;; ++i) {
-            auto run = run_execution(subject, *below, i);
+            auto run = run_execution(subject, below, i);
             if (!run) break;
             CHECK((run->choices.size() >= prefix.size() &&
                    std::equal(prefix.begin(), prefix.end(), run->choices.begin())));
             for (const auto& f : run->findings) got_kinds.insert(f.kind);
             if (!run->abandoned) got.insert(class_of(*run));
           }
+        };
+        for (bool optimal : {false, true}) {
+          auto below = make_dpor(std::nullopt, true, false, optimal, prefix);
+          std::multiset<std::string> got;
+          std::set<std::string> got_kinds;
+          explore(*below, got, got_kinds);
           INFO((optimal ? "optimal" : "source sets"));
           CHECK(below->exhausted());
           CHECK(got.size() == std::set<std::string>(got.begin(), got.end()).size());
@@ -489,14 +495,9 @@ TEST_CASE(
           CHECK(got_kinds == want_kinds);
         }
         auto stateful = make_dpor(std::nullopt, true, true, true, prefix);
+        std::multiset<std::string> stateful_classes;
         std::set<std::string> stateful_kinds;
-        for (std::uint64_t i = 0;; ++i) {
-          auto run = run_execution(subject, *stateful, i);
-          if (!run) break;
-          CHECK((run->choices.size() >= prefix.size() &&
-                 std::equal(prefix.begin(), prefix.end(), run->choices.begin())));
-          for (const auto& f : run->findings) stateful_kinds.insert(f.kind);
-        }
+        explore(*stateful, stateful_classes, stateful_kinds);
         CHECK(stateful->exhausted());
         CHECK(stateful_kinds == want_kinds);
       }
