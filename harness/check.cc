@@ -27,27 +27,49 @@ int check_command(const model::CheckOptions& o) {
     std::fflush(stdout);
   };
   const model::CheckResult r = model::run_check(o, self_executable(), note);
-  std::size_t width = 8;
-  for (const auto& v : r.variants) width = std::max(width, v.name.size());
-  fmt::print("\n{:<{}}  {:<7} {:<40} {}\n", "variant", width, "verdict", "compile races", "memory");
+  std::size_t width = 8, races_width = 13;
   for (const auto& v : r.variants) {
-    const std::string races = model::race_summary(v.races);
-    fmt::print("{:<{}}  {} {} {}\n", v.name, width,
-               paint(fmt::format("{:<7}", v.passed() ? "PASS" : "FAIL"),
-                     v.passed() ? Colour::kGreen : Colour::kRed),
-               fmt::format("{:<40}", races), model::memory_summary(v.memory));
+    width = std::max(width, v.name.size());
+    races_width = std::max(races_width, model::races_line(v).size());
   }
-  // What a clean race verdict does not cover (each variant's races/report.json: not_checked).
-  if (std::any_of(r.variants.begin(), r.variants.end(), [](const model::VariantResult& v) {
-        return v.races.state == model::RaceVerdict::State::kClean;
-      }))
-    fmt::print("compile races: {}\n", report::kPythonNotChecked);
+  races_width = std::min<std::size_t>(races_width, 72);
+  fmt::print("\n{:<{}}  {:<12} {:<{}} {}\n", "variant", width, "verdict", "compile races",
+             races_width, "memory");
   for (const auto& v : r.variants) {
-    if (v.races.state == model::RaceVerdict::State::kClean) continue;
+    const std::string word = v.verdict_word();
+    const Colour colour = word == "PASS"   ? Colour::kGreen
+                          : word == "FAIL" ? Colour::kRed
+                                           : Colour::kYellow;
+    fmt::print("{:<{}}  {} {:<{}} {}\n", v.name, width, paint(fmt::format("{:<12}", word), colour),
+               model::races_line(v), races_width, model::memory_summary(v.memory));
+  }
+  // What a clean or proven race verdict does not cover (races/report.json: not_checked, and
+  // proof/report.json: proof_covers).
+  using RS = model::RaceVerdict::State;
+  auto any_state = [&](RS s) {
+    return std::any_of(r.variants.begin(), r.variants.end(),
+                       [s](const model::VariantResult& v) { return v.races.state == s; });
+  };
+  if (any_state(RS::kClean) || any_state(RS::kProven))
+    fmt::print("compile races: {}\n", report::kPythonNotChecked);
+  for (const auto& v : r.variants)
+    if (v.races.state == RS::kProven && !v.races.proof.covers.empty()) {
+      fmt::print("compile races: {}\n", v.races.proof.covers);
+      break;
+    }
+  for (const auto& v : r.variants) {
+    if (v.races.state == RS::kClean || v.races.state == RS::kProven) continue;
     fmt::print("\n{}: {}\n", v.name, paint(model::race_summary(v.races), Colour::kRed));
     if (!v.races.message.empty()) fmt::print("  {}\n", v.races.message);
     if (!v.races.schedule.empty())
       fmt::print("  replay: racelab live python --replay {}\n", v.races.schedule);
+  }
+  for (const auto& v : r.variants) {
+    if (v.native.failed == 0) continue;
+    fmt::print("\n{}: {}\n", v.name, paint(model::races_line(v), Colour::kRed));
+    if (!v.native.message.empty()) fmt::print("  {}\n", first_line(v.native.message));
+    fmt::print("  why control did not reach it: {}\n  log: {}\n", model::kNativeOnlyWhy,
+               v.native.log);
   }
   for (const auto& v : r.variants) {
     if (v.memory.failure.empty()) continue;
@@ -96,20 +118,30 @@ void add_check(CLI::App& app, Runner& run) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(false);
-  // A budget of executions: the sampling strategies (a proving search's verdict would need a
-  // proof cut short told apart, which the race search's does not).
+  // The hunt samples (a budget of executions); the proof after it is dpor's.
   std::vector<std::string> sampling;
   for (const sched::StrategyInfo& info : sched::strategy_table())
     if (info.live && !info.proves) sampling.emplace_back(info.name);
   cmd->add_option("--strategy", o->strategy,
-                  "the race search's strategy: " + fmt::format("{}", fmt::join(sampling, " | ")) +
+                  "the hunt's strategy: " + fmt::format("{}", fmt::join(sampling, " | ")) +
                       " (random found the lazy deadlocks soonest: docs/performance.md)")
       ->capture_default_str()
       ->check(one_of(sampling));
   cmd->add_option("--seed", o->seed, "its seed")->capture_default_str()->check(integer_check(0));
-  cmd->add_option("--executions", o->executions, "its budget of executions per variant")
+  cmd->add_option("--executions", o->executions, "the hunt's budget of executions per variant")
       ->capture_default_str()
       ->check(integer_check(1, 1000000));
+  cmd->add_flag("--no-prove{false}", o->prove,
+                "the hunt alone: a clean variant is a sample, not a proof (no dpor run after it)");
+  cmd->add_option("--proof-executions", o->proof_executions,
+                  "the dpor proof's cap per variant: past it the variant is inconclusive")
+      ->capture_default_str()
+      ->check(integer_check(1, 100000000));
+  cmd->add_option("--native-runs", o->native_runs,
+                  "uncontrolled runs of a variant whose races came out clean or proven: a failure "
+                  "they show fails it (seen natively, not reached under control)")
+      ->capture_default_str()
+      ->check(integer_check(0, 1000));
   cmd->add_option("--hang-timeout", o->hang_timeout,
                   "seconds a controlled thread may stay in a real call")
       ->capture_default_str()

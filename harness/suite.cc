@@ -54,14 +54,19 @@ void print_scenario(const model::ScenarioRun& run, const nlohmann::json& report)
 void print_live_case(const model::LiveCaseRun& lr) {
   std::string found;
   for (const auto& [k, n] : lr.kinds) found += (found.empty() ? "" : ", ") + k;
-  fmt::print("{} {:<34} (live) found [{}]; {} executions, {:.2f} s\n",
-             model::live_verdict_word(lr.verdict), lr.scenario.name, found, lr.executions,
-             lr.seconds);
+  const std::string executions =
+      lr.proven && lr.verdict == model::LiveVerdict::kPass
+          ? fmt::format("proven ({}, exhaustive, {} executions)", lr.strategy, lr.executions)
+          : fmt::format("{} executions", lr.executions);
+  fmt::print("{} {:<34} (live) found [{}]; {}, {:.2f} s\n", model::live_verdict_word(lr.verdict),
+             lr.scenario.name, found, executions, lr.seconds);
   if (!lr.memory.empty()) fmt::print("     {:<34} memory: {}\n", "", lr.memory_summary);
   if (!lr.reason.empty()) fmt::print("     {}\n", lr.reason);
   // A clean live verdict says what it does not cover (its report.json: not_checked).
   if (lr.verdict == model::LiveVerdict::kPass && lr.scenario.must.empty())
     fmt::print("     {}\n", report::kPythonNotChecked);
+  if (lr.verdict == model::LiveVerdict::kPass && lr.proven)
+    fmt::print("     {}\n", report::live_dpor_covers(sched::kLivePythonSubject));
 }
 
 int run_suite(SuiteArgs a) {

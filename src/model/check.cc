@@ -9,10 +9,12 @@
 #include <filesystem>
 
 #include "model/live_case.h"
+#include "sched/kinds.h"
 #include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
+#include "util/text.h"
 
 namespace racelab::model {
 
@@ -56,74 +58,154 @@ std::vector<std::string> live_flags(const CheckOptions& o) {
   return v;
 }
 
-RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
-                         const std::vector<std::string>& args, const std::string& dir) {
-  RaceVerdict r;
-  const std::string out = (fs::path(dir) / "races").string();
+// One `racelab live python` child: its argv, log and report.json (null where it wrote none).
+struct LiveRun {
+  std::vector<std::string> argv;
+  std::string log;
+  int code = 0;
+  double seconds = 0;
+  nlohmann::json report;
+};
+
+LiveRun run_live(const CheckOptions& o, const std::string& racelab,
+                 const std::vector<std::string>& args, const std::string& out,
+                 const std::string& strategy, std::uint64_t executions) {
+  LiveRun run;
   ensure_directory(out);
-  r.argv = {racelab,
-            "live",
-            "python",
-            "--interpose",
-            o.interpose,
-            "--strategy",
-            o.strategy,
-            "--seed",
-            std::to_string(o.seed),
-            "--executions",
-            std::to_string(o.executions),
-            "--hang-timeout",
-            fmt::format("{}", o.hang_timeout),
-            "--time-limit",
-            fmt::format("{}", o.time_limit),
-            "--expect",
-            "clean",
-            "--out",
-            out};
-  for (auto& f : live_flags(o)) r.argv.push_back(std::move(f));
-  r.argv.push_back(o.script);
+  run.argv = {racelab,
+              "live",
+              "python",
+              "--interpose",
+              o.interpose,
+              "--strategy",
+              strategy,
+              "--seed",
+              std::to_string(o.seed),
+              "--executions",
+              std::to_string(executions),
+              "--hang-timeout",
+              fmt::format("{}", o.hang_timeout),
+              "--time-limit",
+              fmt::format("{}", o.time_limit),
+              "--expect",
+              "clean",
+              "--out",
+              out};
+  for (auto& f : live_flags(o)) run.argv.push_back(std::move(f));
+  run.argv.push_back(o.script);
   if (!args.empty()) {
-    r.argv.push_back("--");
-    r.argv.insert(r.argv.end(), args.begin(), args.end());
+    run.argv.push_back("--");
+    run.argv.insert(run.argv.end(), args.begin(), args.end());
   }
-  r.log = (fs::path(out) / "live.log").string();
+  run.log = (fs::path(out) / "live.log").string();
   std::error_code ec;
   fs::remove(fs::path(out) / "report.json", ec);
   const auto t0 = std::chrono::steady_clock::now();
-  const int code = spawn_and_wait(r.argv, "", r.log);
-  r.seconds = seconds_since(t0);
+  run.code = spawn_and_wait(run.argv, "", run.log);
+  run.seconds = seconds_since(t0);
   // Exit 2 is racelab refusing what every variant shares (the script, the table, a --dict,
   // --lock, --point or --blocking entry): the check's own bad input, its one line.
-  if (code == 2) {
-    std::string line = last_line(r.log);
+  if (run.code == 2) {
+    std::string line = last_line(run.log);
     const std::string prefix = "racelab: error: ";
     if (line.rfind(prefix, 0) == 0) line.erase(0, prefix.size());
     throw InputError(line);
   }
-  const nlohmann::json rep = read_live_report(fs::path(out) / "report.json");
-  if (rep.is_null()) {
-    r.state = RaceVerdict::State::kError;
-    r.reason = fmt::format("racelab live python exited {}: {}", code, last_line(r.log));
-    return r;
-  }
-  r.executions = rep.value("executions", std::uint64_t{0});
-  r.budget = o.executions;
-  r.stopped_by = rep.value("stopped_by", "");
-  if (rep.contains("kinds_seen") && rep["kinds_seen"].is_object())
-    for (const auto& [k, n] : rep["kinds_seen"].items()) r.kinds[k] = n.get<std::uint64_t>();
-  const auto& findings = rep.value("findings", nlohmann::json::array());
+  run.report = read_live_report(fs::path(out) / "report.json");
+  return run;
+}
+
+// The first finding of a live report into the verdict; the state from the exit code: 3 or a
+// crash of racelab's own is inconclusive (a crash of the program's, found), 1 with a finding
+// found, a nondeterministic subject inconclusive.
+void take_finding(RaceVerdict& r, const LiveRun& run) {
+  const auto& findings = run.report.value("findings", nlohmann::json::array());
   if (!findings.empty()) {
     r.kind = findings[0].value("kind", "");
     r.message = findings[0].value("message", "");
     r.execution = findings[0].value("execution", std::uint64_t{0});
-    r.schedule = rep.value("schedule", "");
+    r.schedule = run.report.value("schedule", "");
     r.stack = findings[0].value("stack", nlohmann::json::array());
   }
-  if (code == 3 || rep.value("crashed", false)) {
+  if (run.report.value("crashed", false)) {
+    r.state = RaceVerdict::State::kFound;
+  } else if (run.code == 3 || r.kind == sched::kinds::kNondeterministic) {
     r.state = RaceVerdict::State::kInconclusive;
-    if (rep.value("crashed", false)) r.state = RaceVerdict::State::kFound;
+    if (r.kind == sched::kinds::kNondeterministic)
+      r.reason = "the program was not deterministic under control: " + first_line(r.message);
   } else {
-    r.state = code == 0 ? RaceVerdict::State::kClean : RaceVerdict::State::kFound;
+    // Exit 1 without a finding is a search that did not finish (a proof cut short): the caller
+    // judges it by the report's `exhausted`.
+    r.state = run.code != 0 && !findings.empty() ? RaceVerdict::State::kFound
+                                                 : RaceVerdict::State::kClean;
+  }
+}
+
+RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
+                         const std::vector<std::string>& args, const std::string& dir,
+                         const std::function<void()>& proving) {
+  RaceVerdict r;
+  // The hunt: a sample, the soonest to a failure.
+  const LiveRun hunt =
+      run_live(o, racelab, args, (fs::path(dir) / "races").string(), o.strategy, o.executions);
+  r.argv = hunt.argv;
+  r.log = hunt.log;
+  r.seconds = hunt.seconds;
+  if (hunt.report.is_null()) {
+    r.state = RaceVerdict::State::kError;
+    r.reason = fmt::format("racelab live python exited {}: {}", hunt.code, last_line(hunt.log));
+    return r;
+  }
+  r.executions = hunt.report.value("executions", std::uint64_t{0});
+  r.budget = o.executions;
+  r.stopped_by = hunt.report.value("stopped_by", "");
+  if (hunt.report.contains("kinds_seen") && hunt.report["kinds_seen"].is_object())
+    for (const auto& [k, n] : hunt.report["kinds_seen"].items())
+      r.kinds[k] = n.get<std::uint64_t>();
+  take_finding(r, hunt);
+  if (r.state != RaceVerdict::State::kClean || !o.prove) return r;
+
+  // The proof: dpor without a bound over what racelab sees, to exhaustion or its cap.
+  proving();
+  const LiveRun proof =
+      run_live(o, racelab, args, (fs::path(dir) / "proof").string(), "dpor", o.proof_executions);
+  RaceVerdict::Proof& p = r.proof;
+  p.ran = true;
+  p.argv = proof.argv;
+  p.log = proof.log;
+  p.seconds = proof.seconds;
+  p.budget = o.proof_executions;
+  if (proof.report.is_null()) {
+    r.state = RaceVerdict::State::kError;
+    r.reason = fmt::format("the dpor proof (racelab live python) exited {}: {}", proof.code,
+                           last_line(proof.log));
+    return r;
+  }
+  p.executions = proof.report.value("executions", std::uint64_t{0});
+  p.exhausted = proof.report.value("exhausted", false);
+  p.stopped_by = proof.report.value("stopped_by", "");
+  p.covers = proof.report.value("proof_covers", "");
+  if (proof.report.contains("interleavings") && proof.report["interleavings"].is_object())
+    p.classes = proof.report["interleavings"].value("classes_seen", std::uint64_t{0});
+  if (proof.report.contains("kinds_seen") && proof.report["kinds_seen"].is_object())
+    for (const auto& [k, n] : proof.report["kinds_seen"].items())
+      r.kinds[k] += n.get<std::uint64_t>();
+  take_finding(r, proof);
+  if (r.state == RaceVerdict::State::kFound) {
+    // Found by the proof where the sample missed it: its log and command are the proof's.
+    r.argv = p.argv;
+    r.log = p.log;
+  } else if (r.state == RaceVerdict::State::kClean) {
+    if (p.exhausted) {
+      r.state = RaceVerdict::State::kProven;
+    } else {
+      r.state = RaceVerdict::State::kInconclusive;
+      r.reason = fmt::format(
+          "the dpor proof was cut short by {} after {} executions, before covering its space: "
+          "not a proof (raise --proof-executions or --time-limit)",
+          p.stopped_by == "time_limit" ? "the time limit" : "its cap (--proof-executions)",
+          p.executions);
+    }
   }
   return r;
 }
@@ -161,10 +243,21 @@ DeviceMemory device_memory(const nlohmann::json& j) {
 }  // namespace
 
 bool VariantResult::passed() const {
-  return races.state == RaceVerdict::State::kClean &&
+  return (races.state == RaceVerdict::State::kProven ||
+          races.state == RaceVerdict::State::kClean) &&
+         native.failed == 0 &&
          (memory.state == MemoryVerdict::State::kStable ||
           memory.state == MemoryVerdict::State::kNotMeasured) &&
          memory.failure.empty();
+}
+
+const char* VariantResult::verdict_word() const {
+  if (passed()) return "PASS";
+  const bool rest_ok = native.failed == 0 &&
+                       (memory.state == MemoryVerdict::State::kStable ||
+                        memory.state == MemoryVerdict::State::kNotMeasured) &&
+                       memory.failure.empty();
+  return races.state == RaceVerdict::State::kInconclusive && rest_ok ? "INCONCLUSIVE" : "FAIL";
 }
 
 int CheckResult::exit_code() const {
@@ -308,10 +401,70 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   return m;
 }
 
+const char* const kNativeOnlyWhy =
+    "its race lies below racelab's scheduling points: inside one native call that drops the GIL "
+    "(two threads in the same C++ at once, e.g. a lazily initialised global: docs/facts.md F13), "
+    "in the order of Python accesses between points, or once per process (racelab runs its "
+    "executions in one interpreter)";
+
+namespace {
+
+NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
+                      const std::vector<std::string>& args, const std::string& dir) {
+  NativeRuns n;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint64_t k = 0; k < o.native_runs; ++k) {
+    const fs::path out = fs::path(dir) / fmt::format("native-{}", k + 1);
+    ensure_directory(out.string());
+    std::vector<std::string> argv = {
+        racelab,       "live",      "python",       "--uncontrolled",
+        "--interpose", o.interpose, "--time-limit", fmt::format("{}", o.time_limit),
+        "--out",       out.string()};
+    for (auto& f : live_flags(o)) argv.push_back(std::move(f));
+    argv.push_back(o.script);
+    if (!args.empty()) {
+      argv.push_back("--");
+      argv.insert(argv.end(), args.begin(), args.end());
+    }
+    const std::string log = (out / "live.log").string();
+    std::error_code ec;
+    fs::remove(out / "report.json", ec);
+    const int code = spawn_and_wait(argv, "", log);
+    const nlohmann::json rep = read_live_report(out / "report.json");
+    ++n.runs;
+    if (n.argv.empty()) n.argv = argv;
+    if (n.failed == 0) n.log = log;
+    const auto& findings =
+        rep.is_null() ? nlohmann::json::array() : rep.value("findings", nlohmann::json::array());
+    if (code == 0 && findings.empty()) continue;
+    if (n.failed++ != 0) continue;
+    if (!findings.empty()) {
+      n.kind = findings[0].value("kind", "exception");
+      n.message = findings[0].value("message", "");
+      n.stack = findings[0].value("stack", nlohmann::json::array());
+    } else {
+      n.kind = "exit";
+      n.message = fmt::format("the uncontrolled run exited {}: {}", code, last_line(log));
+    }
+  }
+  n.seconds = seconds_since(t0);
+  return n;
+}
+
+}  // namespace
+
+std::string races_line(const VariantResult& v) {
+  if (v.native.failed == 0) return race_summary(v.races);
+  return fmt::format("not reached under control; seen in {} of {} native runs: {}", v.native.failed,
+                     v.native.runs, v.native.kind);
+}
+
 CheckResult run_check(const CheckOptions& o, const std::string& racelab,
                       const std::function<void(const std::string&)>& note) {
   expect_script(o.script);
   if (o.executions == 0) throw InputError("--executions: expected a positive integer, got 0");
+  if (o.prove && o.proof_executions == 0)
+    throw InputError("--proof-executions: expected a positive integer, got 0");
   std::vector<std::pair<std::string, std::vector<std::string>>> sets;
   if (o.variants.empty()) sets.push_back({"(as given)", o.args});
   for (const auto& v : o.variants) {
@@ -331,9 +484,19 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
     ensure_directory(v.dir);
     CheckOptions with_script = o;
     with_script.script = script;
-    note(fmt::format("[{}/{}] {}: races ({} executions, {})", k + 1, sets.size(), v.name,
+    note(fmt::format("[{}/{}] {}: races, the hunt ({} executions, {})", k + 1, sets.size(), v.name,
                      o.executions, o.strategy));
-    v.races = search_races(with_script, racelab, v.args, v.dir);
+    v.races = search_races(with_script, racelab, v.args, v.dir, [&] {
+      note(fmt::format("[{}/{}] {}: races, the proof (dpor without a bound, at most {} executions)",
+                       k + 1, sets.size(), v.name, o.proof_executions));
+    });
+    const bool no_race =
+        v.races.state == RaceVerdict::State::kClean || v.races.state == RaceVerdict::State::kProven;
+    if (no_race && o.native_runs > 0) {
+      note(fmt::format("[{}/{}] {}: {} uncontrolled run(s), for what control cannot reach", k + 1,
+                       sets.size(), v.name, o.native_runs));
+      v.native = run_native(with_script, racelab, v.args, v.dir);
+    }
     if (o.memory) {
       note(fmt::format("[{}/{}] {}: memory (one uncontrolled run with the allocator capture)",
                        k + 1, sets.size(), v.name));
@@ -352,6 +515,8 @@ const char* race_state_name(RaceVerdict::State s) {
   switch (s) {
     case RaceVerdict::State::kClean:
       return "clean";
+    case RaceVerdict::State::kProven:
+      return "proven";
     case RaceVerdict::State::kFound:
       return "found";
     case RaceVerdict::State::kInconclusive:
@@ -380,12 +545,18 @@ std::string race_summary(const RaceVerdict& r) {
   switch (r.state) {
     case RaceVerdict::State::kClean:
       if (r.stopped_by == "time_limit" || r.stopped_by == "interrupted")
-        return fmt::format("none in {} of {} executions (stopped by {})", r.executions, r.budget,
+        return fmt::format("none in {} of {} executions (stopped by {}; sampled, not a proof)",
+                           r.executions, r.budget,
                            r.stopped_by == "time_limit" ? "the time limit" : "an interrupt");
-      return fmt::format("none in {} executions", r.executions);
+      return fmt::format("none in {} executions (sampled, not a proof)", r.executions);
+    case RaceVerdict::State::kProven:
+      return fmt::format("proven (dpor, exhaustive, {} executions; none in {} sampled first)",
+                         r.proof.executions, r.executions);
     case RaceVerdict::State::kFound:
-      return fmt::format("{} at execution {}", r.kind.empty() ? "failure" : r.kind, r.execution);
+      return fmt::format("{} at execution {}{}", r.kind.empty() ? "failure" : r.kind, r.execution,
+                         r.proof.ran ? " of the dpor proof" : "");
     case RaceVerdict::State::kInconclusive:
+      if (!r.reason.empty()) return "inconclusive: " + r.reason;
       return fmt::format("inconclusive: racelab lost control ({})", r.kind);
     case RaceVerdict::State::kError:
       return "error: " + r.reason;
@@ -426,6 +597,9 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
   j["strategy"] = o.strategy;
   j["seed"] = o.seed;
   j["executions"] = o.executions;
+  j["prove"] = o.prove;
+  j["proof_executions"] = o.proof_executions;
+  j["native_runs"] = o.native_runs;
   j["seconds"] = r.seconds;
   j["passed"] = r.exit_code() == 0;
   j["variants"] = nlohmann::ordered_json::array();
@@ -440,8 +614,18 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
                                  {"execution", v.races.execution},
                                  {"schedule", v.races.schedule},
                                  {"stack", v.races.stack},
+                                 {"reason", v.races.reason},
                                  {"command", shell_line(v.races.argv)},
                                  {"seconds", v.races.seconds}};
+    if (v.races.proof.ran) {
+      const RaceVerdict::Proof& p = v.races.proof;
+      races["proof"] = {
+          {"strategy", "dpor"}, {"exhausted", p.exhausted},      {"executions", p.executions},
+          {"cap", p.budget},    {"classes", p.classes},          {"stopped_by", p.stopped_by},
+          {"covers", p.covers}, {"command", shell_line(p.argv)}, {"seconds", p.seconds}};
+    } else {
+      races["proof"] = nullptr;
+    }
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
     for (const DeviceMemory& d : v.memory.devices)
       devices.push_back({{"name", d.name},
@@ -462,11 +646,23 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
         {"report", v.memory.report_dir},
         {"command", shell_line(v.memory.argv)},
         {"seconds", v.memory.seconds}};
+    nlohmann::ordered_json native{{"runs", v.native.runs},
+                                  {"failed", v.native.failed},
+                                  {"summary", v.native.failed == 0 ? "" : races_line(v)},
+                                  {"kind", v.native.kind},
+                                  {"message", v.native.message},
+                                  {"why", v.native.failed == 0 ? "" : kNativeOnlyWhy},
+                                  {"stack", v.native.stack},
+                                  {"log", v.native.log},
+                                  {"command", shell_line(v.native.argv)},
+                                  {"seconds", v.native.seconds}};
     j["variants"].push_back({{"variant", v.name},
                              {"args", v.args},
                              {"passed", v.passed()},
+                             {"verdict", v.verdict_word()},
                              {"dir", v.dir},
                              {"races", races},
+                             {"native", native},
                              {"memory", memory}});
   }
   return j;

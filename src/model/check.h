@@ -3,16 +3,20 @@
 // script, two verdicts, each from racelab run as a child process (a live run may leave threads
 // stuck and must end its own process):
 //
-//   races   `racelab live python` under the scheduler, a budget of executions with one strategy
-//           (--expect clean: it stops at the first deadlock, hang or exception);
+//   races   `racelab live python` under the scheduler, in two halves: a hunt, a budget of
+//           executions with a sampling strategy (--expect clean: it stops at the first deadlock,
+//           hang or exception), then, when the hunt found nothing, a proof: dpor without a bound
+//           (--executions caps it). A proof that exhausts its space is "proven"; one cut short is
+//           inconclusive, never a pass. --no-prove keeps the sample alone (worded as a sample);
 //   memory  one uncontrolled run (`live python --uncontrolled --alloc`) that records the CUDA
 //           caching allocator, judged by `racelab alloc report` per device: stable from
 //           iteration k, or where it grew. Not measured (no CUDA, torch missing) is said as such.
 //
-// A variant passes when no race was found and its memory is stable or not measurable here (a
-// captured run that failed, an exception in a thread or a hang, fails it: its memory verdict is
-// of a partial run, and the failure is the program's all the same); the
-// check's exit code is the suite's: 0 every variant passes, 1 otherwise (inconclusive included).
+// A variant passes when its races are proven (or, with --no-prove, none was sampled) and its memory
+// is stable or not measurable here (a captured run that failed, an exception in a thread or a hang,
+// fails it: its memory verdict is of a partial run, and the failure is the program's all the same);
+// the check's exit code is the suite's: 0 every variant passes, 1 otherwise (inconclusive
+// included).
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -32,6 +36,12 @@ struct CheckOptions {
   std::string strategy = "random";  // the soonest to the lazy deadlocks (docs/performance.md)
   std::uint64_t seed = 1;
   std::uint64_t executions = 20;
+  bool prove = true;                       // after a clean hunt, dpor to exhaustion
+  std::uint64_t proof_executions = 20000;  // the proof's cap: past it, inconclusive
+  // Uncontrolled runs of a variant whose races came out clean or proven: a failure they show
+  // that control never reached (a race inside native code, below racelab's scheduling points)
+  // fails the variant in its own words.
+  std::uint64_t native_runs = 1;
   double hang_timeout = 10;
   double time_limit = 600;  // seconds, for each child run
   bool memory = true;       // false: races only
@@ -42,10 +52,13 @@ struct CheckOptions {
 };
 
 struct RaceVerdict {
-  enum class State { kClean, kFound, kInconclusive, kError };
+  // kClean: the hunt sampled none and no proof was asked for (--no-prove); kProven: the dpor
+  // proof exhausted its space; kInconclusive: racelab lost control, the program was not
+  // deterministic, or the proof was cut short (`reason` says which).
+  enum class State { kClean, kProven, kFound, kInconclusive, kError };
   State state = State::kClean;
-  std::uint64_t executions = 0;
-  std::uint64_t budget = 0;  // the executions it was given (--executions)
+  std::uint64_t executions = 0;  // the hunt's
+  std::uint64_t budget = 0;      // the executions it was given (--executions)
   // How the search stopped (report.json's stopped_by): a clean search the time limit or an
   // interrupt stopped before its budget says so (a sample's absence, of fewer executions).
   std::string stopped_by;
@@ -55,10 +68,21 @@ struct RaceVerdict {
   std::string schedule;                        // its schedule file
   // A Python exception's traceback (the live report's "stack"): {file, line, function, user}.
   nlohmann::json stack = nlohmann::json::array();
-  std::string reason;  // kError: racelab's own line
+  std::string reason;  // kError: racelab's own line; kInconclusive: why
   std::vector<std::string> argv;
   std::string log;
   double seconds = 0;
+  // The proof (dpor), where it ran: after a clean hunt, unless --no-prove.
+  struct Proof {
+    bool ran = false;
+    bool exhausted = false;
+    std::uint64_t executions = 0, budget = 0, classes = 0;
+    std::string stopped_by;  // its report.json's: exhausted, execution_cap, time_limit, ...
+    std::string covers;      // what a live dpor proof covers (its report.json's proof_covers)
+    std::vector<std::string> argv;
+    std::string log;
+    double seconds = 0;
+  } proof;
 };
 
 struct DeviceMemory {
@@ -90,13 +114,27 @@ struct MemoryVerdict {
   double seconds = 0;
 };
 
+// The uncontrolled runs of a variant whose races came out clean or proven (--native-runs).
+struct NativeRuns {
+  std::uint64_t runs = 0, failed = 0;
+  std::string kind, message;  // the first failure's
+  nlohmann::json stack = nlohmann::json::array();
+  std::string log;  // the first failing run's (else the last run's)
+  std::vector<std::string> argv;
+  double seconds = 0;
+};
+
 struct VariantResult {
   std::string name;  // the variant's argument string ("(as given)" without --variant)
   std::vector<std::string> args;
   std::string dir;
   RaceVerdict races;
+  NativeRuns native;
   MemoryVerdict memory;
   bool passed() const;
+  // PASS, FAIL, or INCONCLUSIVE where the races alone were not settled (a proof cut short, a
+  // subject not deterministic under control, racelab's lost control) and nothing else failed.
+  const char* verdict_word() const;
 };
 
 struct CheckResult {
@@ -125,7 +163,12 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
 const char* race_state_name(RaceVerdict::State s);      // "clean", "found", ...
 const char* memory_state_name(MemoryVerdict::State s);  // "stable", "unstable", ...
 std::string race_summary(const RaceVerdict& r);         // one line for a table
-std::string memory_summary(const MemoryVerdict& m);     // one line for a table
+// The races' line for a variant: race_summary, or, where native runs failed that control did not
+// reach, that ("not reached under control; seen in 1 of 2 native runs: ...").
+std::string races_line(const VariantResult& v);
+// Why a failure seen only natively escapes control, in one sentence.
+extern const char* const kNativeOnlyWhy;
+std::string memory_summary(const MemoryVerdict& m);  // one line for a table
 
 nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o);
 

@@ -207,6 +207,8 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     else if (run.memory != c.alloc)
       memory_problem = fmt::format("memory expected {}, got {}", c.alloc, run.memory_summary);
   }
+  run.strategy = c.strategy;
+  run.proven = proves && stop == sched::StopReason::kExhausted;
   std::vector<std::string> found;
   for (const auto& [kind, executions] : run.kinds) found.push_back(kind);
   ExpectationCheck check = check_expectations(s.must, s.must_not, found);

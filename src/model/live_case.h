@@ -33,6 +33,9 @@ struct LiveCaseRun {
   std::string reason;                          // empty for a pass
   std::map<std::string, std::uint64_t> kinds;  // kind -> executions that saw it
   std::uint64_t executions = 0;
+  // A proving search (dpor) that exhausted its space: the pass is a proof over what racelab sees.
+  bool proven = false;
+  std::string strategy;  // the case's, for the proof's words
   int exit_code = 0;
   double seconds = 0;
   std::string out_dir;                  // the live run's report.json, trace.txt, live.log

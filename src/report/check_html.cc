@@ -31,19 +31,24 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
   using RS = model::RaceVerdict::State;
   using MS = model::MemoryVerdict::State;
   std::string body = fmt::format(
-      "<h1>racelab check: {}</h1><div class=\"sub\">{} variant(s); races: {} executions each "
-      "under the scheduler ({}, seed {}, interposition {}); memory: one uncontrolled run each "
-      "with the CUDA allocator capture. {} — racelab {}, {:.1f} s</div>",
+      "<h1>racelab check: {}</h1><div class=\"sub\">{} variant(s); races: a hunt of {} "
+      "executions each under the scheduler ({}, seed {}, interposition {}){}; memory: one "
+      "uncontrolled run each with the CUDA allocator capture. {} — racelab {}, {:.1f} s</div>",
       escape(o.script), r.variants.size(), o.executions, escape(o.strategy), o.seed,
-      escape(o.interpose), r.exit_code() == 0 ? "Every variant passed" : "Not every variant passed",
-      kVersion, r.seconds);
+      escape(o.interpose),
+      o.prove ? fmt::format(", then a dpor proof of at most {} executions", o.proof_executions)
+              : std::string(" (sampled: no proof asked for)"),
+      r.exit_code() == 0 ? "Every variant passed" : "Not every variant passed", kVersion,
+      r.seconds);
   body +=
       "<table class=\"variants\"><tr><th>variant</th><th>verdict</th><th>compile races</th>"
       "<th>memory</th></tr>";
   for (const auto& v : r.variants) {
     body += fmt::format("<tr><td><code>{}</code></td>", escape(v.name));
-    body += cell(v.passed(), false, v.passed() ? "PASS" : "FAIL");
-    body += cell(v.races.state == RS::kClean, false, model::race_summary(v.races));
+    body +=
+        cell(v.passed(), std::string_view(v.verdict_word()) == "INCONCLUSIVE", v.verdict_word());
+    const bool races_pass = v.races.state == RS::kClean || v.races.state == RS::kProven;
+    body += cell(races_pass && v.native.failed == 0, false, model::races_line(v));
     body += cell(v.memory.state == MS::kStable, v.memory.state == MS::kNotMeasured,
                  model::memory_summary(v.memory));
     body += "</tr>";
@@ -52,8 +57,10 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
   for (const auto& v : r.variants) {
     body += fmt::format("<h2>{}</h2>", escape(v.name));
     body += "<h3>Compile races</h3>";
-    body += fmt::format("<p class=\"{}\">{}</p>", v.races.state == RS::kClean ? "pass" : "fail",
-                        escape(model::race_summary(v.races)));
+    body +=
+        fmt::format("<p class=\"{}\">{}</p>",
+                    v.races.state == RS::kClean || v.races.state == RS::kProven ? "pass" : "fail",
+                    escape(model::race_summary(v.races)));
     if (!v.races.message.empty()) body += fmt::format("<p>{}</p>", escape(v.races.message));
     if (!v.races.stack.empty()) {
       // The exception's traceback, most recent call last; the script's own frames in bold.
@@ -74,8 +81,28 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
     if (!v.races.schedule.empty())
       body += "<p>Replay this interleaving:</p>" +
               html::copyable("racelab live python --replay " + v.races.schedule);
+    if (v.native.failed != 0) {
+      body += fmt::format(
+          "<p class=\"fail\">{}</p><p>{}</p><p class=\"sub\">Why control did not "
+          "reach it: {}. Log: <code>{}</code></p>",
+          escape(model::races_line(v)), escape(v.native.message), escape(model::kNativeOnlyWhy),
+          escape(v.native.log));
+      if (!v.native.stack.empty()) {
+        body += "<pre class=\"stack\">";
+        for (const auto& fr : v.native.stack)
+          body += escape(fmt::format("{}:{} in {}", fr.value("file", ""), fr.value("line", 0),
+                                     fr.value("function", ""))) +
+                  "\n";
+        body += "</pre>";
+      }
+    }
+    if (v.races.proof.ran && !v.races.proof.covers.empty())
+      body += fmt::format("<p class=\"sub\">{}</p>", escape(v.races.proof.covers));
     body += "<details><summary>the search's command</summary>" +
             html::copyable(shell_line(v.races.argv)) + "</details>";
+    if (v.races.proof.ran && v.races.proof.argv != v.races.argv)
+      body += "<details><summary>the proof's command</summary>" +
+              html::copyable(shell_line(v.races.proof.argv)) + "</details>";
     body += "<h3>Memory</h3>";
     body += fmt::format("<p class=\"{}\">{}</p>",
                         v.memory.state == MS::kStable        ? "pass"

@@ -113,7 +113,8 @@ with tempfile.TemporaryDirectory() as tmp:
         failures.append(f"--junit without --expect: exit {r.returncode}: {r.stderr}")
 
     # 3. racelab check, variants side by side.
-    r = run(["check", "--interpose", "none", "--executions", "3", "--out", f"{tmp}/check",
+    # (--no-prove: the loop's queue multiplies dpor's classes past any small cap, docs/live.md.)
+    r = run(["check", "--interpose", "none", "--executions", "3", "--no-prove", "--out", f"{tmp}/check",
              "--variant", "--queue", "--variant", "--queue --grow", loop])
     j = json.load(open(f"{tmp}/check/check.json"))
     verdicts = [(v["variant"], v["passed"], v["races"]["verdict"], v["memory"]["verdict"])
@@ -126,14 +127,17 @@ with tempfile.TemporaryDirectory() as tmp:
         failures.append("check.html lacks the variants table or the memory plots")
     standin = dict(os.environ, PYTHONPATH=os.path.join(src, "tools", "pipelines"))
     r = run(["check", "--interpose", "standin", "--dict", "__main__._attention_cache", "--strategy",
-             "random", "--executions", "40", "--out", f"{tmp}/check2", "--variant", "--warmup none",
+             "random", "--executions", "40", "--proof-executions", "100", "--out", f"{tmp}/check2",
+             "--variant", "--warmup none",
              "--variant", "--warmup sequential", os.path.join(pipelines, "train_queue.py")],
             env=standin)
     j = json.load(open(f"{tmp}/check2/check.json"))
     got = [(v["passed"], v["races"]["verdict"], v["races"]["kind"], v["memory"]["verdict"])
            for v in j["variants"]]
     if r.returncode != 1 or got[0][:2] != (False, "found") or \
-            got[0][2] not in ("deadlock", "fx_trace_error") or got[1] != (True, "clean", "", "not_measured"):
+            got[0][2] not in ("deadlock", "fx_trace_error") or \
+            got[1] != (False, "inconclusive", "", "not_measured") or \
+            "cut short" not in j["variants"][1]["races"]["reason"]:
         failures.append(f"check on the stand-in pipeline: exit {r.returncode}, {got}\n{r.stdout}{r.stderr}")
     # racelab replay takes the live Python schedule by its header and reproduces the failure.
     sched = j["variants"][0]["races"]["schedule"]

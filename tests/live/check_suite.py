@@ -5,7 +5,7 @@ model's scenarios; a case that requires CUDA is skipped, with its reason, where 
 case whose expectation does not hold fails the suite.
 Usage: check_suite.py RACELAB SOURCE_DIR
 """
-import json, os, shutil, subprocess, sys, tempfile
+import json, os, re, shutil, subprocess, sys, tempfile
 import xml.etree.ElementTree as ET
 
 racelab, src = sys.argv[1], sys.argv[2]
@@ -27,6 +27,11 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode != 0 or verdicts.get("train-queue-standin-lazy") != "pass" or \
             verdicts.get("train-queue-standin-sequential") != "pass":
         failures.append(f"the live suite did not pass: {verdicts}\n{r.stdout}{r.stderr}")
+    # The bundled live proof: dpor exhausts the stand-in's sequential warmup and the suite says so.
+    proof = next(e for e in summary["scenarios"] if e["scenario"] == "drafter-standin-sequential")
+    if proof["verdict"] != "pass" or not re.search(
+            r"drafter-standin-sequential .*proven \(dpor, exhaustive, \d+ executions\)", r.stdout):
+        failures.append(f"the live dpor case did not pass as a proof: {proof}\n{r.stdout}")
     lazy = next(e for e in summary["scenarios"] if e["scenario"] == "train-queue-standin-lazy")
     if not {"deadlock", "fx_trace_error"} <= set(lazy["kinds_seen"]) or not lazy.get("live"):
         failures.append(f"the lazy live case did not see both kinds: {lazy}")

@@ -16,7 +16,11 @@ programs written the way users write them (no torch, `--interpose none`):
   an edited script names the edit as its likely cause;
 - a path that is a directory is said so, one line, exit 2;
 - a search for the deadlock that did not finish without finding it is inconclusive (live python,
-  a suite's live case), and racelab check says when the time limit stopped its race search.
+  a suite's live case), and racelab check says when the time limit stopped its race search;
+- racelab check proves a clean variant with dpor (a sample alone is worded as one, --no-prove),
+  and a failure its uncontrolled runs show that control never reached (a lost update inside one
+  stretch of code between scheduling points, where only true parallelism interleaves) fails the
+  variant in its own words, never "proven".
 Usage: check_verdicts.py RACELAB SOURCE_DIR
 """
 import json, os, re, subprocess, sys, tempfile
@@ -40,6 +44,32 @@ def write(path, text):
     with open(path, "w") as f:
         f.write(text)
 
+
+# Two threads read a total, work a while without a scheduling point, and write it back: natively the
+# interpreter switches threads inside the work (every 5 ms), so both read 0 and one update is lost;
+# under racelab each stretch between scheduling points runs whole, so no execution loses one.
+NATIVE_ONLY = '''import sys
+import threading
+
+total = [0]
+start = threading.Barrier(2)
+
+
+def add():
+    start.wait()
+    seen = total[0]
+    for _ in range(3_000_000):  # work, no scheduling point: natively, the other thread runs here
+        pass
+    total[0] = seen + 1
+
+
+threads = [threading.Thread(target=add, name=f"adder {i}") for i in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert total[0] == 2, f"lost update: total {total[0]}, expected 2"
+'''
 
 CONSUMERS = '''import threading
 
@@ -217,13 +247,44 @@ with tempfile.TemporaryDirectory() as tmp:
         fail("report.json has no not_checked")
     r = run("check", "--interpose", "none", "--no-memory", "--executions", "3",
             f"{tmp}/counter.py", "--out", f"{tmp}/check-clean")
-    if r.returncode != 0 or f"compile races: {needle}" not in r.stdout:
-        fail("racelab check's clean race verdict did not say what it does not check", r)
+    if r.returncode != 0 or f"compile races: {needle}" not in r.stdout or \
+            not re.search(r"proven \(dpor, exhaustive, \d+ executions; none in 3 sampled first\)",
+                          r.stdout) or "dpor's proof covers" not in r.stdout:
+        fail("racelab check did not prove the clean variant, or did not say what it does not "
+             "check", r)
+    proof = json.load(open(f"{tmp}/check-clean/check.json"))["variants"][0]["races"]
+    if proof["verdict"] != "proven" or not proof["proof"]["exhausted"] or \
+            proof["proof"]["executions"] < 1:
+        fail(f"check.json's proof: {proof}")
+    # --no-prove: the hunt alone, worded as a sample.
+    r = run("check", "--interpose", "none", "--no-memory", "--no-prove", "--executions", "3",
+            f"{tmp}/counter.py", "--out", f"{tmp}/check-sampled")
+    if r.returncode != 0 or "none in 3 executions (sampled, not a proof)" not in r.stdout or \
+            os.path.exists(f"{tmp}/check-sampled/0-as-given/proof"):
+        fail("racelab check --no-prove did not keep to the sample", r)
+    write(f"{tmp}/native_only.py", NATIVE_ONLY)
+    # A proof cut short by its cap is inconclusive, never a pass.
+    r = run("check", "--interpose", "none", "--no-memory", "--executions", "1",
+            "--proof-executions", "1", f"{tmp}/native_only.py", "--out", f"{tmp}/check-cut")
+    if r.returncode != 1 or "INCONCLUSIVE" not in r.stdout or "PASS" in r.stdout or \
+            "the dpor proof was cut short by its cap (--proof-executions) after 1 executions" \
+            not in r.stdout:
+        fail("a proof cut short by --proof-executions was not INCONCLUSIVE", r)
+    # Seen natively, never under control: the variant fails in those words, with the log.
+    r = run("check", "--interpose", "none", "--no-memory", "--executions", "3",
+            "--native-runs", "2", f"{tmp}/native_only.py", "--out", f"{tmp}/check-native")
+    native = json.load(open(f"{tmp}/check-native/check.json"))["variants"][0]
+    if r.returncode != 1 or "not reached under control; seen in 2 of 2 native runs: exception" \
+            not in r.stdout or "lost update" not in r.stdout or \
+            native["races"]["verdict"] != "proven" or native["passed"] or \
+            native["native"]["failed"] != 2 or "native call" not in native["native"]["why"] or \
+            not os.path.exists(native["native"]["log"]):
+        fail(f"a failure seen only natively was not said as such: {native.get('native')}", r)
     # A clean race search the time limit stopped says how much of its budget it ran.
-    r = run("check", "--interpose", "none", "--no-memory", "--executions", "1000000",
+    r = run("check", "--interpose", "none", "--no-memory", "--no-prove", "--executions", "1000000",
             "--time-limit", "0.3", f"{tmp}/counter.py", "--out", f"{tmp}/check-limited")
     if r.returncode != 0 or not re.search(r"none in \d+ of 1000000 executions \(stopped by the "
-                                          r"time limit\)", r.stdout):
+                                          r"time limit; sampled, not a proof\)", r.stdout):
         fail("racelab check did not say that the time limit stopped its race search", r)
     write(f"{tmp}/counter.py", COUNTER)
     r = live(f"{tmp}/counter.py", "--strategy", "dfs", "--executions", "1000", "--out",
