@@ -138,8 +138,9 @@ void add_check(CLI::App& app, Runner& run) {
       ->capture_default_str()
       ->check(integer_check(1, 100000000));
   cmd->add_option("--native-runs", o->native_runs,
-                  "uncontrolled runs of a variant whose races came out clean or proven: a failure "
-                  "they show fails it (seen natively, not reached under control)")
+                  "uncontrolled runs of a variant whose races found nothing (clean, proven or cut "
+                  "short): a failure they show fails it (seen natively, not reached under "
+                  "control)")
       ->capture_default_str()
       ->check(integer_check(0, 1000));
   cmd->add_option("--hang-timeout", o->hang_timeout,

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 
@@ -455,8 +456,12 @@ NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
 
 std::string races_line(const VariantResult& v) {
   if (v.native.failed == 0) return race_summary(v.races);
-  return fmt::format("not reached under control; seen in {} of {} native runs: {}", v.native.failed,
-                     v.native.runs, v.native.kind);
+  // An exception's type leads its message ("CheckpointError in thread drafter 0.0 at ...").
+  const std::string type = v.native.message.substr(0, v.native.message.find_first_of(" :"));
+  const bool typed = v.native.kind == "exception" && !type.empty() &&
+                     std::isupper(static_cast<unsigned char>(type[0])) != 0;
+  return fmt::format("not reached under control; seen in {} of {} native runs: {}{}",
+                     v.native.failed, v.native.runs, v.native.kind, typed ? " (" + type + ")" : "");
 }
 
 CheckResult run_check(const CheckOptions& o, const std::string& racelab,
@@ -490,9 +495,12 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
       note(fmt::format("[{}/{}] {}: races, the proof (dpor without a bound, at most {} executions)",
                        k + 1, sets.size(), v.name, o.proof_executions));
     });
-    const bool no_race =
-        v.races.state == RaceVerdict::State::kClean || v.races.state == RaceVerdict::State::kProven;
-    if (no_race && o.native_runs > 0) {
+    // Where control found nothing (clean, proven, or a proof cut short), uncontrolled runs look
+    // for what it cannot reach; a failure found under control needs none.
+    const bool nothing_found = v.races.state == RaceVerdict::State::kClean ||
+                               v.races.state == RaceVerdict::State::kProven ||
+                               v.races.state == RaceVerdict::State::kInconclusive;
+    if (nothing_found && o.native_runs > 0) {
       note(fmt::format("[{}/{}] {}: {} uncontrolled run(s), for what control cannot reach", k + 1,
                        sets.size(), v.name, o.native_runs));
       v.native = run_native(with_script, racelab, v.args, v.dir);

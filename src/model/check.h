@@ -38,7 +38,8 @@ struct CheckOptions {
   std::uint64_t executions = 20;
   bool prove = true;                       // after a clean hunt, dpor to exhaustion
   std::uint64_t proof_executions = 20000;  // the proof's cap: past it, inconclusive
-  // Uncontrolled runs of a variant whose races came out clean or proven: a failure they show
+  // Uncontrolled runs of a variant whose races found nothing (clean, proven or inconclusive): a
+  // failure they show
   // that control never reached (a race inside native code, below racelab's scheduling points)
   // fails the variant in its own words.
   std::uint64_t native_runs = 1;
@@ -114,7 +115,7 @@ struct MemoryVerdict {
   double seconds = 0;
 };
 
-// The uncontrolled runs of a variant whose races came out clean or proven (--native-runs).
+// The uncontrolled runs of a variant whose races found nothing (--native-runs).
 struct NativeRuns {
   std::uint64_t runs = 0, failed = 0;
   std::string kind, message;  // the first failure's
