@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "command.h"
+#include "model/profile.h"
 #include "model/suite.h"
 #include "report/cli.h"
 #include "report/html.h"
@@ -35,11 +36,13 @@ struct ExploreArgs {
   bool stateless = false;
   bool source_sets = false;
   std::string backend = "coroutine";
+  std::string torch;  // --torch: the torch version (profile) to explore under
 };
 
 int run_explore(const ExploreArgs& a) {
   report::expect_file(a.scenario, report::FileKind::kScenario, "explore SCENARIO");
   model::Scenario sc = model::load_scenario(a.scenario);
+  if (!a.torch.empty()) model::apply_torch(sc, a.torch);
   sched::ExploreOptions o = model::explore_options(sc);
   if (a.strategy) o.strategy.kind = sched::parse_strategy(*a.strategy);
   if (a.seed) o.strategy.seed = *a.seed;
@@ -71,6 +74,10 @@ int run_explore(const ExploreArgs& a) {
       !note.empty())
     fmt::print(stderr, "{}\n", note);
 
+  if (!sc.live && (!a.torch.empty() || sc.profile != model::kDefaultTorch)) {
+    const model::TorchProfile& p = model::torch_profile(sc.profile);
+    fmt::print("torch {}: profile {} ({}; {})\n", sc.profile, p.name, p.description, p.file);
+  }
   model::ScenarioRun run = model::run_scenario(sc, o);
   clear_progress();
   const nlohmann::json report = report::write_explore_files(run, out);
@@ -143,6 +150,9 @@ void add_explore(CLI::App& app, Runner& run) {
   cmd->add_flag("--source-sets", args->source_sets,
                 "dpor: source sets instead of wakeup trees (the search before optimal dpor, for "
                 "comparison; docs/concepts.md, Optimal dpor)");
+  cmd->add_option("--torch", args->torch,
+                  "torch version to explore under instead of the scenario's [torch] profile (a "
+                  "profile, data/profiles/, or a release one covers): does upgrading fix it?");
   cmd->add_option("--time-limit", args->time_limit,
                   "stop after this many seconds, keeping results (a dfs search it cuts short is "
                   "inconclusive)")

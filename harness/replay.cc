@@ -23,6 +23,7 @@
 #include "live/job.h"
 #include "live_print.h"
 #include "model/pipeline.h"
+#include "model/profile.h"
 #include "report/cli.h"
 #include "report/html.h"
 #include "report/report.h"
@@ -39,6 +40,7 @@ struct ReplayArgs {
   std::string schedule;
   std::string on_divergence;  // empty: fail against the recording, search on against another
   std::string scenario;
+  std::string torch;  // --torch: the torch version to replay under (does upgrading fix it?)
   std::optional<std::uint64_t> seed;
   std::optional<std::uint64_t> iterations;  // against a fix: the search's execution cap
   double time_limit = 0;
@@ -107,6 +109,7 @@ int replay_command(const ReplayArgs& a) {
   }
   model::ReplayRequest request{.schedule_path = a.schedule,
                                .scenario_path = a.scenario,
+                               .torch = a.torch,
                                .on_divergence = a.on_divergence,
                                .seed = a.seed,
                                .iterations = a.iterations,
@@ -116,11 +119,14 @@ int replay_command(const ReplayArgs& a) {
   const model::ReplayRun run = model::replay_schedule(s, request);
   clear_progress();
   if (run.other_scenario) {
+    const std::string under = a.torch.empty() ? ""
+                                              : fmt::format(" under torch {} (profile {})", a.torch,
+                                                            model::torch_profile(a.torch).name);
     fmt::print(
-        "replaying {} ({} of scenario \"{}\") against {}: another scenario (hash {}, "
+        "replaying {} ({} of scenario \"{}\") against {}{}: another scenario (hash {}, "
         "recorded {})\n",
         a.schedule, s.finding_kind.empty() ? "an execution" : s.finding_kind, s.subject_name,
-        run.scenario.path, run.scenario.hash, s.subject_hash);
+        run.scenario.path, under, run.scenario.hash, s.subject_hash);
     return print_against_fix(a, run);
   }
   if (a.trace && run.result) fmt::print("{}", run.result->trace_text());
@@ -155,6 +161,10 @@ void add_replay(CLI::App& app, Runner& run) {
       cmd->add_option("--scenario", args->scenario,
                       "the scenario file: where it moved, or another one (a fix) to replay the "
                       "interleaving against");
+  auto* torch = cmd->add_option(
+      "--torch", args->torch,
+      "a torch version (a profile, data/profiles/): replay the interleaving under it and explore "
+      "every continuation (does upgrading fix it?)");
   auto* seed = cmd->add_option("--seed", args->seed,
                                "seed of the random strategy after a divergence "
                                "(--on-divergence random)")
@@ -172,7 +182,7 @@ void add_replay(CLI::App& app, Runner& run) {
   cmd->add_option("--out", args->out,
                   "write DIR/report.html: the findings, the wait-for cycle and the interleaving");
   // A live schedule replays with its recorded configuration: these would be ignored there.
-  const std::array<const CLI::Option*, 6> model_only{on_divergence, scenario,   seed,
+  const std::array<const CLI::Option*, 7> model_only{on_divergence, scenario,   torch,     seed,
                                                      trace,         iterations, time_limit};
   cmd->callback([&run, args, model_only] {
     for (const CLI::Option* o : model_only)

@@ -13,7 +13,7 @@ using sched::Context;
 using sched::Task;
 
 PipelineModel::PipelineModel(Scenario scenario)
-    : scenario_(std::move(scenario)), profile_(profile_2_11()) {}
+    : scenario_(std::move(scenario)), profile_(torch_profile(scenario_.profile)) {}
 
 PipelineModel::PipelineModel(Scenario scenario, TorchProfile profile)
     : scenario_(std::move(scenario)), profile_(std::move(profile)) {}

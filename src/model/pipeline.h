@@ -1,6 +1,7 @@
 #pragma once
 // The pipeline model: the single-process drafter pipeline of docs/facts.md as a subject of the
-// deterministic scheduler. It implements the model's rules v2 (docs/model.md) for profile "2.11":
+// deterministic scheduler. It implements the model's rules v2 (docs/model.md), with the switches of
+// the scenario's torch profile (model/profile.h, data/profiles/; profile "2.11" described here):
 //
 //   M1 threads and resources: main, drafter D.I, one autograd worker per device (F3), the
 //      process-wide re-entrant compile_lock (F1), the user's _compiled_flex_attention dict, the

@@ -161,8 +161,9 @@ std::string ReplayRun::outcome(std::string_view witness_schedule) const {
 
 ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& request) {
   ReplayRun run;
-  run.scenario = scenario_for_schedule(schedule, request.schedule_path, request.scenario_path,
-                                       /*allow_other=*/!request.scenario_path.empty());
+  run.scenario = scenario_for_schedule(
+      schedule, request.schedule_path, request.scenario_path,
+      /*allow_other=*/!request.scenario_path.empty() || !request.torch.empty(), request.torch);
   run.other_scenario = run.scenario.hash != schedule.subject_hash;
   run.kind = schedule.finding_kind;
   run.seed = request.seed.value_or(1);

@@ -27,6 +27,7 @@ namespace racelab::model {
 struct ReplayRequest {
   std::string schedule_path;
   std::string scenario_path;  // --scenario: empty for the recorded one
+  std::string torch;          // --torch: the torch version to replay under; empty: as recorded
   std::string on_divergence;  // "fail", "random", or empty for the default
   // Of the random strategy after a divergence from the recorded scenario (--on-divergence
   // random); nullopt: 1. Against another scenario there is no random continuation: refused.

@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "model/profile.h"
 #include "model/settings.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
@@ -263,8 +264,9 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
   if (const toml::table* t = subtable(top, "torch")) {
     TableReader r(*t, "torch.", path);
     r.string("profile", s.profile);
-    if (s.profile != "2.11")
-      r.fail("profile", fmt::format("unknown profile \"{}\": expected \"2.11\"", s.profile));
+    if (find_torch_profile(s.profile) == nullptr)
+      r.fail("profile", fmt::format("unknown torch version \"{}\": the profiles cover {}",
+                                    s.profile, torch_profiles_summary()));
     r.integer("recompile_limit", s.recompile_limit, 1, 256);
     r.boolean("automatic_dynamic", s.automatic_dynamic);
     r.finish();
@@ -344,5 +346,25 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
 }
 
 Scenario load_scenario(const std::string& path) { return parse_scenario(read_file(path), path); }
+
+std::string torch_hash(const std::string& content, const std::string& profile) {
+  return hex64(fnv1a64(content + "\n# racelab --torch " + profile + "\n"));
+}
+
+void apply_torch(Scenario& s, const std::string& version) {
+  if (find_torch_profile(version) == nullptr) {
+    throw InputError(fmt::format("--torch: unknown torch version \"{}\": the profiles cover {}",
+                                 version, torch_profiles_summary()));
+  }
+  if (s.live) {
+    throw InputError(
+        fmt::format("{}: --torch applies to model scenarios; a [live] case runs the "
+                    "torch its interpreter imports",
+                    s.path));
+  }
+  s.profile = version;
+  s.torch_override = version;
+  s.hash = torch_hash(s.content, torch_profile(version).name);
+}
 
 }  // namespace racelab::model

@@ -77,7 +77,13 @@ struct Scenario {
   std::int64_t warmup_seq_len = 0;  // 0: the first training length
 
   // [torch]
+  // The torch version it runs against: a profile's name or a release it covers (model/profile.h,
+  // data/profiles/). The parser refuses a version no profile covers.
   std::string profile = "2.11";
+  // --torch VERSION (explore, replay, shrink): the version it was run under instead of the
+  // file's; "" for the file's own. A scenario run under another version is another subject: its
+  // hash is the file's content with the version appended.
+  std::string torch_override;
   int recompile_limit = 8;
   bool automatic_dynamic = true;
 
@@ -106,5 +112,12 @@ struct Scenario {
 
 Scenario parse_scenario(std::string_view text, const std::string& path);
 Scenario load_scenario(const std::string& path);
+
+// --torch VERSION: runs `s` under the profile for VERSION instead of its own (sets profile,
+// torch_override and the hash: torch_hash of the content and the profile's name, so that two
+// versions of one profile are one subject). Throws InputError, one line, for a version no
+// profile covers, or for a live case.
+void apply_torch(Scenario& s, const std::string& version);
+std::string torch_hash(const std::string& content, const std::string& profile);
 
 }  // namespace racelab::model

@@ -9,6 +9,7 @@
 
 #include "model/expect.h"
 #include "model/pipeline.h"
+#include "model/profile.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -240,7 +241,8 @@ std::vector<Scenario> load_suite(const std::vector<std::string>& files) {
 namespace racelab::model {
 
 Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::string& schedule_path,
-                               const std::string& override_path, bool allow_other) {
+                               const std::string& override_path, bool allow_other,
+                               const std::string& torch) {
   // A recorded path is found from any directory (util/files.h, recorded_path).
   const std::string path =
       override_path.empty() ? recorded_path(schedule.subject_path, schedule_path) : override_path;
@@ -264,6 +266,17 @@ Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::strin
                                        path));
   }
   Scenario s = load_scenario(path);
+  if (!torch.empty()) {
+    apply_torch(s, torch);
+  } else if (s.hash != schedule.subject_hash && !s.live) {
+    // Recorded by `explore --torch V`: the same file under another profile.
+    for (const TorchProfile& p : torch_profiles()) {
+      if (torch_hash(s.content, p.name) == schedule.subject_hash) {
+        apply_torch(s, p.name);
+        break;
+      }
+    }
+  }
   if (s.hash != schedule.subject_hash && !allow_other) {
     throw InputError(fmt::format(
         "{}: recorded against scenario \"{}\" with content hash {}, but {} now has hash {}: the "

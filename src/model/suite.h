@@ -86,9 +86,12 @@ std::vector<Scenario> load_suite(const std::vector<std::string>& files);
 namespace racelab::model {
 
 // The scenario a schedule was recorded against: `override_path` when given, else the path the
-// schedule names. Throws InputError when it cannot be read, or when its content changed since
-// recording and `allow_other` is false.
+// schedule names; run under `torch` (apply_torch) when given, else under the version it was
+// recorded with (a schedule of `explore --torch V` is recognised by its hash). Throws InputError
+// when it cannot be read, or when its content changed since recording and `allow_other` is
+// false.
 Scenario scenario_for_schedule(const sched::Schedule& schedule, const std::string& schedule_path,
-                               const std::string& override_path, bool allow_other = false);
+                               const std::string& override_path, bool allow_other = false,
+                               const std::string& torch = "");
 
 }  // namespace racelab::model

@@ -118,6 +118,13 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   model::ScenarioRun run;
   const auto path = field<std::string>(first, "scenario_path", dirs[0]);
   run.scenario = model::load_scenario(path);
+  // Shards of `explore --torch V` ran the scenario under V's profile (report.json's "torch").
+  if (run.scenario.hash != first["scenario_hash"].get<std::string>() && !run.scenario.live &&
+      first.contains("torch") && first["torch"].is_string()) {
+    model::Scenario under = run.scenario;
+    model::apply_torch(under, first["torch"].get<std::string>());
+    if (under.hash == first["scenario_hash"].get<std::string>()) run.scenario = std::move(under);
+  }
   if (run.scenario.hash != first["scenario_hash"].get<std::string>()) {
     throw InputError(
         fmt::format("{}: the scenario changed since the shards ran (hash {} now, {} then)", path,

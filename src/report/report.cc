@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "model/profile.h"
 #include "racelab/version.h"
 #include "report/coverage_json.h"
 #include "report/schedule_file.h"
@@ -106,6 +107,8 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                  {"scenario", sc.name},
                  {"scenario_path", sc.path},
                  {"scenario_hash", sc.hash},
+                 {"torch", sc.profile},
+                 {"torch_profile", sc.live ? "" : model::torch_profile(sc.profile).name},
                  {"strategy", sched::strategy_name(run.options.strategy.kind)},
                  {"strategy_description", run.result.strategy},
                  {"seed", run.options.strategy.seed},

@@ -191,6 +191,60 @@ TEST_CASE("explore writes the report and a schedule per finding; replay reproduc
   fs::remove_all(out);
 }
 
+TEST_CASE("--torch: explore and replay under another torch version answer does upgrading fix it",
+          "[cli]") {
+  const fs::path out = scratch("torch");
+  const std::string scenario = "scenarios/deadlock/lazy-one-drafter-per-gpu.toml";
+  // Unknown: one line, exit 2, nothing written.
+  auto unknown = racelab("explore " + scenario + " --torch 9.9 --out " + (out / "x").string());
+  INFO(unknown.out);
+  CHECK(unknown.code == 2);
+  CHECK(lines(unknown.out) == 1);
+  CHECK(unknown.out.find("--torch: unknown torch version \"9.9\": the profiles cover 2.10-2.13 "
+                         "(profile 2.11), 2.14-2.15 (profile 2.14)") != std::string::npos);
+  CHECK(!fs::exists(out / "x"));
+  // A scenario naming an unknown version: one line, exit 2.
+  const fs::path bad = out / "bad.toml";
+  std::ofstream(bad) << "name = \"bad\"\n[torch]\nprofile = \"9.9\"\n";
+  auto refused = racelab("explore " + bad.string());
+  CHECK(refused.code == 2);
+  CHECK(lines(refused.out) == 1);
+  CHECK(refused.out.find("torch.profile: unknown torch version \"9.9\"") != std::string::npos);
+
+  // On 2.11 (the scenario's own profile) the FX tracing crash crosses devices.
+  auto old = racelab("explore " + scenario + " --out " + (out / "2.11").string());
+  CHECK(old.code == 1);
+  const fs::path crash =
+      out / "2.11" / "schedules" / "lazy-one-drafter-per-gpu.fx_trace_error.json";
+  REQUIRE(fs::exists(crash));
+  // Under 2.15.0 (profile 2.14) it is gone: no findings of failure kinds; the scenario's own
+  // expectation (must fx_trace_error, written for 2.11) no longer holds.
+  auto upgraded =
+      racelab("explore " + scenario + " --torch 2.15.0 --out " + (out / "2.15").string());
+  INFO(upgraded.out);
+  CHECK(upgraded.code == 1);
+  CHECK(upgraded.out.find("torch 2.15.0: profile 2.14 (") != std::string::npos);
+  CHECK(upgraded.out.find("fx_trace_error (") == std::string::npos);
+  const auto report = nlohmann::json::parse(read_text(out / "2.15" / "report.json"));
+  CHECK(report["torch"] == "2.15.0");
+  CHECK(report["torch_profile"] == "2.14");
+  // The recorded crash, replayed under 2.14: every continuation explored, the crash is gone.
+  auto fixed =
+      racelab("replay " + crash.string() + " --torch 2.14 --out " + (out / "replayed").string());
+  INFO(fixed.out);
+  CHECK(fixed.code == 0);
+  CHECK(fixed.out.find("under torch 2.14 (profile 2.14)") != std::string::npos);
+  // A schedule recorded under --torch replays without it (its hash names the profile).
+  auto under = racelab("explore scenarios/deadlock/lazy-2-drafters.toml --torch 2.14 --out " +
+                       (out / "lazy").string());
+  const fs::path deadlock = out / "lazy" / "schedules" / "lazy-2-drafters.deadlock.json";
+  REQUIRE(fs::exists(deadlock));
+  auto again = racelab("replay " + deadlock.string());
+  CHECK(again.code == 1);
+  CHECK(again.out.find("reproduced deadlock") != std::string::npos);
+  fs::remove_all(out);
+}
+
 TEST_CASE(
     "replay --scenario FIXED: the recorded steps that apply, then every continuation of them "
     "(dpor)",

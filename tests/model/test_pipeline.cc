@@ -271,6 +271,58 @@ TEST_CASE("a thread-local FX flag (after 2.11) has no entry-check crash", "[pipe
   CHECK(r.find("deadlock") != nullptr);  // the lazy-compile cycle does not need the flag
 }
 
+TEST_CASE("does upgrading fix it? the torch-2.14 twins under profiles 2.11 and 2.14",
+          "[pipeline]") {
+  // Each twin (scenarios/torch-2.14/) names profile 2.14; --torch 2.11 (apply_torch) runs the
+  // same file under 2.11. Both searches are dpor's, every interleaving.
+  struct Twin {
+    const char* file;
+    bool deadlock_stays;
+  };
+  for (const Twin& twin : {Twin{"lazy-2-drafters", true}, Twin{"warmup-other-length", false},
+                           Twin{"eager-flex-trace", false}}) {
+    INFO(twin.file);
+    const Scenario newer =
+        load_scenario(source_dir() + "/scenarios/torch-2.14/" + twin.file + ".toml");
+    REQUIRE(newer.profile == "2.14");
+    const ScenarioRun upgraded = run_scenario(newer, explore_options(newer));
+    REQUIRE(upgraded.result.exhausted());
+    CHECK(upgraded.result.find("fx_trace_error") == nullptr);
+    CHECK((upgraded.result.find("deadlock") != nullptr) == twin.deadlock_stays);
+
+    Scenario older = newer;
+    apply_torch(older, "2.11");
+    CHECK(older.hash != newer.hash);  // another subject: its schedules are its own
+    const ScenarioRun before = run_scenario(older, explore_options(older));
+    CHECK(before.result.find("fx_trace_error") != nullptr);
+    CHECK((before.result.find("deadlock") != nullptr) == twin.deadlock_stays);
+  }
+  // No twin file for one drafter per GPU (its bounded-dfs cross-check under 2.14 takes 7.9
+  // million executions): the bundled scenario under --torch 2.14 proves it clean.
+  Scenario per_gpu =
+      load_scenario(source_dir() + "/scenarios/deadlock/lazy-one-drafter-per-gpu.toml");
+  apply_torch(per_gpu, "2.14");
+  const ScenarioRun clean = run_scenario(per_gpu, explore_options(per_gpu));
+  REQUIRE(clean.result.exhausted());
+  CHECK(clean.result.find("fx_trace_error") == nullptr);
+  CHECK(clean.result.find("deadlock") == nullptr);
+}
+
+TEST_CASE("--torch refuses an unknown version and a live case in one line", "[pipeline]") {
+  Scenario s = parse_scenario("name = \"x\"\n", "s.toml");
+  try {
+    apply_torch(s, "9.9");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "--torch: unknown torch version \"9.9\": the profiles cover 2.10-2.13 (profile 2.11), "
+          "2.14-2.15 (profile 2.14)");
+  }
+  apply_torch(s, "2.15.0");
+  CHECK(s.profile == "2.15.0");
+  CHECK(s.hash == torch_hash(s.content, "2.14"));
+}
+
 TEST_CASE("a dynamic recompile compiles its backward ahead of time on the drafter (F11, M2e)",
           "[pipeline]") {
   // One training step keeps the proof small (308,440 executions); the bundled

@@ -1,8 +1,10 @@
 // Scenario format v1: defaults, and one clear "<file>: <key>: <problem>" line for each bad input.
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "catch.h"
+#include "model/profile.h"
 #include "model/scenario.h"
 #include "model/suite.h"
 #include "scenario_error.h"
@@ -85,8 +87,9 @@ TEST_CASE("malformed scenarios get one line naming the file, the key and the pro
        "lock_first_forward | per_thread_lock | separate_process"},
       {"name = \"x\"\n[warmup]\nbackward = \"yes\"\n",
        "s.toml: warmup.backward: expected true or false, got a string"},
-      {"name = \"x\"\n[torch]\nprofile = \"2.5\"\n",
-       "s.toml: torch.profile: unknown profile \"2.5\": expected \"2.11\""},
+      {"name = \"x\"\n[torch]\nprofile = \"9.9\"\n",
+       "s.toml: torch.profile: unknown torch version \"9.9\": the profiles cover 2.10-2.13 "
+       "(profile 2.11), 2.14-2.15 (profile 2.14)"},
       {"name = \"x\"\n[torch]\nrecompile_limit = 0\n",
        "s.toml: torch.recompile_limit: expected an integer in 1..256, got 0"},
       {"name = \"x\"\n[gpu]\nmemory_gib = -1\n",
@@ -118,6 +121,71 @@ TEST_CASE("malformed scenarios get one line naming the file, the key and the pro
     }
     CHECK(got.find('\n') == std::string::npos);
   }
+}
+
+TEST_CASE("torch profiles are data: every embedded file parses, each release in one profile",
+          "[parse]") {
+  const auto& all = torch_profiles();
+  REQUIRE(all.size() >= 2);
+  std::set<std::string> files;
+  for (const TorchProfile& p : all) {
+    INFO(p.file);
+    CHECK(p.file == "torch-" + p.name + ".toml");
+    CHECK(!p.description.empty());
+    CHECK(find_torch_profile(p.name) == &p);
+    files.insert(p.file);
+  }
+  CHECK(files.contains("torch-2.11.toml"));
+  CHECK(files.contains("torch-2.14.toml"));
+  // A release, a series, a local version: the patch and the local part are dropped.
+  CHECK(torch_profile("2.11").fx_tracing_process_wide);
+  CHECK(torch_profile("2.10").name == "2.11");
+  CHECK(torch_profile("2.13.0").name == "2.11");
+  CHECK(torch_profile("2.11.0+cu130").name == "2.11");
+  CHECK(torch_profile("2.14.1").name == "2.14");
+  CHECK(torch_profile("2.15").name == "2.14");
+  CHECK(!torch_profile("2.14").fx_tracing_process_wide);  // F10: thread-local from 2.14.0
+  CHECK(torch_profile("2.14").dynamic_backward_ahead_of_time);
+  CHECK(torch_profile("2.14").eager_flex_traces);
+  CHECK(find_torch_profile("9.9") == nullptr);
+  CHECK(find_torch_profile("2") == nullptr);
+  CHECK(find_torch_profile("") == nullptr);
+  CHECK(parse_scenario("name = \"x\"\n", "s.toml").profile == kDefaultTorch);
+  CHECK(parse_scenario("name = \"x\"\n[torch]\nprofile = \"2.15.0\"\n", "s.toml").profile ==
+        "2.15.0");
+}
+
+TEST_CASE("a malformed profile file is one line naming the file and the key", "[parse]") {
+  const std::string good = std::string(
+      "name = \"3.0\"\nversions = [\"3.0\"]\ndescription = \"d\"\n[facts]\n"
+      "cudagraph_tls_assert = false\nfx_tracing_process_wide = false\n"
+      "dynamic_backward_ahead_of_time = true\neager_flex_traces = true\n[durations]\n"
+      "compile_forward = 1\ncompile_backward = 1\ntrace_grad = 0.1\nforward = 0.1\n"
+      "backward = 0.1\neager_forward = 0.1\nwarm_disk_factor = 0.5\n");
+  const TorchProfile p = parse_torch_profile(good, "torch-3.0.toml");
+  CHECK(p.name == "3.0");
+  CHECK(!p.fx_tracing_process_wide);
+  CHECK(p.compile_forward == 1.0);
+  auto error = [](const std::string& text) {
+    try {
+      parse_torch_profile(text, "p.toml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto without = [&](const std::string& line) {
+    std::string t = good;
+    t.erase(t.find(line), line.size());
+    return t;
+  };
+  CHECK(error(without("eager_flex_traces = true\n")) ==
+        "p.toml: facts.eager_flex_traces: missing (every key of a profile is required)");
+  CHECK(error(good + "[extra]\n") == "p.toml: extra: unknown key");
+  CHECK(error(std::string(good).replace(good.find("forward = 0.1"), 13, "forward = \"x\"")) ==
+        "p.toml: durations.forward: expected a number");
+  CHECK(error(std::string(good).replace(0, 12, "name = \"v3\"\n")) ==
+        "p.toml: name: expected a release series such as \"2.14\"");
 }
 
 TEST_CASE("suites refuse missing paths, empty directories and duplicate names", "[parse]") {
