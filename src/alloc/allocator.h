@@ -267,7 +267,12 @@ class CachingAllocator {
   bool set_fraction_ = false;
   std::vector<SegmentEvent> events_;
   std::map<std::uint64_t, std::uint64_t> address_space_;  // live reservations: start -> end
-  std::uint64_t synthetic_next_ = 0;
+  // Synthetic addresses (new_address): large segments downwards from the top, small ones upwards
+  // from their own base, far apart (expandable reservations are 1.125 x device memory each).
+  static constexpr std::uint64_t kSyntheticLargeTop = 0x7f0000000000ULL;
+  static constexpr std::uint64_t kSyntheticSmallBase = 0x7f8000000000ULL;
+  std::uint64_t synthetic_large_low_ = 0;
+  std::uint64_t synthetic_small_next_ = 0;
   CacheMiss last_miss_;
 };
 
