@@ -1,4 +1,4 @@
-// racelab alloc {replay,report,whatif,convert}: CUDA caching-allocator traces (memory_viz
+// racelab alloc {replay,report,whatif,diff,convert}: CUDA caching-allocator traces (memory_viz
 // snapshots) replayed through the allocator model. docs/allocator.md. This file registers the
 // family and the options its subcommands share; each subcommand has its own file (alloc.h).
 #include "alloc.h"
@@ -31,12 +31,13 @@ alloc::ProgressFor replay_progress() {
 
 void add_alloc(CLI::App& app, Runner& run) {
   auto* alloc = app.add_subcommand(
-      "alloc", "CUDA caching-allocator traces: replay, report, what-if, convert");
+      "alloc", "CUDA caching-allocator traces: replay, report, what-if, diff, convert");
   alloc->require_subcommand(1);
   alloccmd::add_replay(alloc, run);
   alloccmd::add_report(alloc, run);
   alloccmd::add_whatif(alloc, run);
   alloccmd::add_convert(alloc, run);
+  alloccmd::add_diff(alloc, run);
 }
 
 }  // namespace racelab::cli

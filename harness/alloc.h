@@ -22,6 +22,7 @@ void add_replay(CLI::App* alloc, Runner& run);   // alloc_replay.cc
 void add_report(CLI::App* alloc, Runner& run);   // alloc_report.cc
 void add_whatif(CLI::App* alloc, Runner& run);   // alloc_whatif.cc
 void add_convert(CLI::App* alloc, Runner& run);  // alloc_whatif.cc
+void add_diff(CLI::App* alloc, Runner& run);     // alloc_diff.cc
 
 // alloc report's printer (alloc_report.cc), which racelab live alloc shares for its capture's
 // report (alloc::analyse_traces): the warnings, each report's verdict (with `table` its rows),

@@ -48,6 +48,7 @@ void print_report(const StabilityReport& r, bool table) {
   if (r.recorded_rows)
     fmt::print("; matches the stats JSON at {}/{} iterations", r.recorded_matches, r.recorded_rows);
   fmt::print("\n  warm phase: {}\n", r.warm.description);
+  for (const std::string& line : growth_lines(r)) fmt::print("  {}\n", line);
   if (!table) return;
   fmt::print("  {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>12} {:>7}\n", "window", "reserved",
              "allocated", "segments", "+device", "inact.split", "largest free", "frag");

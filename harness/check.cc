@@ -64,6 +64,12 @@ int check_command(const model::CheckOptions& o) {
     if (!v.races.schedule.empty())
       fmt::print("  replay: racelab live python --replay {}\n", v.races.schedule);
   }
+  // A variant whose memory did not settle, against one that did (alloc diff).
+  for (const auto& v : r.variants) {
+    if (v.memory.explanation.empty()) continue;
+    fmt::print("\n{}: memory did not settle; against {}, whose did:\n", v.name, v.memory.against);
+    for (const std::string& line : v.memory.explanation) fmt::print("  {}\n", line);
+  }
   for (const auto& v : r.variants) {
     if (v.native.failed == 0) continue;
     fmt::print("\n{}: {}\n", v.name, paint(model::races_line(v), Colour::kRed));

@@ -95,14 +95,25 @@ std::uint64_t CachingAllocator::new_address(std::uint64_t size) {
   std::optional<std::uint64_t> addr;
   if (hint_) addr = hint_(size);
   if (!addr || *addr == 0 || overlaps(*addr)) {
-    // Synthetic: above everything used so far, 2 MiB aligned.
-    std::uint64_t top = synthetic_next_;
-    if (!address_space_.empty()) top = std::max(top, std::prev(address_space_.end())->second);
-    if (top == 0) top = 0x7f0000000000ULL;
-    addr = (top + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
+    // Synthetic (a what-if, where no real address exists). Best fit breaks ties between free
+    // blocks of one size by address, so the order of segments matters, not their values. On the
+    // H200 (docs/allocator.md, Conformance) cudaMalloc hands out each segment above 2 MiB below
+    // every earlier one, and 2 MiB segments (the small pool's) upwards in gaps of their own:
+    // the model does the same, 2 MiB aligned.
+    if (size == kSmallBuffer) {
+      std::uint64_t a = std::max(synthetic_small_next_, kSyntheticSmallBase);
+      while (overlaps(a)) a += kSmallBuffer;
+      addr = a;
+      synthetic_small_next_ = a + size;
+    } else {
+      std::uint64_t low = synthetic_large_low_ == 0 ? kSyntheticLargeTop : synthetic_large_low_;
+      std::uint64_t a = (low - size) / kRoundLarge * kRoundLarge;
+      while (overlaps(a)) a -= kRoundLarge;
+      addr = a;
+      synthetic_large_low_ = a;
+    }
   }
   address_space_[*addr] = *addr + size;
-  synthetic_next_ = std::max(synthetic_next_, *addr + size);
   return *addr;
 }
 

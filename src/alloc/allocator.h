@@ -79,6 +79,24 @@ struct SegmentEvent {
   bool operator==(const SegmentEvent&) const = default;
 };
 
+// What the cache held when an allocation found no free block and went to the device: the
+// request, its pool and stream, and the free bytes that pool held for that stream. When the free
+// bytes would have covered the request but no one block did, the request failed on fragmentation.
+struct CacheMiss {
+  std::uint64_t size = 0;        // rounded request
+  std::uint64_t alloc_size = 0;  // the segment (or pages) it asks the device for
+  bool small_pool = false;
+  std::int64_t stream = 0;
+  std::uint64_t free_bytes = 0;    // free in the pool, for this stream
+  std::uint64_t largest_free = 0;  // the largest of those blocks
+  std::size_t free_blocks = 0;     // how many
+  std::size_t free_segments = 0;   // in how many segments (mapped ranges with expandable ones)
+  // A free block at least as large existed but best fit may not take it (max_split_size: a block
+  // at or above it serves only requests above it, and only those within max_non_split_rounding).
+  bool oversize_excluded = false;
+  bool fragmentation() const { return largest_free < size && free_bytes >= size; }
+};
+
 struct ExpandableSegment;
 struct BlockPool;
 
@@ -172,6 +190,8 @@ class CachingAllocator {
   std::uint64_t free_cached_bytes() const;
   std::size_t mapped_segment_count() const;  // snapshot-style: contiguous mapped ranges
   std::uint64_t device_used() const { return total_allocated_memory_; }
+  // The cache at the last malloc that found no free block (before collection or release).
+  const CacheMiss& last_miss() const { return last_miss_; }
 
   // The state as torch.cuda.memory._snapshot()['segments'] lists it, `device` written into each
   // segment (segments_value() in snapshot.h makes it those values).
@@ -195,6 +215,7 @@ class CachingAllocator {
   void decrease(StatArray& a, const BlockPool& p, std::uint64_t amount);
 
   bool get_free_block(Params& p);
+  CacheMiss describe_miss(const Params& p) const;
   bool should_split(const Block* b, std::uint64_t size) const;
   Block* alloc_found_block(Params& p, std::uint64_t orig_size, bool split);
   bool alloc_block(Params& p, bool is_retry);
@@ -246,7 +267,13 @@ class CachingAllocator {
   bool set_fraction_ = false;
   std::vector<SegmentEvent> events_;
   std::map<std::uint64_t, std::uint64_t> address_space_;  // live reservations: start -> end
-  std::uint64_t synthetic_next_ = 0;
+  // Synthetic addresses (new_address): large segments downwards from the top, small ones upwards
+  // from their own base, far apart (expandable reservations are 1.125 x device memory each).
+  static constexpr std::uint64_t kSyntheticLargeTop = 0x7f0000000000ULL;
+  static constexpr std::uint64_t kSyntheticSmallBase = 0x7f8000000000ULL;
+  std::uint64_t synthetic_large_low_ = 0;
+  std::uint64_t synthetic_small_next_ = 0;
+  CacheMiss last_miss_;
 };
 
 }  // namespace racelab::alloc

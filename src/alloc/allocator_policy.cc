@@ -51,6 +51,7 @@ CachingAllocator::MallocResult CachingAllocator::malloc(std::uint64_t orig_size,
 
   bool found = get_free_block(p);
   if (!found) {
+    last_miss_ = describe_miss(p);
     if (set_fraction_ && config_.garbage_collection_threshold > 0.0)
       garbage_collect_cached_blocks();
     found = alloc_block(p, false) || (release_available_cached_blocks(p) && alloc_block(p, false));
@@ -86,6 +87,28 @@ std::string CachingAllocator::oom_message(std::uint64_t alloc_size) const {
       "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
       format_bytes(alloc_size), format_bytes(config_.device_total), format_bytes(free_now), allowed,
       format_bytes(allocated), format_bytes(reserved - allocated));
+}
+
+CacheMiss CachingAllocator::describe_miss(const Params& p) const {
+  CacheMiss m;
+  m.size = p.size;
+  m.alloc_size = p.alloc_size;
+  m.small_pool = p.pool->is_small;
+  m.stream = p.stream;
+  std::set<std::uint64_t> heads;  // first block of the segment (mapped range) of each free block
+  for (const Block* b : p.pool->blocks) {
+    if (b->stream != p.stream) continue;
+    if (b->es && !config_.expandable_segments) continue;  // best fit skips them too
+    m.free_bytes += b->size;
+    m.largest_free = std::max(m.largest_free, b->size);
+    ++m.free_blocks;
+    const Block* head = b;
+    while (head->prev && head->prev->mapped) head = head->prev;
+    heads.insert(head->ptr);
+    if (b->size >= p.size) m.oversize_excluded = true;
+  }
+  m.free_segments = heads.size();
+  return m;
 }
 
 bool CachingAllocator::get_free_block(Params& p) {

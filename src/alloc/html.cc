@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "alloc/report.h"
@@ -69,6 +70,48 @@ std::string segment_map(const std::vector<Segment>& segments, const std::string&
 
 std::string mib_text(std::uint64_t b) { return fmt::format("{:.0f} MiB", to_mib(b)); }
 
+// The id of a growth's section: the report's name and the window's label, kept to characters an
+// id and a URL fragment take as they are.
+std::string growth_id(const StabilityReport& r, const std::string& label) {
+  std::string id = "growth-" + r.name + "-" + label;
+  for (char& c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return id;
+}
+
+// Each growth after the warm phase: the allocations that went to the device and their call
+// sites (a growth dot on the reserved plot links here).
+std::string growth_sections(const StabilityReport& r) {
+  std::string out;
+  const std::string unit = r.iterations ? "iteration" : "window";
+  for (const Growth& g : r.growth) {
+    if (g.warm) continue;
+    out += fmt::format("<div class=\"growth\" id=\"{}\"><h3>growth at {} {}</h3><p>{}</p>",
+                       escape(growth_id(r, g.label)), unit, escape(g.label), escape(g.reason));
+    out += "<ul>";
+    for (const DeviceAllocCause& c : g.causes) out += "<li>" + escape(describe_cause(c)) + "</li>";
+    out += "</ul>";
+    if (!r.frames) {
+      out += fmt::format("<p class=\"sub\">call sites: {}</p></div>", escape(kNoFramesHint));
+      continue;
+    }
+    out +=
+        "<table><tr><th>call site</th><th class=\"num\">allocations</th><th "
+        "class=\"num\">bytes</th><th>called from</th></tr>";
+    for (const CallSite& s : g.sites) {
+      std::string callers;
+      for (const std::string& c : s.callers)
+        callers += (callers.empty() ? "" : " &lt;- ") + escape(c);
+      out += fmt::format(
+          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+          escape(s.where), s.count, escape(format_size(s.bytes)), callers);
+    }
+    out += "</table></div>";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string report_html(const std::vector<StabilityReport>& reports) {
@@ -123,7 +166,10 @@ std::string report_html(const std::vector<StabilityReport>& reports) {
       reserved_peak.values.push_back(to_mib(row.at_end.window_peak_reserved));
       allocated.values.push_back(to_mib(row.at_end.allocated));
       allocated_peak.values.push_back(to_mib(row.at_end.window_peak_allocated));
-      if (row.device_allocs_in > 0) (k < settle ? settling : growth).at.push_back(k);
+      if (row.device_allocs_in > 0) {
+        (k < settle ? settling : growth).at.push_back(k);
+        if (k >= settle) growth.links.push_back(growth_id(r, row.label));
+      }
     }
     html::ChartOptions chart;
     chart.x_name = unit;
@@ -138,6 +184,7 @@ std::string report_html(const std::vector<StabilityReport>& reports) {
     chart.title = fmt::format("allocated memory per {} (MiB)", unit);
     chart.markers.clear();
     body += html::line_chart(chart, labels, {allocated, allocated_peak});
+    body += growth_sections(r);
     if (r.replay.segments_at) {
       body += segment_map(*r.replay.segments_at,
                           fmt::format("segments at the end of {} {}",

@@ -176,6 +176,14 @@ class Reader {
         case 0x8e:
           push(bytes_obj(at, le(8, "a bytes length")));
           break;
+        case 0x96:  // BYTEARRAY8 (protocol 5): read as bytes, which is how racelab keeps them
+          push(bytes_obj(at, le(8, "a bytearray length")));
+          break;
+        case 0x97:  // NEXT_BUFFER, READONLY_BUFFER (protocol 5): out-of-band data, not in a file
+        case 0x98:
+          fail(at, "a pickle whose data is in the file",
+               "an out-of-band buffer (protocol 5 NEXT_BUFFER/READONLY_BUFFER: the data was passed "
+               "beside the pickle, with buffer_callback)");
         case 0x94:  // MEMOIZE
           need_stack(at, 1);
           memo_[memo_.size()] = stack_.back();

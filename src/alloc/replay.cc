@@ -111,8 +111,13 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
     switch (e.action) {
       case Action::kAlloc: {
         ++r.allocs;
+        const std::int64_t device_allocs_before = m.stats().num_device_alloc;
         const auto res = m.malloc(e.size, e.stream);
         drain(e.time_us, e.stream);
+        if (m.stats().num_device_alloc > device_allocs_before) {
+          r.causes.push_back({i, e.size, m.stats().num_device_alloc - device_allocs_before,
+                              m.last_miss(), e.stack});
+        }
         if (!res.block) {
           if (r.model_ooms++ == 0) r.first_oom_event = i;
           if (r.oom_messages.size() < kMaxMismatches) r.oom_messages.push_back(res.oom_message);
@@ -125,7 +130,8 @@ ReplayResult replay_trace(const std::vector<TraceEvent>& trace, const ReplayOpti
         }
         live.put(e.addr, res.block);
         if (opt.keep_trace)
-          r.model_trace.push_back({Action::kAlloc, res.block->ptr, e.size, e.stream, e.time_us});
+          r.model_trace.push_back(
+              {Action::kAlloc, res.block->ptr, e.size, e.stream, e.time_us, e.stack});
         if (res.block->ptr == e.addr) {
           ++r.allocs_same;
         } else if (r.alloc_mismatches.size() < kMaxMismatches) {

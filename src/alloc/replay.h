@@ -60,6 +60,16 @@ struct Mismatch {
   std::string text;
 };
 
+// An allocation that made the allocator go to the device (cudaMalloc or page maps): which trace
+// event, what the cache held for it then, and the stack the trace recorded for it.
+struct DeviceAllocCause {
+  std::size_t event = 0;           // trace index of the alloc
+  std::uint64_t requested = 0;     // bytes asked for
+  std::int64_t device_allocs = 0;  // device allocations it made
+  CacheMiss miss;
+  std::int32_t stack = -1;  // TraceEvent::stack
+};
+
 struct ReplayResult {
   std::size_t events = 0;
   std::size_t allocs = 0;
@@ -82,8 +92,9 @@ struct ReplayResult {
   std::vector<Segment> segments;                    // the model's final state
   std::optional<std::vector<Segment>> segments_at;  // the state after ReplayOptions::segments_after
   std::vector<SegmentEvent> model_events;
-  std::vector<TraceEvent> model_trace;  // when ReplayOptions::keep_trace
-  std::size_t unmatched_frees = 0;      // frees of addresses the trace never allocated
+  std::vector<TraceEvent> model_trace;   // when ReplayOptions::keep_trace
+  std::size_t unmatched_frees = 0;       // frees of addresses the trace never allocated
+  std::vector<DeviceAllocCause> causes;  // every allocation that went to the device, in order
 
   bool identical() const {
     return allocs_same == allocs && model_ooms == 0 && segment_events_same == real_segment_events &&

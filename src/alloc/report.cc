@@ -243,7 +243,7 @@ void judge(StabilityReport& rep, const Boundaries& b, std::optional<std::size_t>
     const Row& row = rep.rows[k];
     const Window& w = b.windows[k];
     if (row.device_allocs_in > 0) {
-      Growth g{row.label, k < warm, ""};
+      Growth g{row.label, k < warm, "", k, {}, {}};
       g.reason = g.warm ? (k < rep.warm.reasons.size() ? rep.warm.reasons[k] : std::string())
                         : growth_reason(row, w, served, peak_before, rep.warm.drafters);
       if (g.warm)
@@ -298,7 +298,8 @@ const char* stability_name(const StabilityReport& r) {
 
 StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& trace,
                         const Boundaries& boundaries, ReplayOptions options,
-                        std::optional<std::size_t> settle, std::optional<std::string> segments_at) {
+                        std::optional<std::size_t> settle, std::optional<std::string> segments_at,
+                        const std::vector<Stack>& stacks) {
   StabilityReport rep;
   {
     const Window* w = &boundaries.windows.back();
@@ -338,6 +339,7 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
   for (const Window& w : boundaries.windows) {
     Row row;
     row.label = w.label;
+    row.events_end = w.end;
     row.at_end = si < samples.size() ? samples[si++] : before;
     if (w.end == 0) row.at_end = Sample{};
     row.device_allocs_in = row.at_end.device_allocs - before.device_allocs;
@@ -365,6 +367,22 @@ StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& 
   }
 
   judge(rep, boundaries, settle, warmup_peak, expandable);
+  // Attribution: each growth after the warm phase gets the allocations of its window that went
+  // to the device, and their call sites.
+  for (const TraceEvent& e : trace) {
+    if (e.stack >= 0) {
+      rep.frames = true;
+      break;
+    }
+  }
+  for (Growth& g : rep.growth) {
+    if (g.warm) continue;
+    const Window& w = boundaries.windows[g.row];
+    for (const DeviceAllocCause& c : rep.replay.causes) {
+      if (c.event >= w.first && c.event < w.end) g.causes.push_back(c);
+    }
+    g.sites = call_sites(g.causes, stacks);
+  }
   rep.replay.samples.clear();
   return rep;
 }
@@ -429,9 +447,37 @@ nlohmann::ordered_json report_json(const StabilityReport& r) {
                      {"text", r.warm.text},   {"description", r.warm.description}};
   j["after_warm"] = r.after_warm;
   auto growth = nlohmann::ordered_json::array();
-  for (const Growth& g : r.growth)
-    growth.push_back({{"label", g.label}, {"warm", g.warm}, {"reason", g.reason}});
+  for (const Growth& g : r.growth) {
+    nlohmann::ordered_json entry = {{"label", g.label}, {"warm", g.warm}, {"reason", g.reason}};
+    if (!g.warm) {
+      auto allocs = nlohmann::ordered_json::array();
+      for (const DeviceAllocCause& c : g.causes) {
+        allocs.push_back({{"event", c.event},
+                          {"requested", c.requested},
+                          {"size", c.miss.size},
+                          {"pool", c.miss.small_pool ? "small" : "large"},
+                          {"stream", c.miss.stream},
+                          {"device_allocs", c.device_allocs},
+                          {"device_alloc_size", c.miss.alloc_size},
+                          {"free_bytes", c.miss.free_bytes},
+                          {"free_blocks", c.miss.free_blocks},
+                          {"free_segments", c.miss.free_segments},
+                          {"largest_free", c.miss.largest_free},
+                          {"why", cause_kind(c.miss)},
+                          {"text", describe_cause(c)}});
+      }
+      auto sites = nlohmann::ordered_json::array();
+      for (const CallSite& s : g.sites) {
+        sites.push_back(
+            {{"where", s.where}, {"callers", s.callers}, {"count", s.count}, {"bytes", s.bytes}});
+      }
+      entry["allocations"] = allocs;
+      entry["call_sites"] = sites;
+    }
+    growth.push_back(entry);
+  }
   j["growth"] = growth;
+  j["frames"] = r.frames;
   j["peak_reserved"] = r.peak_reserved;
   j["recorded_rows"] = r.recorded_rows;
   j["recorded_matches"] = r.recorded_matches;

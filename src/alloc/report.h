@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc/attribution.h"
 #include "alloc/replay.h"
 #include "alloc/warm_phase.h"
 
@@ -68,6 +69,7 @@ struct Row {
   std::uint64_t peak_allocated = 0;  // the most allocated at any event of the window
   bool matches_recorded = true;      // reserved, allocated and segments equal the stats JSON's
   std::optional<Window::Recorded> recorded;  // the stats JSON's numbers, when it has them
+  std::size_t events_end = 0;                // the trace events [.., events_end) up to its end
 };
 
 // Fewer iterations than this after the warm phase, without growth in them, are "not measured":
@@ -77,8 +79,13 @@ inline constexpr std::size_t kMinMeasured = 3;
 // A window with device allocations and why they happened.
 struct Growth {
   std::string label;
-  bool warm = false;   // inside the warm phase (expected)
-  std::string reason;  // "first step of optimizer 1 (AdamW, thread t)", "length 2048, ..."
+  bool warm = false;    // inside the warm phase (expected)
+  std::string reason;   // "first step of optimizer 1 (AdamW, thread t)", "length 2048, ..."
+  std::size_t row = 0;  // index into StabilityReport::rows
+  // After the warm phase: the allocations in it that went to the device (attribution.h) and
+  // their call sites, most first.
+  std::vector<DeviceAllocCause> causes;
+  std::vector<CallSite> sites;
 };
 
 struct StabilityReport {
@@ -99,16 +106,19 @@ struct StabilityReport {
   std::uint64_t peak_reserved = 0;
   std::string segments_label;  // the window the segment map shows
   ReplayResult replay;         // samples dropped
+  bool frames = false;         // the trace recorded stacks for its allocations
 };
 
 // Replays `trace` with `options` (samples at every window end) and judges stability: memory is
 // stable when no device allocation happens after the warm phase (find_warm_phase; `settle`, the
 // user's --settle, replaces it by the first `settle` windows) and at least kMinMeasured windows
 // follow it. `segments_at`: the window whose end state the segment map shows (default: the last).
+// `stacks`: the snapshot's stack table (Snapshot::stacks), for the call sites of growth.
 StabilityReport analyse(const std::string& name, const std::vector<TraceEvent>& trace,
                         const Boundaries& boundaries, ReplayOptions options,
                         std::optional<std::size_t> settle = std::nullopt,
-                        std::optional<std::string> segments_at = std::nullopt);
+                        std::optional<std::string> segments_at = std::nullopt,
+                        const std::vector<Stack>& stacks = {});
 
 // "stable", "unstable" or "not_measured": the report's state as alloc-report.json and racelab
 // check name it.

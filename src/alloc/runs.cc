@@ -58,7 +58,8 @@ TraceReports analyse_trace(const Snapshot& snap, const std::string& path,
     const std::string name = devices.size() > 1
                                  ? fmt::format("{}.device{}", trace_name(path), device)
                                  : trace_name(path);
-    out.reports.push_back(analyse(name, trace, b, opt, settings.settle, settings.segments_at));
+    out.reports.push_back(
+        analyse(name, trace, b, opt, settings.settle, settings.segments_at, snap.stacks));
   }
   if (!stats.empty()) {
     // Whether the stats JSON belongs to the trace, judged over all of its devices.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <unordered_map>
+
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -55,6 +57,43 @@ std::string str_field(const PickleValue& d, const char* key, const std::string& 
   return v->s;
 }
 
+// The distinct stacks of a trace, each kept once. Frames are read leniently: a frame without a
+// usable filename, line or name keeps what it has (memory_viz itself shows '??' for them).
+class StackTable {
+ public:
+  explicit StackTable(std::vector<Stack>& stacks) : stacks_(stacks) {}
+
+  std::int32_t intern(const PickleValue& frames) {
+    if (!frames.is_list() || frames.items.empty()) return -1;
+    Stack stack;
+    stack.reserve(frames.items.size());
+    std::string key;
+    for (const PickleRef& f : frames.items) {
+      if (!f || !f->is_dict()) continue;
+      Frame fr;
+      if (const PickleValue* v = f->get("filename"); v && v->is_str()) fr.filename = v->s;
+      if (const PickleValue* v = f->get("line"); v && v->is_int()) fr.line = v->i;
+      if (const PickleValue* v = f->get("name"); v && v->is_str()) fr.name = v->s;
+      key += fr.filename;
+      key += '\0';
+      key += std::to_string(fr.line);
+      key += '\0';
+      key += fr.name;
+      key += '\n';
+      stack.push_back(std::move(fr));
+    }
+    if (stack.empty()) return -1;
+    auto [it, added] =
+        index_.try_emplace(std::move(key), static_cast<std::int32_t>(stacks_.size()));
+    if (added) stacks_.push_back(std::move(stack));
+    return it->second;
+  }
+
+ private:
+  std::vector<Stack>& stacks_;
+  std::unordered_map<std::string, std::int32_t> index_;
+};
+
 }  // namespace
 
 Snapshot snapshot_from_value(PickleRef root, const std::string& origin) {
@@ -74,6 +113,7 @@ Snapshot snapshot_from_value(PickleRef root, const std::string& origin) {
   }
   const PickleValue* segments = root->get("segments");
   if (segments && segments->is_list()) snap.segment_count = segments->items.size();
+  StackTable stacks(snap.stacks);
   for (std::size_t dev = 0; dev < traces->items.size(); ++dev) {
     const PickleValue& t = *traces->items[dev];
     if (!t.is_list()) {
@@ -104,6 +144,9 @@ Snapshot snapshot_from_value(PickleRef root, const std::string& origin) {
       ev.size = static_cast<std::uint64_t>(size);
       ev.stream = int_field(e, "stream", where, false);
       ev.time_us = int_field(e, "time_us", where, false);
+      if (*action == Action::kAlloc) {
+        if (const PickleValue* frames = e.get("frames")) ev.stack = stacks.intern(*frames);
+      }
       out.push_back(ev);
     }
   }

@@ -26,6 +26,7 @@ struct Snapshot {
   PickleRef root;
   std::vector<std::vector<TraceEvent>> traces;  // one per device, in recorded order
   std::vector<Annotation> annotations;
+  std::vector<Stack> stacks;       // the distinct stacks of alloc events (TraceEvent::stack)
   std::size_t segment_count = 0;   // segments listed in the snapshot's final state
   std::size_t ignored_events = 0;  // trace actions this version does not know
 };

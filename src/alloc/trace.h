@@ -3,6 +3,8 @@
 // allocator model reports it: the actions and one typed event. Reading them from a snapshot is
 // snapshot.h; the model needs only this vocabulary, not the pickle it came from.
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace racelab::alloc {
 
@@ -28,6 +30,18 @@ struct TraceEvent {
   std::uint64_t size = 0;  // alloc: requested bytes; frees: requested bytes; segments: bytes
   std::int64_t stream = 0;
   std::int64_t time_us = 0;
+  // The Python stack of an alloc, an index into Snapshot::stacks; -1 when the trace recorded
+  // none (context=None). Kept as an index: a trace of a million events repeats a few stacks.
+  std::int32_t stack = -1;
 };
+
+// One frame of a recorded stack, as memory_viz lists it ('frames': [{filename, line, name}]).
+struct Frame {
+  std::string filename;
+  std::int64_t line = 0;
+  std::string name;
+  bool operator==(const Frame&) const = default;
+};
+using Stack = std::vector<Frame>;  // innermost frame first, as the snapshot lists them
 
 }  // namespace racelab::alloc

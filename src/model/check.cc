@@ -8,6 +8,7 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 
 #include "model/live_case.h"
 #include "sched/kinds.h"
@@ -452,6 +453,46 @@ NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
   return n;
 }
 
+// A variant whose memory did not settle, explained against the first variant whose memory did:
+// `racelab alloc diff STABLE GROWN` on each device that grew (the same trace name in both), its
+// lines kept with the variant (docs/allocator.md, diff).
+void explain_growth(CheckResult& r, const std::string& racelab, std::int64_t settle) {
+  const auto stable = std::find_if(r.variants.begin(), r.variants.end(), [](const auto& v) {
+    return v.memory.state == MemoryVerdict::State::kStable;
+  });
+  if (stable == r.variants.end()) return;
+  auto trace_of = [](const VariantResult& v, const std::string& name) {
+    return (fs::path(v.dir) / "alloc" / ("snap_" + name + ".pickle")).string();
+  };
+  for (VariantResult& v : r.variants) {
+    if (v.memory.state != MemoryVerdict::State::kUnstable) continue;
+    for (const DeviceMemory& d : v.memory.devices) {
+      if (d.stable || !d.measured) continue;
+      const auto& others = stable->memory.devices;
+      if (std::none_of(others.begin(), others.end(),
+                       [&](const DeviceMemory& x) { return x.name == d.name; }))
+        continue;
+      std::vector<std::string> cmd = {racelab, "alloc", "diff", trace_of(*stable, d.name),
+                                      trace_of(v, d.name)};
+      if (settle >= 0) {
+        cmd.push_back("--settle");
+        cmd.push_back(std::to_string(settle));
+      }
+      const std::string log = (fs::path(v.dir) / ("alloc-diff-" + d.name + ".log")).string();
+      const int rc = spawn_and_wait(cmd, "", log);
+      v.memory.against = stable->name;
+      if (rc != 0) {
+        v.memory.explanation.push_back(
+            fmt::format("{}: alloc diff exited {}: {}", d.name, rc, last_line(log)));
+        continue;
+      }
+      std::istringstream lines(read_file(log));
+      for (std::string line; std::getline(lines, line);)
+        if (!line.empty()) v.memory.explanation.push_back(line);
+    }
+  }
+}
+
 }  // namespace
 
 std::string races_line(const VariantResult& v) {
@@ -515,6 +556,7 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
     }
     result.variants.push_back(std::move(v));
   }
+  if (o.memory) explain_growth(result, racelab, o.settle);
   result.seconds = seconds_since(t0);
   return result;
 }
@@ -652,6 +694,8 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
         {"failure", v.memory.failure},
         {"devices", devices},
         {"report", v.memory.report_dir},
+        {"against", v.memory.against},
+        {"explanation", v.memory.explanation},
         {"command", shell_line(v.memory.argv)},
         {"seconds", v.memory.seconds}};
     nlohmann::ordered_json native{{"runs", v.native.runs},

@@ -263,13 +263,17 @@ std::string line_chart(const ChartOptions& o, const std::vector<std::string>& x_
   }
   if (!series.empty()) {
     for (const Markers& m : o.markers) {
-      for (std::size_t i : m.at) {
+      for (std::size_t k = 0; k < m.at.size(); ++k) {
+        const std::size_t i = m.at[k];
         if (i >= series[0].values.size() || i >= n) continue;
+        const bool link = k < m.links.size() && !m.links[k].empty();
+        if (link) svg += fmt::format("<a href=\"#{}\">", escape(m.links[k]));
         svg += fmt::format(
             "<circle class=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>{} at "
-            "{}</title></circle>",
+            "{}{}</title></circle>",
             escape(m.css), X(static_cast<double>(i)), Y(series[0].values[i]), escape(m.name),
-            escape(x_labels[i]));
+            escape(x_labels[i]), link ? ": click for its call sites" : "");
+        if (link) svg += "</a>";
       }
     }
   }

@@ -36,6 +36,8 @@ struct Markers {
   std::vector<std::size_t> at;
   std::string name;
   std::string css = "marker";  // class of the circles (colour in the page's CSS)
+  // Where each circle leads (an id on the page, parallel to `at`); empty: the circles are no links.
+  std::vector<std::string> links;
 };
 
 // A line chart with named axes. `zero_based` false scales the y axis to the data (a nice range

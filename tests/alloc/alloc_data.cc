@@ -19,6 +19,7 @@ std::filesystem::path data_root() {
 std::filesystem::path fixtures_dir() { return data_root() / "fixtures-h200"; }
 std::filesystem::path traces_dir() { return data_root() / "h200-traces"; }
 std::filesystem::path live_traces_dir() { return data_root() / "live-h200"; }
+std::filesystem::path frames_traces_dir() { return data_root() / "train-queue-frames-h200"; }
 
 bool same_value(const PickleValue& a, const PickleValue& b) {
   if (a.type != b.type) return false;

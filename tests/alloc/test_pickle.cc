@@ -210,3 +210,21 @@ TEST_CASE("snapshot: a file that is not a snapshot is a clear error", "[pickle]"
           snapshot_from_value(bad, "x.pickle");
         }).find("device_traces[0][0]: 'addr' must be an int") != std::string::npos);
 }
+
+TEST_CASE("pickle: protocol 5's bytearray reads as bytes, out-of-band buffers are refused",
+          "[pickle]") {
+  // PROTO 5, BYTEARRAY8 (an 8-byte length, then the data), STOP: pickle.dumps(bytearray(b"abc"),
+  // protocol=5) without its FRAME.
+  const std::string ba(
+      "\x80\x05\x96\x03\x00\x00\x00\x00\x00\x00\x00"
+      "abc.",
+      15);
+  const PickleRef v = read_pickle(ba, "ba.pickle");
+  REQUIRE(v);
+  CHECK(v->type == PickleType::kBytes);
+  CHECK(v->s == "abc");
+  const std::string oob("\x80\x05\x97.", 4);  // NEXT_BUFFER
+  const std::string e = error_of([&] { read_pickle(oob, "oob.pickle"); });
+  CHECK(e.find("oob.pickle: byte 2") != std::string::npos);
+  CHECK(e.find("out-of-band buffer") != std::string::npos);
+}

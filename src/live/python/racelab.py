@@ -57,7 +57,10 @@ class _Capture:
         self.stepped = set()  # (optimizer number, device) that took a step
         self.ended = None
         torch.cuda.init()
-        torch.cuda.memory._record_memory_history(max_entries=max_entries, context=None,
+        # context="alloc", stacks="python": each allocation's Python frames (file, line,
+        # function), the cheapest setting that names the line that grew memory (alloc report's
+        # call sites); "all" would add stacks to frees, stacks="all" C++ frames.
+        torch.cuda.memory._record_memory_history(max_entries=max_entries, context="alloc",
                                                  stacks="python")
         self.hook = None
         try:

@@ -8,12 +8,14 @@ it) gives each request a segment of exactly its size: the capture's stats agree 
 import sys
 import _thread
 import time
+import traceback
 import types
 
 from . import optim  # noqa: F401  (torch.optim.optimizer)
 
 _lock = _thread.allocate_lock()  # a C-level lock, as real torch has
 _recording = [False]
+_context = [None]  # _record_memory_history's context: "alloc" or "all" record alloc stacks
 _traces = {}  # device -> [event]
 _segments = {}  # device -> {addr: [size, allocated?]}
 _stats = {}  # device -> {"device_allocs", "allocated", "peak"}
@@ -27,11 +29,20 @@ def _now():
     return t
 
 
+def _frames():
+    """The Python stack as memory_viz lists it: innermost first, this fake's frames included (real
+    torch's own Python frames are in real stacks too: the reader skips them)."""
+    return [{"filename": f.filename, "line": f.lineno, "name": f.name}
+            for f in reversed(traceback.extract_stack()[:-2])]
+
+
 def _event(device, action, addr, size):
     if _recording[0]:
-        _traces.setdefault(device, []).append({
-            "action": action, "addr": addr, "size": size, "stream": 0, "time_us": _now(),
-            "compile_context": "N/A", "user_metadata": ""})
+        e = {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": _now(),
+             "compile_context": "N/A", "user_metadata": ""}
+        if _context[0] in ("alloc", "all") and action in ("alloc", "segment_alloc"):
+            e["frames"] = _frames()
+        _traces.setdefault(device, []).append(e)
 
 
 class device:  # noqa: N801 - torch's name
@@ -104,8 +115,9 @@ def _memory_stats(dev=None):
                 "num_alloc_retries": 0, "allocated_bytes.all.peak": st["peak"]}
 
 
-def _record(enabled="all", **kwargs):
+def _record(enabled="all", context="all", stacks="all", **kwargs):
     _recording[0] = enabled is not None
+    _context[0] = context
 
 
 def _snapshot():
