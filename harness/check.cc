@@ -29,6 +29,12 @@ int check_command(const model::CheckOptions& o) {
   const model::CheckResult r = model::run_check(o, self_executable(), note);
   std::size_t width = 8;
   for (const auto& v : r.variants) width = std::max(width, v.name.size());
+  // The torch or Python outside the table's verified range: one line (one interpreter for all).
+  for (const auto& v : r.variants) {
+    if (v.races.outside_verified.empty()) continue;
+    fmt::print("{}\n", paint("warning: " + v.races.outside_verified, Colour::kYellow));
+    break;
+  }
   fmt::print("\n{:<{}}  {:<7} {:<40} {}\n", "variant", width, "verdict", "compile races", "memory");
   for (const auto& v : r.variants) {
     const std::string races = model::race_summary(v.races);
