@@ -6,6 +6,7 @@ the torch that RACELAB_STANDIN_TORCH_VERSION names (2.11.0 by default):
   report.json's "versions" records the torch and Python it met, "inside": true;
 - outside it (2.12.1), the terminal says so in one line before any result, report.json records
   the same line as "versions"."outside", and the run goes on to its usual verdict;
+- racelab check says it once in the terminal, in check.json and on check.html;
 - --refuse-other-torch makes that bad input: one line, exit 2, before any execution (no
   report.json), while a torch inside the range runs as before;
 - a table entry whose target the imported module lacks (an attribute, a module) is one line,
@@ -82,6 +83,23 @@ with tempfile.TemporaryDirectory() as tmp:
         verdict = r.stdout.index("no deadlock, hang or exception")
         if not banner < r.stdout.index(line) < verdict:
             failures.append(f"stand-in 2.12.1: the line is not between banner and verdict{said(r)}")
+
+    # racelab check: the line once in the terminal, in check.json and on check.html.
+    r = run("check", "--interpose", "standin", "--strategy", "random", "--executions", "2",
+            "--variant", "--warmup sequential", "--out", f"{tmp}/check", standin,
+            version="2.12.1")
+    try:
+        with open(f"{tmp}/check/check.json") as f:
+            races = json.load(f)["variants"][0]["races"]
+        with open(f"{tmp}/check/check.html") as f:
+            page = f.read()
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        races, page = {}, ""
+        failures.append(f"racelab check: no check.json/check.html ({e}){said(r)}")
+    if r.stdout.count("warning: " + line) != 1 or races.get("versions_outside") != line or \
+            "warning: " + line not in page:
+        failures.append(f"racelab check on 2.12.1: expected the line in terminal, check.json and "
+                        f"check.html{said(r)}")
 
     # --refuse-other-torch: exit 2, one line, nothing run or written.
     r = live(f"{tmp}/refused", "--refuse-other-torch", version="2.12.1")
