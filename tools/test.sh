@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build
+tools/install-deps.sh  # python3-venv first: the torch install below makes a virtual environment
 tools/install-torch.sh >build/install-torch.log 2>&1 &
 torch_install=$!
 tools/build.sh ci
