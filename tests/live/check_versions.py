@@ -6,7 +6,8 @@ the torch that RACELAB_STANDIN_TORCH_VERSION names (2.11.0 by default):
   report.json's "versions" records the torch and Python it met, "inside": true;
 - outside it (2.12.1), the terminal says so in one line before any result, report.json records
   the same line as "versions"."outside", and the run goes on to its usual verdict;
-- racelab check says it once in the terminal, in check.json and on check.html;
+- racelab check says it once in the terminal, in check.json and on check.html; racelab suite under
+  the live case's line and in summary.json;
 - --refuse-other-torch makes that bad input: one line, exit 2, before any execution (no
   report.json), while a torch inside the range runs as before;
 - a table entry whose target the imported module lacks (an attribute, a module) is one line,
@@ -100,6 +101,24 @@ with tempfile.TemporaryDirectory() as tmp:
             "warning: " + line not in page:
         failures.append(f"racelab check on 2.12.1: expected the line in terminal, check.json and "
                         f"check.html{said(r)}")
+
+    # racelab suite: a live case says it under its line and in summary.json.
+    with open(f"{tmp}/standin-version.toml", "w") as f:
+        f.write(f'name = "standin-version"\ndescription = "the stand-in says torch 2.12.1"\n\n'
+                f'[live]\nscript = "{standin}"\nargs = ["--warmup", "sequential"]\n'
+                f'interpose = "standin"\nstrategy = "random"\nexecutions = 2\n\n'
+                f'[expect]\nmust_not = ["deadlock"]\n')
+    r = run("suite", f"{tmp}/standin-version.toml", "--out", f"{tmp}/suite", version="2.12.1")
+    try:
+        with open(f"{tmp}/suite/summary.json") as f:
+            entry = json.load(f)["scenarios"][0]
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        entry = {}
+        failures.append(f"racelab suite: no summary.json entry ({e}){said(r)}")
+    if r.returncode != 0 or "warning: " + line not in r.stdout or \
+            entry.get("versions_outside") != line:
+        failures.append(f"racelab suite on 2.12.1: expected the line under the case and in "
+                        f"summary.json ({entry}){said(r)}")
 
     # --refuse-other-torch: exit 2, one line, nothing run or written.
     r = live(f"{tmp}/refused", "--refuse-other-torch", version="2.12.1")
