@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Version-aware live runs (issue 40; docs/live.md, "Which torch"), on the stand-in, which says it is
-the torch that RACELAB_STANDIN_TORCH_VERSION names (2.11.0 by default):
+"""Version-aware live runs (issue 40; docs/live.md, "Which Python and which torch"), on the
+stand-in, which says it is the torch that RACELAB_STANDIN_TORCH_VERSION names (2.11.0 by default):
 
 - inside the table's verified range (standin: torch 2.11.x) a run says nothing of it, and
   report.json's "versions" records the torch and Python it met, "inside": true;
