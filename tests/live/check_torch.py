@@ -57,6 +57,23 @@ def versions_ok(out, r):
 
 
 with tempfile.TemporaryDirectory() as tmp:
+    # The sequential warmup: proven clean. First: it fills Inductor's on-disk cache with the
+    # graphs the lazy case compiles, so that the lazy case records and replays on a warm cache (a
+    # cold compile submits to Inductor's compile pool, a warm one does not: a schedule recorded
+    # cold diverges when replayed warm).
+    # A cold Inductor compile on 2 busy cores takes tens of seconds without a scheduling point:
+    # --hang-timeout 300 (above) keeps it from being lost_control.
+    r = live(f"{tmp}/seq", "--strategy", "dpor", "--executions", "40", script, "--", *shape,
+             "--warmup", "sequential")
+    if r.returncode != 0 or "exhaustive" not in r.stdout:
+        failures.append(f"sequential warmup: expected a dpor proof, exit 0{said(r)}")
+    else:
+        rep = report(f"{tmp}/seq")
+        if not rep.get("exhausted") or rep.get("findings"):
+            failures.append(f"sequential warmup: report.json {rep}")
+        versions_ok(f"{tmp}/seq", r)
+
+
     # The lazy compile: F10's FX error, found and replayed.
     # random (seed 1) reaches it in the first execution; dpor's second execution meets a SIGSEGV
     # of torch's own (two threads inside Dynamo's FakeTensorMode on a CUDA build without a GPU:
@@ -78,19 +95,6 @@ with tempfile.TemporaryDirectory() as tmp:
                            capture_output=True, text=True, timeout=900)
         if p.returncode != 1 or "fx_trace_error" not in p.stdout:
             failures.append(f"lazy compile: the schedule does not replay to fx_trace_error{said(p)}")
-
-    # The sequential warmup: proven clean.
-    # A cold Inductor compile on 2 busy cores takes tens of seconds without a scheduling point:
-    # --hang-timeout 300 (above) keeps it from being lost_control.
-    r = live(f"{tmp}/seq", "--strategy", "dpor", "--executions", "40", script, "--", *shape,
-             "--warmup", "sequential")
-    if r.returncode != 0 or "exhaustive" not in r.stdout:
-        failures.append(f"sequential warmup: expected a dpor proof, exit 0{said(r)}")
-    else:
-        rep = report(f"{tmp}/seq")
-        if not rep.get("exhausted") or rep.get("findings"):
-            failures.append(f"sequential warmup: report.json {rep}")
-        versions_ok(f"{tmp}/seq", r)
 
 if failures:
     print("\n\n".join(failures))
