@@ -28,6 +28,12 @@ int check_command(const model::CheckOptions& o) {
   };
   const model::CheckResult r = model::run_check(o, self_executable(), note);
   std::size_t width = 8, races_width = 13;
+  // The torch or Python outside the table's verified range: one line (one interpreter for all).
+  for (const auto& v : r.variants) {
+    if (v.races.outside_verified.empty()) continue;
+    fmt::print("{}\n", paint("warning: " + v.races.outside_verified, Colour::kYellow));
+    break;
+  }
   for (const auto& v : r.variants) {
     width = std::max(width, v.name.size());
     races_width = std::max(races_width, model::races_line(v).size());

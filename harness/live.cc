@@ -173,6 +173,13 @@ void add_live(CLI::App& app, Runner& run) {
                  "DIR: record the CUDA caching allocator's history of the (first) execution on "
                  "every device, iterations at optimizer steps or racelab.iteration(); writes "
                  "snap_<script>.cuda<k>.pickle and stats_<script>.cuda<k>.json for alloc report");
+  py->add_option("--python", p->python,
+                 "ENV: run the script in this virtual environment (its directory, or its "
+                 "bin/python; made with the Python racelab embeds), e.g. tools/install-torch.sh's "
+                 "/opt/racelab/torch-2.11.0; default $VIRTUAL_ENV where one is activated");
+  py->add_flag("--refuse-other-torch", p->refuse_unverified,
+               "exit 2, rather than warn, where the imported torch or Python is outside the "
+               "versions the interposition table was verified on (its \"verified\"; for CI)");
   py->add_flag("--uncontrolled", p->uncontrolled,
                "run the script once as plain Python would (real threads, nothing interposed; "
                "--time-limit bounds it), e.g. to capture its allocator trace");

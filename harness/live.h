@@ -51,8 +51,20 @@ struct LiveArgs {
   std::vector<std::string> dicts, locks, points, blockings;  // live python: table entries
   std::string follow;  // a model schedule to force on the live run
   std::string alloc;   // live python --alloc DIR: record the CUDA allocator (the first execution)
-  bool uncontrolled = false;  // live python --uncontrolled: one plain run, real threads
+  bool uncontrolled = false;       // live python --uncontrolled: one plain run, real threads
+  std::string python;              // live python --python ENV (default $VIRTUAL_ENV): a venv
+  bool refuse_unverified = false;  // --refuse-other-torch: outside the table's range, exit 2
 };
+
+// The virtual environment a Python run uses: --python ENV, else $VIRTUAL_ENV (an activated
+// environment), else "" (the embedded interpreter's own packages).
+std::string python_environment(const std::string& given);
+
+// Where this racelab has LibTorch linked in and its sibling racelab-python (the same command
+// without it, harness/CMakeLists.txt) exists, replaces this process with that sibling, same
+// arguments: the embedded Python may import a torch that cannot share a process with this
+// LibTorch (Debian's 1.13 beside the wheel's 2.11 crashes at import). Returns otherwise.
+void run_without_libtorch();
 
 struct AllocArgs {
   tw::AllocConfig cfg;

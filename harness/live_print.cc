@@ -161,6 +161,9 @@ int print_run(const live::SearchOptions& so, live::Job& job,
               const std::function<void()>& after_banner) {
   print_replay_warning(job.run.warning);
   fmt::print("{}\n", job.banner);
+  // A torch or Python outside the table's verified range: one line, before any result.
+  if (!job.info.outside_verified.empty())
+    fmt::print("{}\n", paint("warning: " + job.info.outside_verified, Colour::kYellow));
   if (after_banner) after_banner();
   std::fflush(stdout);
   auto progress = count_progress(job.info.command, "executions");

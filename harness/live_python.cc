@@ -2,6 +2,7 @@
 // under the scheduler or, with --uncontrolled, run as plain Python would; --alloc records its CUDA
 // allocator history (src/live/python/racelab.py).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
+#include "util/spawn.h"
 
 namespace racelab::cli::livecmd {
 
@@ -42,6 +44,7 @@ int run_plain_python(const LiveArgs& a) {
   expect_script(a.script);  // before the banner: bad input is one line
   lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
   job.hash_seed = lp::hash_seed_from_environment();
+  job.python = python_environment(a.python);
   if (!a.alloc.empty()) lp::start_alloc_capture(job, a.alloc, capture_name(a.script));
   fmt::print("live python --uncontrolled: {} (real threads{}); {}\n", a.script,
              a.time_limit > 0 ? fmt::format(", time limit {} s", a.time_limit) : "",
@@ -74,13 +77,38 @@ int run_plain_python(const LiveArgs& a) {
 
 }  // namespace
 
+void run_without_libtorch() {
+  if (!tw::built_with_torch()) return;
+  const auto sibling = std::filesystem::path(self_executable()).parent_path() / "racelab-python";
+  std::error_code ec;
+  if (!std::filesystem::exists(sibling, ec)) return;
+  std::vector<std::string> args = program_args();
+  if (args.empty()) return;
+  args[0] = sibling.string();
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::execv(argv[0], argv.data());  // returns only where it failed: run here
+}
+
+std::string python_environment(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* active = std::getenv("VIRTUAL_ENV");
+  return active != nullptr ? active : "";
+}
+
 // racelab live python SCRIPT: the user's script in the embedded interpreter.
 int run_python(LiveArgs a) {
   namespace lp = live::python;
+  run_without_libtorch();
   if (a.uncontrolled) return run_plain_python(a);
   check_common(a);
   lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};
   if (a.replay.empty()) job.hash_seed = lp::hash_seed_from_environment();  // a replay's: recorded
+  if (a.replay.empty()) job.python = python_environment(a.python);         // a replay's: recorded
+  job.refuse_unverified = a.refuse_unverified;
   auto strategy = [&]() -> std::unique_ptr<sched::Strategy> {
     if (!a.follow.empty()) {
       if (a.script.empty()) throw InputError("live python: --follow needs the script to run");

@@ -62,6 +62,8 @@ void print_live_case(const model::LiveCaseRun& lr) {
              lr.scenario.name, found, executions, lr.seconds);
   if (!lr.memory.empty()) fmt::print("     {:<34} memory: {}\n", "", lr.memory_summary);
   if (!lr.reason.empty()) fmt::print("     {}\n", lr.reason);
+  if (!lr.outside_verified.empty())
+    fmt::print("     {}\n", paint("warning: " + lr.outside_verified, Colour::kYellow));
   // A clean live verdict says what it does not cover (its report.json: not_checked).
   if (lr.verdict == model::LiveVerdict::kPass && lr.scenario.must.empty())
     fmt::print("     {}\n", report::kPythonNotChecked);

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ make libcli11-dev libspdlog-dev libfmt-dev catch2
           libtomlplusplus-dev nlohmann-json3-dev clang-format python3 chromium libbenchmark-dev clang
-          libtorch-dev rr python3-dev pybind11-dev)
+          libtorch-dev rr python3-dev pybind11-dev python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -89,6 +89,11 @@ struct JobInfo {
   std::string build;
   std::string hash;
   std::string stuck_in;  // where hung threads are stuck, for the message
+  // The Python subject's torch and Python against its table's verified range
+  // (live/python/versions.h): report.json's "versions" (null: none read), and the one line said
+  // where they are outside it ("" inside).
+  nlohmann::ordered_json versions;
+  std::string outside_verified;
   std::function<void(const std::filesystem::path&)> on_hang;  // extra outputs before the exit
   // After each execution, before the next: its number and how it ended (a failure's kind or
   // "complete").

@@ -161,6 +161,8 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
   r.executions = hunt.report.value("executions", std::uint64_t{0});
   r.budget = o.executions;
   r.stopped_by = hunt.report.value("stopped_by", "");
+  if (hunt.report.contains("versions") && hunt.report["versions"].is_object())
+    r.outside_verified = hunt.report["versions"].value("outside", "");
   if (hunt.report.contains("kinds_seen") && hunt.report["kinds_seen"].is_object())
     for (const auto& [k, n] : hunt.report["kinds_seen"].items())
       r.kinds[k] = n.get<std::uint64_t>();
@@ -654,19 +656,23 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
   j["passed"] = r.exit_code() == 0;
   j["variants"] = nlohmann::ordered_json::array();
   for (const VariantResult& v : r.variants) {
-    nlohmann::ordered_json races{{"verdict", race_state_name(v.races.state)},
-                                 {"summary", race_summary(v.races)},
-                                 {"executions", v.races.executions},
-                                 {"stopped_by", v.races.stopped_by},
-                                 {"kinds_seen", v.races.kinds},
-                                 {"kind", v.races.kind},
-                                 {"message", v.races.message},
-                                 {"execution", v.races.execution},
-                                 {"schedule", v.races.schedule},
-                                 {"stack", v.races.stack},
-                                 {"reason", v.races.reason},
-                                 {"command", shell_line(v.races.argv)},
-                                 {"seconds", v.races.seconds}};
+    nlohmann::ordered_json races{
+        {"verdict", race_state_name(v.races.state)},
+        {"summary", race_summary(v.races)},
+        {"executions", v.races.executions},
+        {"stopped_by", v.races.stopped_by},
+        {"kinds_seen", v.races.kinds},
+        {"kind", v.races.kind},
+        {"message", v.races.message},
+        {"execution", v.races.execution},
+        {"schedule", v.races.schedule},
+        {"stack", v.races.stack},
+        {"reason", v.races.reason},
+        {"command", shell_line(v.races.argv)},
+        {"versions_outside", v.races.outside_verified.empty()
+                                 ? nlohmann::ordered_json(nullptr)
+                                 : nlohmann::ordered_json(v.races.outside_verified)},
+        {"seconds", v.races.seconds}};
     if (v.races.proof.ran) {
       const RaceVerdict::Proof& p = v.races.proof;
       races["proof"] = {

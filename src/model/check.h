@@ -70,6 +70,8 @@ struct RaceVerdict {
   // A Python exception's traceback (the live report's "stack"): {file, line, function, user}.
   nlohmann::json stack = nlohmann::json::array();
   std::string reason;  // kError: racelab's own line; kInconclusive: why
+  // The torch or Python outside the table's verified range: the live run's one line, "" inside.
+  std::string outside_verified;
   std::vector<std::string> argv;
   std::string log;
   double seconds = 0;

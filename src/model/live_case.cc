@@ -177,6 +177,8 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     stop = sched::parse_stop_reason(at.report.value("stopped_by", "budget"))
                .value_or(sched::StopReason::kBudget);
     proves = at.report.value("proves", false);
+    if (at.report.contains("versions") && at.report["versions"].is_object())
+      run.outside_verified = at.report["versions"].value("outside", "");
     if (at.report.contains("kinds_seen") && at.report["kinds_seen"].is_object()) {
       for (const auto& [kind, n] : at.report["kinds_seen"].items())
         run.kinds[kind] += n.get<std::uint64_t>();

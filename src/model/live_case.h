@@ -46,6 +46,9 @@ struct LiveCaseRun {
   // "not_measured", "error") and its one-line summary.
   std::string memory;
   std::string memory_summary;
+  // The live run's torch or Python outside its table's verified range: its one line
+  // (report.json's versions.outside), "" inside.
+  std::string outside_verified;
   std::string command() const;  // argv as one shell line
 };
 

@@ -40,6 +40,13 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
               : std::string(" (sampled: no proof asked for)"),
       r.exit_code() == 0 ? "Every variant passed" : "Not every variant passed", kVersion,
       r.seconds);
+  // The torch or Python outside the table's verified range (the same interpreter for every
+  // variant: the first variant's line).
+  for (const auto& v : r.variants) {
+    if (v.races.outside_verified.empty()) continue;
+    body += fmt::format("<p class=\"fail\">warning: {}</p>", escape(v.races.outside_verified));
+    break;
+  }
   body +=
       "<table class=\"variants\"><tr><th>variant</th><th>verdict</th><th>compile races</th>"
       "<th>memory</th></tr>";

@@ -90,6 +90,8 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   report["subject"] = info.subject;
   report["build"] = info.build;
   report["parameters"] = info.parameters;
+  // The torch and Python the run met, against its table's verified range (docs/reports.md).
+  if (!info.versions.is_null()) report["versions"] = info.versions;
   report["strategy"] = strategy_desc;
   const nlohmann::ordered_json explored = explored_json(o, !live::samples(a), Seconds::kAsMeasured);
   for (const auto& [key, value] : explored.items()) report[key] = value;

@@ -208,6 +208,8 @@ json live_summary_entry(const model::LiveCaseRun& run) {
           {"unexpected", run.unexpected},
           {"memory", run.memory.empty() ? json(nullptr) : json(run.memory)},
           {"memory_summary", run.memory_summary},
+          {"versions_outside",
+           run.outside_verified.empty() ? json(nullptr) : json(run.outside_verified)},
           {"executions", run.executions},
           {"exit_code", run.exit_code},
           {"command", run.command()},

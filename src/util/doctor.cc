@@ -156,8 +156,9 @@ std::vector<DoctorItem> run_doctor() {
   }
   {
     CommandOutput py = run_command("python3 --version");
-    items.push_back(
-        {"python", py.status == 0, py.status == 0 ? trim(py.text) : "python3 not found"});
+    items.push_back({"python3", py.status == 0,
+                     py.status == 0 ? trim(py.text) + " on PATH (racelab's scripts and tests)"
+                                    : "python3 not found on PATH"});
   }
   return items;
 }

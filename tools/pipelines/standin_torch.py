@@ -27,10 +27,17 @@ wrapper's entry (F10's check and F5's guard check, one step), the lock (whose ho
 the tracing flag), the trace's hand-off to the worker and its return (after which the flag is
 restored), the cache write (``_install``, after a dynamic entry's backward compile), the unlock,
 the backward's hand-off and the backward compile.
+
+It says it is torch 2.11.0 (``__version__``, which racelab reads before the first execution to
+check the table's "verified" range); ``RACELAB_STANDIN_TORCH_VERSION`` makes it say another
+version, so that a run outside the range can be tested without another torch.
 """
 import _thread
 import collections
+import os
 import threading
+
+__version__ = os.environ.get("RACELAB_STANDIN_TORCH_VERSION", "2.11.0")
 
 compile_lock = threading.RLock()
 # The code-object cache (F6): one list shared by every wrapper, newest entry first as Dynamo

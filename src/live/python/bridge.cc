@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "live/python/interpreter.h"
+#include "live/python/versions.h"
 #include "racelab/python_embedded.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
@@ -267,8 +269,24 @@ py::module_* load_module(const char* name, const char* source, const char* env) 
 // regular Python's, without parsing argv; before: an isolated one that reads the environment),
 // without signal handlers, plus a fixed string hash seed: str and bytes hashes, and so the order
 // of a set of strings, are the same in every process, as under PYTHONHASHSEED=N.
-void start_interpreter(std::uint32_t hash_seed) {
-  std::call_once(g_started, [hash_seed] {
+//
+// In a virtual environment (`python`: --python ENV or $VIRTUAL_ENV) the interpreter is told it
+// runs as ENV/bin/python (PyConfig.program_name): CPython then finds ENV/pyvenv.cfg and uses the
+// environment's site-packages, as running that python does. Its site-packages hold extension
+// modules built for one Python, so an environment of another major.minor is refused.
+void start_interpreter(std::uint32_t hash_seed, const std::string& python) {
+  std::string program;
+  if (!python.empty()) {
+    const VirtualEnv env = read_virtual_env(python, "--python");
+    const std::string embedded = fmt::format("{}.{}", PY_MAJOR_VERSION, PY_MINOR_VERSION);
+    if (env.version != embedded && env.version.rfind(embedded + ".", 0) != 0)
+      throw InputError(fmt::format(
+          "--python {}: a virtual environment of Python {}, but racelab embeds CPython {}.{}; "
+          "make it with that Python ({} -m venv, or RACELAB_PYTHON=... tools/install-torch.sh)",
+          python, env.version, embedded, PY_MICRO_VERSION, fmt::format("python{}", embedded)));
+    program = env.program;
+  }
+  std::call_once(g_started, [hash_seed, program] {
     PyConfig config;
 #if PYBIND11_VERSION_HEX >= 0x020B0000
     PyConfig_InitPythonConfig(&config);
@@ -281,6 +299,13 @@ void start_interpreter(std::uint32_t hash_seed) {
     config.install_signal_handlers = 0;
     config.use_hash_seed = 1;
     config.hash_seed = hash_seed;
+    if (!program.empty()) {
+      const PyStatus status =
+          PyConfig_SetBytesString(&config, &config.program_name, program.c_str());
+      if (PyStatus_Exception(status))
+        throw std::runtime_error(fmt::format("python program name {}: {}", program,
+                                             status.err_msg ? status.err_msg : "?"));
+    }
     new py::scoped_interpreter(&config);  // intentionally never destroyed
     g_racelab = load_module("racelab", kRacelabPy, "RACELAB_MODULE_PY");
     g_threads = load_module("racelab_threads", kThreadsPy, "RACELAB_THREADS_PY");
@@ -498,9 +523,28 @@ std::string flag_entries(const Job& job) {
   return flags.dump();
 }
 
+// The interpreter's version and the one of the module the table's "verified" names (its
+// `version_of`, imported with the script's directory on sys.path).
+Versions imported_versions(const std::string& table, const std::vector<std::string>& path) {
+  py::gil_scoped_acquire gil;
+  py::object loads = py::module_::import("json").attr("loads");
+  const auto found =
+      g_bridge->attr("versions")(loads(table), path).cast<std::map<std::string, std::string>>();
+  Versions v;
+  const auto get = [&](const char* key) {
+    const auto it = found.find(key);
+    return it == found.end() ? std::string() : it->second;
+  };
+  v.python = get("python");
+  v.torch = get("torch");
+  v.torch_error = get("torch_error");
+  return v;
+}
+
 }  // namespace
 
-std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorded_script) {
+std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorded_script,
+                                      VersionCheck* versions) {
   expect_script(job.script);
   const std::string base = interposition_table(job.interpose);
   check_table(base, job.interpose);
@@ -508,7 +552,7 @@ std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorde
   Job j = job;
   if (j.path.empty())
     j.path.push_back(std::filesystem::absolute(job.script).parent_path().string());
-  start_interpreter(j.hash_seed);
+  start_interpreter(j.hash_seed, j.python);
   {
     py::gil_scoped_acquire gil;
     const std::string bad = g_bridge->attr("check_script")(job.script).cast<std::string>();
@@ -538,6 +582,11 @@ std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorde
                                 .cast<std::string>();
     if (!bad.empty()) throw InputError(bad);
   }
+  // The torch and Python this run meets, against the range the table was verified on.
+  const VersionCheck checked = check_versions(base, job.interpose, imported_versions(base, j.path));
+  if (!checked.outside.empty() && job.refuse_unverified)
+    throw InputError(checked.outside + " (--refuse-other-torch)");
+  if (versions != nullptr) *versions = checked;
   Job identity = j;  // what the content hash reads: the script as recorded
   if (!recorded_script.empty()) identity.script = recorded_script;
   return std::make_unique<PythonSubject>(std::move(j), std::move(table), job_json(identity));
@@ -571,6 +620,8 @@ std::string job_json(const Job& job) {
   if (!job.points.empty()) j["points"] = job.points;
   if (!job.blocking.empty()) j["blocking"] = job.blocking;
   j["hash_seed"] = job.hash_seed;  // a replay's interpreter hashes strings as the run's did
+  // Only where one is used: the schedules of runs without one keep their content hash.
+  if (!job.python.empty()) j["python"] = job.python;
   return j.dump();
 }
 
@@ -587,10 +638,51 @@ Job job_from_json(const std::string& text) {
     job.points = j.value("points", std::vector<std::string>{});
     job.blocking = j.value("blocking", std::vector<std::string>{});
     job.hash_seed = j.value("hash_seed", std::uint32_t{0});  // older schedules: 0
+    job.python = j.value("python", std::string());
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("script parameters: {}", first_line(e.what())));
   }
   return job;
+}
+
+std::vector<std::tuple<std::string, bool, std::string>> describe_environment(const Job& job) {
+  std::vector<std::tuple<std::string, bool, std::string>> items;
+  const std::string table = interposition_table(job.interpose);
+  start_interpreter(job.hash_seed, job.python);
+  Versions v;
+  std::map<std::string, std::string> env;
+  {
+    py::gil_scoped_acquire gil;
+    env = g_bridge->attr("environment")().cast<std::map<std::string, std::string>>();
+  }
+  v = imported_versions(table, {});
+  items.emplace_back("python", true,
+                     fmt::format("CPython {} (embedded), {}", v.python, env["where"]));
+  const bool torch_ok = !env["torch"].empty();
+  items.emplace_back("torch", torch_ok,
+                     torch_ok
+                         ? fmt::format("{} at {}; {}", env["torch"], env["torch_path"], env["cuda"])
+                         : fmt::format("does not import in that interpreter ({}); "
+                                       "tools/install-torch.sh makes an environment with it",
+                                       env["torch_error"]));
+  const VersionCheck c = check_versions(table, job.interpose, v);
+  std::string verified = "declares no verified versions";
+  if (!c.verified.is_null() && c.verified.contains("torch"))
+    verified = fmt::format("verified on torch {}",
+                           fmt::join(c.verified["torch"].get<std::vector<std::string>>(), ", "));
+  if (!v.torch_error.empty()) {  // nothing to check the table against
+    items.emplace_back(
+        "table", false,
+        fmt::format("{} ({}): not usable here, {}", c.table, verified, v.torch_error));
+    return items;
+  }
+  items.emplace_back("table", c.outside.empty(),
+                     c.outside.empty()
+                         ? fmt::format("{} ({}; racelab live python's default is torch-2.11, "
+                                       "--interpose names another)",
+                                       c.table, verified)
+                         : c.outside);
+  return items;
 }
 
 void dump_stacks(const std::string& path) {

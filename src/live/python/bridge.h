@@ -11,10 +11,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "live/job.h"
 #include "live/live.h"
+#include "live/python/versions.h"
 #include "sched/schedule.h"
 #include "sched/strategy.h"
 
@@ -33,6 +35,12 @@ struct Job {
   // The interpreter's string hash seed, as PYTHONHASHSEED=N sets it: fixed, so that a set of
   // strings iterates in the same order in every process (a schedule replays in a fresh one).
   std::uint32_t hash_seed = 0;
+  // The virtual environment the interpreter runs in (--python ENV, or $VIRTUAL_ENV): its
+  // site-packages, as running ENV/bin/python would have them; "" for the interpreter's own.
+  std::string python;
+  // --refuse-other-torch: a torch or Python outside the table's verified range (versions.h) is
+  // bad input rather than a warning. Not recorded: a policy of the run, not part of the subject.
+  bool refuse_unverified = false;
 };
 
 // The hash seed of a new run: PYTHONHASHSEED where it is an integer in [0, 4294967295], 0 where
@@ -50,7 +58,10 @@ std::string interposition_table(const std::string& name_or_path);
 // script (or a directory) or a bad table. `recorded_script`: a replay's script as its schedule
 // spells it, where the replay found it elsewhere (util/files.h, recorded_path), so that the
 // subject's content hash is the recording's; "" for job.script.
-std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorded_script = "");
+// `versions`, where given, receives what the interpreter imported against the table's verified
+// range (versions.h); a run outside it is InputError with Job::refuse_unverified.
+std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorded_script = "",
+                                      VersionCheck* versions = nullptr);
 std::string job_json(const Job& job);
 Job job_from_json(const std::string& text);
 
@@ -61,6 +72,11 @@ Job job_from_json(const std::string& text);
 // the crash report in the output directory (Job::arm).
 live::Job make_job(Job& job, const std::string& replay, std::optional<sched::Schedule> recorded,
                    const std::function<std::unique_ptr<sched::Strategy>()>& search);
+
+// `racelab doctor`'s lines for the Python a live run would use: the interpreter (version,
+// environment), torch (version, CUDA build, CUDA devices) and the table (`job.interpose`) against
+// them, as (name, ok, value). Starts the interpreter and imports torch.
+std::vector<std::tuple<std::string, bool, std::string>> describe_environment(const Job& job);
 
 // Writes every thread's Python stack to `path` (for hang reports); best effort.
 void dump_stacks(const std::string& path);

@@ -29,7 +29,7 @@ std::vector<std::string> search_path(const Job& job) {
 }  // namespace
 
 void start_alloc_capture(const Job& job, const std::string& dir, const std::string& name) {
-  start_interpreter(job.hash_seed);
+  start_interpreter(job.hash_seed, job.python);
   ensure_directory(dir);
   py::gil_scoped_acquire gil;
   py::module_ sys = py::module_::import("sys");
@@ -66,7 +66,7 @@ std::vector<std::string> finish_alloc_capture(const std::string& ended) {
 PlainRun run_plain(const Job& job, double time_limit_s) {
   expect_script(job.script);
   const std::string table = interposition_table(job.interpose);
-  start_interpreter(job.hash_seed);
+  start_interpreter(job.hash_seed, job.python);
   {
     py::gil_scoped_acquire gil;
     const std::string bad = bridge_module().attr("check_script")(job.script).cast<std::string>();

@@ -12,8 +12,10 @@
 namespace racelab::live::python {
 
 // Starts the interpreter once per process (see bridge.cc), its string hashing seeded with
-// `hash_seed` (the first call's holds); the GIL is released when it returns.
-void start_interpreter(std::uint32_t hash_seed);
+// `hash_seed`, in the virtual environment `python` names (Job::python; "" for none); the first
+// call's hold. The GIL is released when it returns. InputError for an environment of another
+// Python than the one racelab embeds.
+void start_interpreter(std::uint32_t hash_seed, const std::string& python);
 pybind11::module_& bridge_module();   // racelab_bridge.py (it imports racelab_threads.py)
 pybind11::module_& racelab_module();  // racelab.py, the module scripts import as `racelab`
 

@@ -16,15 +16,19 @@ live::Job make_job(Job& job, const std::string& replay, std::optional<sched::Sch
                    const std::function<std::unique_ptr<sched::Strategy>()>& search) {
   live::Job out;
   const std::string as_given = job.script;  // the banner shows the script as the user wrote it
+  VersionCheck versions;
   out.run = prepare(
       replay, std::move(recorded), sched::kLivePythonSubject, search,
       [&](const sched::Schedule* schedule) {
         if (schedule == nullptr) {
           // Its schedules record the script's absolute path: a replay works from any directory.
           if (!job.script.empty()) job.script = absolute_path(job.script);
-          return make_subject(job);
+          return make_subject(job, "", &versions);
         }
+        // The recorded job, its environment (--python) included; the policy is this run's.
+        const bool refuse = job.refuse_unverified;
         job = job_from_json(schedule->live_configuration);
+        job.refuse_unverified = refuse;
         // Older schedules record the path as given, relative to where racelab ran.
         const std::string as_recorded = job.script;
         if (as_recorded.empty())
@@ -38,13 +42,16 @@ live::Job make_job(Job& job, const std::string& replay, std::optional<sched::Sch
               std::filesystem::path(as_recorded).is_absolute()
                   ? ""
                   : " (nor under the schedule file's directory or its parents)"));
-        return make_subject(job, as_recorded);
+        return make_subject(job, as_recorded, &versions);
       });
   JobInfo& info = out.info;
   info.subject = sched::kLivePythonSubject;
   info.command = "live python";
   info.parameters = nlohmann::ordered_json::parse(job_json(job));
   info.build = build_description();
+  if (!versions.found.torch.empty()) info.build += fmt::format(", torch {}", versions.found.torch);
+  info.versions = versions.json();
+  info.outside_verified = versions.outside;
   info.hash = out.run.subject->content_hash();
   info.stuck_in = "Python";
   info.on_hang = [](const std::filesystem::path& dir) {

@@ -13,7 +13,7 @@ std::string interposition_table(const std::string&) {
       "and rebuild");
 }
 
-std::unique_ptr<Subject> make_subject(const Job&, const std::string&) {
+std::unique_ptr<Subject> make_subject(const Job&, const std::string&, VersionCheck*) {
   interposition_table("");
   return nullptr;
 }
@@ -21,6 +21,10 @@ std::unique_ptr<Subject> make_subject(const Job&, const std::string&) {
 std::uint32_t hash_seed_from_environment() { return 0; }
 std::string job_json(const Job&) { return "{}"; }
 Job job_from_json(const std::string&) { return {}; }
+std::vector<std::tuple<std::string, bool, std::string>> describe_environment(const Job&) {
+  const std::string why = "racelab was built without the Python bridge (python3-dev, pybind11-dev)";
+  return {{"python", false, why}, {"torch", false, why}, {"table", false, why}};
+}
 void dump_stacks(const std::string&) {}
 void arm_crash_report(const std::string&) {}
 void start_alloc_capture(const Job&, const std::string&, const std::string&) {

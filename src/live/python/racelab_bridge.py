@@ -206,6 +206,52 @@ def missing_module(table, search_path):
     return ""
 
 
+def versions(table, search_path):
+    """The interpreter's version, and the __version__ of the module the table's "verified" names
+    (torch, or the stand-in), for the check of its verified range (src/live/python/versions.h):
+    {"python": "3.11.2", "torch": "2.11.0+cu130"} or, where that cannot be read, "torch_error"."""
+    for p in reversed(search_path):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    found = {"python": "%d.%d.%d" % sys.version_info[:3]}
+    module = table.get("verified", {}).get("version_of")
+    if module:
+        try:
+            version = getattr(importlib.import_module(module), "__version__", None)
+        except Exception as e:  # noqa: BLE001 - any import failure is the answer
+            found["torch_error"] = f"{module} does not import: {type(e).__name__}: {e}"
+        else:
+            if isinstance(version, str) and version:
+                found["torch"] = version
+            else:
+                found["torch_error"] = f"{module} has no __version__"
+    return found
+
+
+def environment():
+    """What `racelab doctor` says of this interpreter: where its packages come from, and torch's
+    version, CUDA build and devices (importing torch takes seconds)."""
+    where = (f"virtual environment {sys.prefix}" if sys.prefix != sys.base_prefix
+             else f"prefix {sys.prefix} (no virtual environment: --python ENV or $VIRTUAL_ENV "
+                  f"names one)")
+    found = {"where": where}
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001 - any import failure is the answer
+        found["torch_error"] = f"{type(e).__name__}: {e}"
+        return found
+    found["torch"] = str(torch.__version__)
+    found["torch_path"] = os.path.dirname(torch.__file__)
+    cuda = getattr(torch.version, "cuda", None)
+    try:
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:  # noqa: BLE001 - a broken driver is "no device"
+        count = 0
+    found["cuda"] = (f"CUDA {cuda} build" if cuda else "CPU build") + \
+        (f", {count} CUDA device(s)" if count else ", no CUDA device available")
+    return found
+
+
 def _main_names(script):
     """The names `script` binds at its top level (assignments, imports, functions, classes, and
     `global` declarations anywhere), or None where it may bind names in ways that cannot be read
