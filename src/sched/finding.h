@@ -23,6 +23,7 @@ struct Finding {
   std::string kind;
   std::string message;               // one line
   std::int64_t step = -1;            // the step at which it was detected
+  std::string thread;                // the thread running when it was detected (a crash: raised it)
   std::vector<std::string> details;  // e.g. every blocked thread and what it waits for
   std::vector<std::string> cycle;    // deadlock: the threads of the wait-for cycle, in order
   std::vector<StackFrame> stack;     // a Python exception: its traceback, outermost first
