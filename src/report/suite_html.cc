@@ -43,8 +43,9 @@ std::string verdict_row(const std::string& name, const std::string& anchor, cons
                         const std::string& found, const std::string& coverage, double seconds,
                         const std::string& cause) {
   std::string row = fmt::format(
-      "<tr class=\"verdict\" data-scenario=\"{0}\" data-verdict=\"{5}\"><td><a "
-      "href=\"#{1}\">{0}</a></td><td>{2}</td><td>{3}</td><td class=\"{4}\">{5}</td><td>{6}</td>"
+      "<tr class=\"verdict\" data-scenario=\"{0}\" data-verdict=\"{5}\"><td><a href=\"#{1}\" "
+      "onclick=\"var d = document.getElementById('{1}'); if (d) d.open = "
+      "true;\">{0}</a></td><td>{2}</td><td>{3}</td><td class=\"{4}\">{5}</td><td>{6}</td>"
       "<td>{7}</td><td class=\"num\">{8:.2f} s</td></tr>",
       escape(name), escape(anchor), kind, escape(expectation), klass, word,
       escape(found.empty() ? "nothing" : found), escape(coverage), seconds);
@@ -54,12 +55,36 @@ std::string verdict_row(const std::string& name, const std::string& anchor, cons
   return row;
 }
 
+std::string live_kinds(const model::LiveCaseRun& l) {
+  std::string kinds;
+  for (const auto& [k, n] : l.kinds) kinds += (kinds.empty() ? "" : ", ") + k;
+  return kinds;
+}
+
+// A scenario's heading: on explore's page an <h2>; on a suite's, the one line of a <details>
+// that holds the rest, folded (the table above has the answer, and a page of 19 scenarios stays
+// a few screens tall until asked for more).
+std::string heading(const std::string& name, const char* klass, const char* word,
+                    const std::string& tag, const std::string& brief, bool open) {
+  if (open)
+    return fmt::format("<h2 id=\"{0}\">{0} <span class=\"{1}\">{2}</span>{3}</h2>", escape(name),
+                       klass, word, tag);
+  return fmt::format(
+      "<details class=\"scenario\" id=\"{0}\"><summary><b>{0}</b> <span "
+      "class=\"{1}\">{2}</span>{3} "
+      "<span class=\"muted\">· {4}</span></summary>",
+      escape(name), klass, word, tag, escape(brief));
+}
+
 std::string model_section(const HtmlScenario& h, bool open) {
   const model::ScenarioRun& run = *h.run;
   const model::Verdict v = run.verdict();
-  std::string body =
-      fmt::format("<h2 id=\"{0}\">{0} <span class=\"{1}\">{2}</span></h2>",
-                  escape(run.scenario.name), verdict_class(v), model::verdict_word(v));
+  std::string kinds;
+  for (const auto& f : run.result.found) kinds += (kinds.empty() ? "" : ", ") + f.finding.kind;
+  std::string body = heading(run.scenario.name, verdict_class(v), model::verdict_word(v), "",
+                             fmt::format("{} finding kind(s){}{}", run.result.found.size(),
+                                         kinds.empty() ? "" : ": ", kinds),
+                             open);
   body += fmt::format("<div class=\"sub\">{}</div>", escape(run.coverage()));
   if (v != model::Verdict::kPass)
     body += fmt::format("<p class=\"{}\">{}</p>", verdict_class(v), escape(run.verdict_reason()));
@@ -70,15 +95,7 @@ std::string model_section(const HtmlScenario& h, bool open) {
   if (run.result.found.empty()) {
     body += fmt::format("<p>No finding in {} executions{}.</p>", run.result.executions,
                         run.exhaustive() ? ": the bounded space was covered exhaustively" : "");
-    return body;
-  }
-  // On a page of many scenarios, the findings fold under one line: the table above has the
-  // answer, and a page of 19 scenarios stays a few screens tall until asked for more.
-  if (!open) {
-    std::string kinds;
-    for (const auto& f : run.result.found) kinds += (kinds.empty() ? "" : ", ") + f.finding.kind;
-    body += fmt::format("<details class=\"scenario\"><summary>{} finding kind(s): {}</summary>",
-                        run.result.found.size(), escape(kinds));
+    return open ? body : body + "</details>";
   }
   // By severity (the registry's rank): the deadlock first, evidence last.
   std::vector<const sched::FoundKind*> found;
@@ -122,16 +139,13 @@ std::string model_section(const HtmlScenario& h, bool open) {
   return body;
 }
 
-std::string live_kinds(const model::LiveCaseRun& l) {
-  std::string kinds;
-  for (const auto& [k, n] : l.kinds) kinds += (kinds.empty() ? "" : ", ") + k;
-  return kinds;
-}
-
-std::string live_section(const model::LiveCaseRun& l) {
-  std::string body = fmt::format(
-      "<h2 id=\"{0}\">{0} <span class=\"{1}\">{2}</span> <span class=\"tag\">live</span></h2>",
-      escape(l.scenario.name), live_class(l.verdict), model::live_verdict_word(l.verdict));
+std::string live_section(const model::LiveCaseRun& l, bool open) {
+  std::string body =
+      heading(l.scenario.name, live_class(l.verdict), model::live_verdict_word(l.verdict),
+              " <span class=\"tag\">live</span>",
+              fmt::format("{} executions, found {}", l.executions,
+                          live_kinds(l).empty() ? "nothing" : live_kinds(l)),
+              open);
   if (!l.reason.empty())
     body += fmt::format("<p class=\"{}\">{}</p>", live_class(l.verdict), escape(l.reason));
   std::string kinds;
@@ -147,7 +161,7 @@ std::string live_section(const model::LiveCaseRun& l) {
     body += "<div>Run it again:</div>" + html::copyable(command);
   if (!l.out_dir.empty())
     body += fmt::format("<div class=\"sub\">its report: {}/report.json</div>", escape(l.out_dir));
-  return body;
+  return open ? body : body + "</details>";
 }
 
 }  // namespace
@@ -202,7 +216,7 @@ std::string suite_html(const SuitePage& p) {
   if (any_finding) body += legend_html();
   for (const HtmlScenario& h : p.scenarios) body += model_section(h, p.open);
   if (p.live != nullptr) {
-    for (const model::LiveCaseRun& l : *p.live) body += live_section(l);
+    for (const model::LiveCaseRun& l : *p.live) body += live_section(l, p.open);
   }
   return html::page(p.title, any_finding ? "table.verdicts table.lanes" : "table.verdicts", body);
 }

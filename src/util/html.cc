@@ -87,7 +87,8 @@ table.verdicts { width: 100%; } tr.cause td { border-top: none; padding-top: 0; 
 tr.verdict td { border-bottom: none; } .pending { color: var(--orange); font-weight: 600; } .skipped { color: var(--muted); font-weight: 600; }
 .tag { font-size: 12px; font-weight: 400; color: var(--muted); border: 1px solid var(--line); border-radius: 4px; padding: 0 5px; }
 p.totals { font-size: 15px; margin: 8px 0; } p.shard-note { background: #fff7e6; border-left: 4px solid var(--orange); padding: 6px 10px; }
-td.muted { color: var(--muted); } details.evidence > summary { margin: 4px 0; }
+td.muted, span.muted { color: var(--muted); } table.verdicts td.num { white-space: nowrap; }
+details.scenario { border-bottom: 1px solid var(--line); padding: 4px 0; margin: 0; } details.scenario > summary { color: var(--fg); font-size: 15px; } details.evidence > summary { margin: 4px 0; }
 tr.event td { background: #fff4e5; border-top: 2px solid var(--orange); } tr.event span.ev-text { display: block; max-width: 1040px; } tr.event td.fail { color: var(--fail); }
 tr.gap td, tr.end td.num { color: var(--muted); font-style: italic; } tr.end td { border-top: 2px solid var(--line); }
 .legend i.op { background: var(--grey); } .legend i.op-lock { background: var(--blue); } .legend i.op-unlock { background: #8fb0ee; }
@@ -224,8 +225,15 @@ std::string line_chart(const ChartOptions& o, const std::vector<std::string>& x_
     step = round_step(span / 4);
     ymin = std::floor(from / step) * step;
     ymax = std::ceil(hi / step) * step;
-    if (ymax - ymin < step) ymax = ymin + step;
     if (ymin < 0 && from >= 0) ymin = 0;
+    // At least four intervals, widened below and above in turn (never below 0 for data that
+    // is not): flat data at 382 MiB reads 360, 370, ... 400, not 380 and 390 alone.
+    for (bool below = !o.zero_based; std::lround((ymax - ymin) / step) < 4; below = !below) {
+      if (below && (ymin - step >= 0 || from < 0))
+        ymin -= step;
+      else
+        ymax += step;
+    }
   }
   auto X = [&](double i) {
     return left + (n <= 1 ? 0.0 : (W - left - right) * i / static_cast<double>(n - 1));
