@@ -111,7 +111,7 @@ int run_explore(const ExploreArgs& a) {
         break;
       case model::Verdict::kInconclusive:
       case model::Verdict::kPending:
-        fmt::print("{}: {}\n", word, run.verdict_reason());
+        fmt::print("{}: expectations {}\n", word, run.verdict_reason());
         break;
     }
   }

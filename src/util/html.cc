@@ -292,14 +292,20 @@ std::string line_chart(const ChartOptions& o, const std::vector<std::string>& x_
         "<text class=\"axis-title\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
         left + (W - left - right) / 2, H - 8, escape(o.x_name));
   }
-  const std::size_t ticks = std::min<std::size_t>(n, 10);
+  // X ticks at every round step of the points (1, 2 or 5 times a power of ten, about eight of
+  // them: 0, 20, 40, ... 140 of 150 iterations), and the last point unless a tick is close by.
+  std::vector<std::size_t> at;
+  if (n > 0) {
+    const auto every =
+        static_cast<std::size_t>(std::max(1.0, round_step(static_cast<double>(n - 1) / 8)));
+    for (std::size_t i = 0; i < n; i += every) at.push_back(i);
+    if (at.back() != n - 1 && (n - 1 - at.back()) * 2 >= every) at.push_back(n - 1);
+  }
   const double tick_y = H - bottom + 16;
-  for (std::size_t t = 0; t < ticks; ++t) {
-    const std::size_t i = ticks <= 1 ? 0 : t * (n - 1) / (ticks - 1);
-    // The last label ends at its tick and the first starts at it: neither is cut at an edge.
-    const char* anchor = ticks > 1 && t + 1 == ticks ? "end"
-                         : t == 0 && ticks > 1       ? "start"
-                                                     : "middle";
+  for (std::size_t t = 0; t < at.size(); ++t) {
+    const std::size_t i = at[t];
+    // The label at the right edge ends at its tick, the first starts at it: none is cut off.
+    const char* anchor = i + 1 == n && n > 1 ? "end" : i == 0 && n > 1 ? "start" : "middle";
     svg += fmt::format(
         "<text class=\"muted x-tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
         X(static_cast<double>(i)), tick_y, anchor, escape(x_labels[i]));

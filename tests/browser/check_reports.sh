@@ -205,8 +205,15 @@ if name in ("alloc", "whatif"):
             st = steps.pop(); m = st / 10 ** math.floor(math.log10(st))
             need(any(abs(m - r) < 1e-6 for r in (1, 2, 5)), "y tick step %g is not 1, 2 or 5 times a power of ten" % st)
             need(all(abs(y / st - round(y / st)) < 1e-6 for y in ys), "y ticks not multiples of their step: %s" % ys)
-        xt = re.findall(r'<text class="muted x-tick"[^>]*text-anchor="(\w+)"', svg)
-        need(xt and xt[-1] == "end", "the last x tick is centred on the edge: %s" % xt[-1:])
+        xt = re.findall(r'<text class="muted x-tick" x="([\d.]+)"[^>]*text-anchor="(\w+)">([^<]*)<', svg)
+        need(xt, "no x ticks")
+        right = max(float(x) for x, _, _ in xt)
+        need(all(a == "end" for x, a, _ in xt if float(x) >= 880), "an x tick label centred on the right edge: %s" % xt[-1:])
+        nums = [int(l) for _, _, l in xt if l.isdigit()]
+        if len(nums) >= 3:
+            st = nums[1] - nums[0]
+            need(all(b - a == st for a, b in zip(nums[:-2], nums[1:-1])) and st / 10 ** math.floor(math.log10(st)) in (1, 2, 5),
+                 "x ticks not at a round step: %s" % nums)
         for w in re.findall(r'<rect class="settle" x="[\d.]+" y="[\d.]+" width="([\d.]+)"', svg):
             need(float(w) >= 8, "a warm-phase band %s px wide" % w)
 if name == "whatif":

@@ -721,13 +721,16 @@ TEST_CASE(
   const std::string xml = read_text(out / "junit.xml");
   CHECK(xml.find("type=\"inconclusive\"") != std::string::npos);
   CHECK(xml.find("type=\"expectation\"") == std::string::npos);
-  // Shards of a dfs search each cut short by their cap: merged, still inconclusive.
+  // Shards of a dfs search each cut short by their cap: each leaves the missing kind to merge
+  // (pending, not a failure of its own); merged, the whole is inconclusive.
   std::string dirs;
   for (int k = 0; k < 2; ++k) {
     const std::string d = (out / ("s" + std::to_string(k))).string();
     auto shard = racelab("explore " + lazy + " --strategy dfs --iterations 4 --shard " +
                          std::to_string(k) + "/2 --out " + d);
-    CHECK(shard.code == 1);
+    INFO(shard.out);
+    CHECK(shard.out.find("PENDING: expectations pending: must [") != std::string::npos);
+    CHECK(shard.code <= 1);  // 1 only for a failure kind it found itself
     dirs += " " + d;
   }
   auto m = racelab("merge" + dirs + " --out " + (out / "merged").string());
