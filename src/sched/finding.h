@@ -23,10 +23,12 @@ struct Finding {
   std::string kind;
   std::string message;               // one line
   std::int64_t step = -1;            // the step at which it was detected
-  std::string thread;                // the thread running when it was detected (a crash: raised it)
   std::vector<std::string> details;  // e.g. every blocked thread and what it waits for
   std::vector<std::string> cycle;    // deadlock: the threads of the wait-for cycle, in order
   std::vector<StackFrame> stack;     // a Python exception: its traceback, outermost first
+  // The model thread running when it was detected (a crash: the one that raised it). Last, so
+  // that positional initialisers of the fields above keep their meaning.
+  std::string thread;
 };
 
 }  // namespace racelab::sched
