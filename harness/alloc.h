@@ -28,7 +28,8 @@ void add_diff(CLI::App* alloc, Runner& run);     // alloc_diff.cc
 // report (alloc::analyse_traces): the warnings, each report's verdict (with `table` its rows),
 // and a table comparing several traces.
 void print_reports(const alloc::TraceReports& got, bool table);
-// "wrote OUT/alloc-report.json and OUT/report.html" (alloc::write_report_outputs' files).
-void print_written(const std::string& out);
+// "wrote OUT/alloc-report.json, OUT/report.html, OUT/NAME.iterations.csv": every file
+// alloc::write_report_outputs wrote.
+void print_written(const std::vector<std::string>& files);
 
 }  // namespace racelab::cli::alloccmd

@@ -61,12 +61,13 @@ void print_report(const StabilityReport& r, bool table) {
 }
 
 void print_table(const std::vector<StabilityReport>& reports) {
-  fmt::print("\n{:<24} {:>12} {:>14} {:>16} {:>13} {:>8}\n", "trace", "stable", "segments",
+  // Two spaces between columns, so that "14 -> 14" and "382 MiB -> 382 MiB" never run together.
+  fmt::print("\n{:<24}  {:>12}  {:>14}  {:>22}  {:>13}  {:>7}\n", "trace", "stable", "segments",
              "reserved", "peak reserved", "retries");
   for (const StabilityReport& r : reports) {
     const Sample& f = r.rows.front().at_end;
     const Sample& l = r.rows.back().at_end;
-    fmt::print("{:<24} {:>12} {:>14} {:>16} {:>13} {:>8}\n", r.name,
+    fmt::print("{:<24}  {:>12}  {:>14}  {:>22}  {:>13}  {:>7}\n", r.name,
                r.stable     ? "yes"
                : r.measured ? "no"
                             : "not measured",
@@ -87,9 +88,8 @@ void print_reports(const TraceReports& got, bool table) {
   if (got.reports.size() > 1) print_table(got.reports);
 }
 
-void print_written(const std::string& out) {
-  fmt::print("wrote {} and {}\n", (fs::path(out) / "alloc-report.json").string(),
-             (fs::path(out) / "report.html").string());
+void print_written(const std::vector<std::string>& files) {
+  fmt::print("wrote {}\n", fmt::join(files, ", "));
 }
 
 namespace {
@@ -120,8 +120,7 @@ int report_command(const ReportArgs& a) {
   print_reports(got, a.table);
   const std::vector<StabilityReport>& reports = got.reports;
   if (!a.out.empty()) {
-    write_report_outputs(a.out, reports);
-    print_written(a.out);
+    print_written(write_report_outputs(a.out, reports));
   }
   if (a.expect.empty()) return kExitOk;
   const std::vector<std::string> off = not_as_expected(reports, a.expect);

@@ -1,6 +1,7 @@
 // racelab alloc whatif TRACE --config CONF...: the same trace under other allocator settings; and
 // racelab alloc convert IN OUT: a snapshot pickle as JSON or back. docs/allocator.md.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <memory>
@@ -49,8 +50,7 @@ int whatif_command(const WhatifArgs& a) {
     }
   }
   if (!a.out.empty()) {
-    for (const std::string& page : write_whatif_outputs(a.out, a.trace, runs))
-      fmt::print("wrote {}\n", page);
+    fmt::print("wrote {}\n", fmt::join(write_whatif_outputs(a.out, a.trace, runs), ", "));
   }
   return kExitOk;
 }

@@ -90,8 +90,10 @@ int check_command(const model::CheckOptions& o) {
   }
   report::write_check_outputs(r, o);
   const std::filesystem::path out(o.out);
-  fmt::print("\nreport: {} and {} ({:.1f} s)\n", (out / "check.html").string(),
-             (out / "check.json").string(), r.seconds);
+  fmt::print("\nwrote {}, {} and each variant's reports in {} ({:.1f} s)\n",
+             (out / "check.html").lexically_normal().string(),
+             (out / "check.json").lexically_normal().string(), out.lexically_normal().string(),
+             r.seconds);
   return r.exit_code() == 0 ? kExitOk : kExitFound;
 }
 

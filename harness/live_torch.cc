@@ -81,9 +81,10 @@ int run_alloc(AllocArgs a) {
   fmt::print("{}\n", got.summary);
   fmt::print("trace: {}\nstats: {}\n", got.pickle_path, got.stats_path);
   std::fflush(stdout);
-  alloccmd::print_reports(
-      alloc::report_capture(got.pickle_path, a.out, alloccmd::replay_progress()), false);
-  alloccmd::print_written(a.out);
+  const alloc::TraceReports reports =
+      alloc::report_capture(got.pickle_path, a.out, alloccmd::replay_progress());
+  alloccmd::print_reports(reports, false);
+  alloccmd::print_written(reports.written);
   return kExitOk;
 }
 

@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "command.h"
+#include "suite_print.h"
 
 namespace racelab::cli {
 
@@ -18,22 +21,18 @@ struct MergeArgs {
 };
 
 int merge_command(const MergeArgs& a) {
-  const int code = report::merge_shards(
-      a.dirs, a.out, a.junit,
-      {.on_run =
-           [](const model::ScenarioRun& run) {
-             fmt::print("{} {:<34} {} finding kind(s); {}\n", verdict_word(run), run.scenario.name,
-                        run.result.found.size(), run.coverage_brief());
-             if (run.verdict() != model::Verdict::kPass)
-               fmt::print("     {}\n", run.verdict_reason());
-           },
-       .on_live =
-           [](const nlohmann::json& e) {
-             fmt::print("{} {:<34} (live, from shard 0) {}\n", e.value("verdict", "?"),
-                        e.value("scenario", "?"), e.value("verdict_reason", ""));
-           }});
-  fmt::print("merged {} shard(s) into {}\n", a.dirs.size(), a.out);
-  return code;
+  const report::MergeResult r = report::merge_shards(
+      a.dirs, a.out, a.junit, {.on_run = print_suite_scenario, .on_live = print_suite_live_case});
+  // A suite's merge prints what the unsharded suite prints; an exploration's what it wrote.
+  if (r.suite) {
+    print_suite_end(r.totals, a.out, a.junit);
+  } else {
+    fmt::print("merged {} shard(s): wrote {}\n", a.dirs.size(),
+               (std::filesystem::path(a.out) / "report.json").lexically_normal().string() + ", " +
+                   (std::filesystem::path(a.out) / "report.html").lexically_normal().string() +
+                   (a.junit.empty() ? "" : ", " + a.junit));
+  }
+  return r.exit_code;
 }
 
 }  // namespace

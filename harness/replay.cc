@@ -79,7 +79,7 @@ int print_against_fix(const ReplayArgs& a, const model::ReplayRun& run) {
   const sched::ExecutionResult& shown = witness != nullptr ? witness->result : *run.result;
   if (a.trace) fmt::print("{}", shown.trace_text());
   if (!a.out.empty()) {
-    fmt::print("report: {}\n",
+    fmt::print("wrote {}\n",
                report::write_replay_page(a.out, a.schedule, shown, run.kind, witness != nullptr));
   }
   print_stopped_early(check.result.interrupted(), check.result.time_limit());
@@ -134,8 +134,8 @@ int replay_command(const ReplayArgs& a) {
   }
   if (a.trace && run.result) fmt::print("{}", run.result->trace_text());
   if (!a.out.empty() && run.result) {
-    fmt::print("report: {}\n", report::write_replay_page(a.out, a.schedule, *run.result, run.kind,
-                                                         run.reproduced()));
+    fmt::print("wrote {}\n", report::write_replay_page(a.out, a.schedule, *run.result, run.kind,
+                                                       run.reproduced()));
   }
   if (run.result) {
     for (const auto* f : report::ordered(run.result->findings)) {

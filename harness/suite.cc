@@ -1,7 +1,8 @@
 // racelab suite PATH...: run every scenario under its [explore] and check its [expect].
 // Exit 0 only when every scenario passes: its expectations hold and, where it claims an absence
 // under a proving strategy (dpor, dfs), the search covered its space (else it is inconclusive,
-// exit 1).
+// exit 1). A shard (--shard K/N) exits 1 only for what it settles alone (a failure it found, an
+// inconclusive live case); the rest is pending, for racelab merge to judge.
 #include "model/suite.h"
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "report/live_report.h"
 #include "report/report.h"
 #include "report/suite_run.h"
+#include "suite_print.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -29,47 +31,6 @@ struct SuiteArgs {
   PartitionArgs part;
   bool no_check_determinism = false;
 };
-
-void print_scenario(const model::ScenarioRun& run, const nlohmann::json& report) {
-  std::string found;
-  for (const auto& f : run.result.found) found += (found.empty() ? "" : ", ") + f.finding.kind;
-  fmt::print("{} {:<34} found [{}]; {}, {:.2f} s\n", verdict_word(run), run.scenario.name, found,
-             run.coverage_brief(), run.result.seconds);
-  for (const auto& d : run.result.determinism_failures)
-    fmt::print("     not deterministic: {}\n", d);
-  if (run.verdict() == model::Verdict::kInconclusive) fmt::print("     {}\n", run.verdict_reason());
-  if (run.verdict() != model::Verdict::kFail) return;  // inconclusive: its reason said it all
-  if (!run.missing.empty())
-    fmt::print("     expected but not found: {}\n", fmt::join(run.missing, ", "));
-  for (const auto& k : run.unexpected) {
-    const auto* f = run.result.find(k);
-    fmt::print("     must not occur but found: {}: {}\n", k, report::message_text(f->finding));
-    for (const auto& rf : report["findings"]) {
-      if (rf["kind"] == k && rf["replay"].is_string())
-        fmt::print("     replay: {}\n", rf["replay"].get<std::string>());
-    }
-  }
-}
-
-void print_live_case(const model::LiveCaseRun& lr) {
-  std::string found;
-  for (const auto& [k, n] : lr.kinds) found += (found.empty() ? "" : ", ") + k;
-  const std::string executions =
-      lr.proven && lr.verdict == model::LiveVerdict::kPass
-          ? fmt::format("proven ({}, exhaustive, {} executions)", lr.strategy, lr.executions)
-          : fmt::format("{} executions", lr.executions);
-  fmt::print("{} {:<34} (live) found [{}]; {}, {:.2f} s\n", model::live_verdict_word(lr.verdict),
-             lr.scenario.name, found, executions, lr.seconds);
-  if (!lr.memory.empty()) fmt::print("     {:<34} memory: {}\n", "", lr.memory_summary);
-  if (!lr.reason.empty()) fmt::print("     {}\n", lr.reason);
-  if (!lr.outside_verified.empty())
-    fmt::print("     {}\n", paint("warning: " + lr.outside_verified, Colour::kYellow));
-  // A clean live verdict says what it does not cover (its report.json: not_checked).
-  if (lr.verdict == model::LiveVerdict::kPass && lr.scenario.must.empty())
-    fmt::print("     {}\n", report::kPythonNotChecked);
-  if (lr.verdict == model::LiveVerdict::kPass && lr.proven)
-    fmt::print("     {}\n", report::live_dpor_covers(sched::kLivePythonSubject));
-}
 
 int run_suite(SuiteArgs a) {
   for (const auto& p : a.paths) {
@@ -92,12 +53,15 @@ int run_suite(SuiteArgs a) {
   };
   o.on_scenario = [](const model::ScenarioRun& run, const nlohmann::json& report) {
     clear_progress();
-    print_scenario(run, report);
+    print_suite_scenario(run, report);
   };
   o.on_live_start = [](const model::Scenario& s) {
     fmt::print("{} {:<34} running live: {} ...\n", "....", s.name, s.live->script);
   };
-  o.on_live = print_live_case;
+  o.on_live = print_suite_live_case;
+  o.on_live_elsewhere = [&o](const model::Scenario& s) {
+    fmt::print("{} {:<34} (live) runs whole on shard 0/{}\n", "----", s.name, o.partition.shards);
+  };
   for (const model::Scenario& s : suite) {  // said once, before the first scenario runs
     if (s.live) continue;
     const std::string note = dpor_split_note(model::explore_options(s).strategy, o.partition,
@@ -107,14 +71,7 @@ int run_suite(SuiteArgs a) {
     break;
   }
   const report::SuiteRun r = report::run_suite(suite, o);
-  fmt::print("wrote {}/summary.json, {}/report.html and one report.json per scenario{}{}\n",
-             o.out_dir, o.out_dir, a.junit.empty() ? "" : ", ", a.junit.empty() ? "" : a.junit);
-  const std::string line =
-      fmt::format("{} scenarios: {} passed, {} failed, {} inconclusive{}{} in {:.2f} s",
-                  r.scenarios(), r.passed, r.failed, r.inconclusive,
-                  r.skipped > 0 ? fmt::format(", {} skipped", r.skipped) : "",
-                  r.interrupted ? " (interrupted)" : "", r.seconds);
-  fmt::print("{}\n", paint(line, r.ok() ? Colour::kGreen : Colour::kRed));
+  print_suite_end(r.totals, o.out_dir, a.junit);
   return r.ok() ? kExitOk : kExitFound;
 }
 

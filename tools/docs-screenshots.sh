@@ -17,6 +17,12 @@ onload="var e=this.contentDocument.querySelector('$sel'); if (e) e.scrollIntoVie
 HTML
   shot "$4" "$5" "$work/$1/docshot.html"
 }
+# The suite opens on its answer: the totals, a verdict per scenario (live ones too), the causes.
+shot 1100,1300 docs/img/report-suite.png "$work/suite/report.html"
+# A shard says it is one: partial searches, PENDING what merge judges.
+shot 1100,900 docs/img/report-shard.png "$work/shard1/report.html"
+# The thread that raised FX's error: the exception in its column, "crashed" in its end row.
+frame crash report.html 'tr.crash-row' 1100,700 docs/img/report-crash.png
 # The deadlock first (findings by severity): its message, cycle, blocked threads and interleaving.
 frame explore report.html 'h3.finding' 1100,1500 docs/img/report-deadlock.png
 # The replay page: its legend and the table's end row (every thread blocked, and on what).

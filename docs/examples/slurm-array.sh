@@ -8,4 +8,4 @@
 #SBATCH --time=01:00:00
 set -euo pipefail
 mkdir -p results
-srun racelab suite scenarios --jobs $SLURM_CPUS_PER_TASK --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT --out results/shard-$SLURM_ARRAY_TASK_ID || test $? -eq 1
+srun racelab suite scenarios --jobs $SLURM_CPUS_PER_TASK --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT --out results/shard-$SLURM_ARRAY_TASK_ID

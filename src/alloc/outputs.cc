@@ -39,8 +39,11 @@ void write_replay_outputs(const fs::path& dir, const Snapshot& snap, const std::
   write_file_atomic(dir / "replay.json", document_text(summary));
 }
 
-void write_report_outputs(const fs::path& dir, const std::vector<StabilityReport>& reports) {
+std::vector<std::string> write_report_outputs(const fs::path& dir,
+                                              const std::vector<StabilityReport>& reports) {
   ensure_directory(dir);
+  std::vector<std::string> files = {(dir / "alloc-report.json").lexically_normal().string(),
+                                    (dir / "report.html").lexically_normal().string()};
   nlohmann::ordered_json j;
   j["format"] = kAllocReportFormat;
   j["version"] = kAllocReportVersion;
@@ -48,9 +51,11 @@ void write_report_outputs(const fs::path& dir, const std::vector<StabilityReport
   for (const StabilityReport& r : reports) {
     j["reports"].push_back(report_json(r));
     write_file_atomic(dir / (r.name + ".iterations.csv"), rows_csv(r));
+    files.push_back((dir / (r.name + ".iterations.csv")).lexically_normal().string());
   }
   write_file_atomic(dir / "alloc-report.json", document_text(j, 1));
   write_file_atomic(dir / "report.html", report_html(reports));
+  return files;
 }
 
 std::string report_junit(const std::vector<StabilityReport>& reports, const std::string& expect,
@@ -116,20 +121,21 @@ std::vector<std::string> write_whatif_outputs(
     const std::string page =
         runs.size() > 1 ? fmt::format("whatif.device{}.html", device) : "whatif.html";
     write_file_atomic(dir / page, whatif_html(trace, w.lines, w.recorded));
-    pages.push_back((dir / page).string());
+    pages.push_back((dir / page).lexically_normal().string());
   }
   nlohmann::ordered_json j;
   j["format"] = kAllocWhatifFormat;
   j["version"] = kAllocWhatifVersion;
   j["devices"] = std::move(devices);
   write_file_atomic(dir / "whatif.json", document_text(j, 1));
+  pages.insert(pages.begin(), (dir / "whatif.json").lexically_normal().string());
   return pages;
 }
 
 TraceReports report_capture(const std::string& trace, const std::filesystem::path& dir,
                             const ProgressFor& progress) {
   TraceReports got = analyse_traces({trace}, {}, -1, ReportSettings{}, progress);
-  write_report_outputs(dir, got.reports);
+  got.written = write_report_outputs(dir, got.reports);
   return got;
 }
 

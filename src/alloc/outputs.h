@@ -24,9 +24,9 @@ void write_replay_outputs(const std::filesystem::path& dir, const Snapshot& snap
                           const std::vector<ReplayResult>& results);
 
 // alloc report --out DIR: DIR/alloc-report.json (its format and version first, util/document.h),
-// DIR/report.html and DIR/<name>.iterations.csv.
-void write_report_outputs(const std::filesystem::path& dir,
-                          const std::vector<StabilityReport>& reports);
+// DIR/report.html and DIR/<name>.iterations.csv. Returns every file's path, in that order.
+std::vector<std::string> write_report_outputs(const std::filesystem::path& dir,
+                                              const std::vector<StabilityReport>& reports);
 
 // racelab live alloc's report of its capture `trace`, as alloc report TRACE --out DIR with every
 // other setting its default: the reports and warnings (analyse_traces), DIR's files written
@@ -48,7 +48,7 @@ nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifL
 
 // alloc whatif --out DIR: DIR/whatif.json (its format and version, util/document.h, then every
 // device's lines) and a page per device, DIR/whatif.html, or DIR/whatif.deviceN.html where `runs`
-// has several devices. Returns the pages' paths, in order.
+// has several devices. Returns every file's path: whatif.json, then the pages in order.
 std::vector<std::string> write_whatif_outputs(
     const std::filesystem::path& dir, const std::string& trace,
     const std::vector<std::pair<std::size_t, WhatifRun>>& runs);

@@ -35,6 +35,7 @@ struct ReportSettings {
 struct TraceReports {
   std::vector<StabilityReport> reports;
   std::vector<std::string> warnings;
+  std::vector<std::string> written;  // the files report_capture wrote (write_report_outputs)
 };
 
 // Reports on `devices` of `snap` (read from `path`). Boundaries: `stats` (stats_for) when not

@@ -52,7 +52,9 @@ const char* live_verdict_name(LiveVerdict v) {
   return "?";
 }
 
-std::string LiveCaseRun::command() const { return shell_line(argv); }
+std::string LiveCaseRun::command() const {
+  return argv.empty() && !recorded_command.empty() ? recorded_command : shell_line(argv);
+}
 
 namespace {
 

@@ -40,6 +40,7 @@ struct LiveCaseRun {
   double seconds = 0;
   std::string out_dir;                  // the live run's report.json, trace.txt, live.log
   std::vector<std::string> argv;        // the command it ran
+  std::string recorded_command;         // read back from a summary.json (racelab merge)
   std::vector<std::string> missing;     // in expect.must, never seen
   std::vector<std::string> unexpected;  // in expect.must_not, seen
   // With [live] alloc: the allocator verdict of one uncontrolled run ("stable", "unstable",
@@ -49,7 +50,7 @@ struct LiveCaseRun {
   // The live run's torch or Python outside its table's verified range: its one line
   // (report.json's versions.outside), "" inside.
   std::string outside_verified;
-  std::string command() const;  // argv as one shell line
+  std::string command() const;  // argv as one shell line (or the recorded command)
 };
 
 // The report.json a live case's child wrote: null when there is none or it is not JSON (the child

@@ -33,6 +33,8 @@ const char* verdict_name(Verdict v) {
       return "fail";
     case Verdict::kInconclusive:
       return "inconclusive";
+    case Verdict::kPending:
+      return "pending";
   }
   return "?";
 }
@@ -45,11 +47,36 @@ const char* verdict_word(Verdict v) {
       return "FAIL";
     case Verdict::kInconclusive:
       return "INCONCLUSIVE";
+    case Verdict::kPending:
+      return "PENDING";
   }
   return "?";
 }
 
+std::string ScenarioRun::shard_label() const {
+  if (!shard()) return "";
+  return fmt::format("shard {}/{}", options.partition.shard, options.partition.shards);
+}
+
+std::string ScenarioRun::shard_part() const {
+  const std::uint64_t k = options.partition.shard, n = options.partition.shards;
+  if (result.subtree_count == 0)
+    return fmt::format("executions {}, {}, {}, … of {}", k, k + n, k + 2 * n, options.iterations);
+  const std::uint64_t m = result.subtree_count;
+  if (k >= m) return fmt::format("none of {} subtrees", m);
+  const std::uint64_t last = k + (m - 1 - k) / n * n;
+  if (last == k) return fmt::format("subtree {} of {}", k, m);
+  if (last == k + n) return fmt::format("subtrees {}, {} of {}", k, last, m);
+  return fmt::format("subtrees {}, {}, …, {} of {}", k, k + n, last, m);
+}
+
 Verdict ScenarioRun::verdict() const {
+  if (shard()) {
+    // A part settles a failure it found and a `must` kind it found; the rest waits for merge.
+    if (!unexpected.empty() || !result.determinism_failures.empty()) return Verdict::kFail;
+    if (!missing.empty() || !scenario.must_not.empty()) return Verdict::kPending;
+    return Verdict::kPass;
+  }
   // Finding a `must` kind is a witness (its schedule); missing one fails only a search that
   // finished; claiming a `must_not` kind absent is a proof only when the proving strategy covered
   // its whole bounded space (sched::expectation_verdict, the one rule).
@@ -70,6 +97,14 @@ Verdict ScenarioRun::verdict() const {
 }
 
 std::string ScenarioRun::coverage() const {
+  if (shard()) {
+    return fmt::format("partial ({}; {}): {} executions ({}){}; racelab merge judges the whole",
+                       shard_part(), shard_label(), result.executions, result.strategy,
+                       result.stop == sched::StopReason::kTimeLimit ||
+                               result.stop == sched::StopReason::kInterrupted
+                           ? fmt::format(", cut short by {}", sched::stop_reason_words(result.stop))
+                           : "");
+  }
   return sched::coverage_sentence({.strategy = result.strategy,
                                    .executions = result.executions,
                                    .cap = options.iterations,
@@ -88,6 +123,7 @@ std::string ScenarioRun::interleavings() const {
 
 std::string ScenarioRun::coverage_brief() const {
   const std::uint64_t n = result.executions;
+  if (shard()) return fmt::format("partial ({}), {} executions", shard_part(), n);
   if (!proves()) return fmt::format("{} executions sampled, not a proof", n);
   if (!result.exhausted())
     return fmt::format("{} executions, cut short by {}", n, sched::stop_reason_words(result.stop));
@@ -118,6 +154,15 @@ std::string ScenarioRun::verdict_reason() const {
   switch (verdict()) {
     case Verdict::kPass:
       return "";
+    case Verdict::kPending: {
+      std::vector<std::string> open;
+      if (!missing.empty()) open.push_back(fmt::format("must [{}]", fmt::join(missing, ", ")));
+      if (!scenario.must_not.empty())
+        open.push_back(fmt::format("must_not [{}]", fmt::join(scenario.must_not, ", ")));
+      return fmt::format(
+          "pending: {} not settled by {} alone ({}): racelab merge of every shard judges it",
+          fmt::join(open, " and "), shard_label(), shard_part());
+    }
     case Verdict::kInconclusive: {
       // Only a bounded search gets smaller with a lower bound (dfs; dpor given one).
       const bool has_bound = options.strategy.kind == sched::StrategyKind::kDfs ||
@@ -172,7 +217,8 @@ void judge(ScenarioRun& run) {
 
 int explore_exit_code(const ScenarioRun& run) {
   if (!run.failures().empty()) return kExitFound;
-  if (run.has_expectations() && run.verdict() != Verdict::kPass) return kExitFound;
+  const Verdict v = run.verdict();
+  if (run.has_expectations() && v != Verdict::kPass && v != Verdict::kPending) return kExitFound;
   return kExitOk;
 }
 

@@ -19,9 +19,12 @@ namespace racelab::model {
 //    (`must_not`) that only a proving strategy (dfs, dpor) can establish, and its search was cut
 //    short before covering its bounded space;
 //  - pass: otherwise. A sampling strategy (random, pct) passes on what it sampled, and says so.
-enum class Verdict { kPass, kFail, kInconclusive };
-const char* verdict_name(Verdict v);  // "pass", "fail", "inconclusive"
-const char* verdict_word(Verdict v);  // "PASS", "FAIL", "INCONCLUSIVE"
+// A shard (--shard K/N) ran a part of the search and judges only what a part can settle: a
+// `must_not` kind it found fails (the whole finds it too), a `must` kind it found holds; a `must`
+// kind it did not find, or an absence it claims, is pending: racelab merge judges the whole.
+enum class Verdict { kPass, kFail, kInconclusive, kPending };
+const char* verdict_name(Verdict v);  // "pass", "fail", "inconclusive", "pending"
+const char* verdict_word(Verdict v);  // "PASS", "FAIL", "INCONCLUSIVE", "PENDING"
 
 struct ScenarioRun {
   Scenario scenario;
@@ -36,6 +39,15 @@ struct ScenarioRun {
   // The strategy proves absence when it covers its space (dfs, exhaustive within its bound; dpor,
   // every interleaving class).
   bool proves() const { return sched::strategy_proves(options.strategy.kind); }
+  // A shard of a search (--shard K/N with N > 1): its coverage is partial, never exhaustive.
+  bool shard() const { return options.partition.shards > 1; }
+  // The search covered its whole space: exhausted, and not a shard of it.
+  bool exhaustive() const { return result.exhausted() && !shard(); }
+  // "shard 1/4"; empty when not a shard.
+  std::string shard_label() const;
+  // A shard's part of the search: "subtrees 1, 5, …, 229 of 232" (dfs, dpor), "executions 1, 5,
+  // 9, … of the budget" (random, pct).
+  std::string shard_part() const;
   Verdict verdict() const;
   // One line: how much of the space the run covered ("exhaustive within the bound: N executions",
   // "cut short by the execution cap after N executions: not a proof", "sampled N executions

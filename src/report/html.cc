@@ -11,6 +11,7 @@
 #include "racelab/version.h"
 #include "report/report.h"
 #include "sched/kinds.h"
+#include "util/document.h"
 #include "util/files.h"
 #include "util/html.h"
 
@@ -41,16 +42,6 @@ const char* op_class(sched::OpKind k) {
   }
 }
 
-std::string expectation_text(const model::Scenario& sc) {
-  std::string s;
-  if (!sc.must.empty()) s += "must find " + fmt::format("{}", fmt::join(sc.must, ", "));
-  if (!sc.must_not.empty()) {
-    s += (s.empty() ? "" : "; ") + std::string("must not find ") +
-         fmt::format("{}", fmt::join(sc.must_not, ", "));
-  }
-  return s.empty() ? "(none)" : s;
-}
-
 }  // namespace
 
 namespace {
@@ -64,14 +55,44 @@ std::string step_text(const sched::Execution& exec, const sched::Step& s) {
   return text;
 }
 
-// A thread's state when the execution ended: finished, blocked (and on what), or stopped by a
-// fatal finding while it could still run.
+// An identifier as a cell shows it: escaped, with a line-break opportunity after every '_', '.',
+// ':' and '/', so that `_compiled_flex_attention` wraps as `_compiled_` `flex_attention`, never
+// inside a word.
+std::string wrappable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    out += escape(std::string_view(&c, 1));
+    if (c == '_' || c == '.' || c == ':' || c == '/') out += "<wbr>";
+  }
+  return out;
+}
+
+// A finding that a thread raised (a crash: FX's RuntimeError, an out-of-memory error), not a
+// deadlock, which no one thread raises: the thread, else empty.
+const std::string& raised_by(const sched::Finding& f) {
+  static const std::string none;
+  return sched::kinds::is_failure(f.kind) && f.cycle.empty() ? f.thread : none;
+}
+
+// The exception a thread raised, in one line: the message up to its explanation in parentheses.
+std::string exception_line(const sched::Finding& f) {
+  const std::string text = message_text(f);
+  const auto cut = text.find(" (");
+  return cut == std::string::npos ? text : text.substr(0, cut);
+}
+
+// A thread's state when the execution ended: finished, crashed (the exception it raised),
+// blocked (and on what), or stopped by a fatal finding while it could still run.
 struct EndState {
   const char* css;
   std::string text;
 };
 
 EndState end_state(const sched::Execution& exec, sched::ThreadId t) {
+  for (const sched::Finding& f : exec.findings()) {
+    if (!raised_by(f).empty() && raised_by(f) == exec.thread_name(t))
+      return {"end-crashed", "crashed: " + exception_line(f)};
+  }
   if (exec.finished(t)) return {"end-done", "finished"};
   if (!exec.is_enabled(t) && exec.pending_op(t)->kind == sched::OpKind::kTake)
     return {"end-idle", "idle: waits to " + exec.pending_text(t)};
@@ -129,8 +150,9 @@ Columns columns(const sched::Execution& exec, std::size_t from, std::size_t to, 
 std::string table_open(const sched::Execution& exec, const Columns& cols,
                        const std::vector<bool>& in_cycle, std::string_view klass,
                        std::string_view attrs) {
-  std::string h = fmt::format("<table class=\"{}\" style=\"width:{}px\"{}>", klass,
-                              52 + 160 * cols.size(), attrs);
+  // The page's width, and no narrower than 120 px a thread (wider tables scroll).
+  std::string h = fmt::format("<table class=\"{}\" style=\"min-width:{}px\"{}>", klass,
+                              52 + 120 * cols.size(), attrs);
   h += "<colgroup><col class=\"c-step\">";
   for (std::size_t k = 0; k < cols.size(); ++k) h += "<col class=\"c-thread\">";
   h += "</colgroup><thead><tr><th class=\"num\">step</th>";
@@ -139,12 +161,30 @@ std::string table_open(const sched::Execution& exec, const Columns& cols,
     h += fmt::format("<th class=\"thread{}{}\">{}</th>",
                      in_cycle[static_cast<std::size_t>(id)] ? " in-cycle" : "",
                      std::string_view(e.css) == "end-blocked" ? " is-blocked" : "",
-                     escape(exec.thread_name(id)));
+                     wrappable(exec.thread_name(id)));
   }
   return h + "</tr></thead><tbody>";
 }
 
 // Rows for steps [from, to), with a marked row after every step at which a finding was detected.
+// Under a finding a thread raised: the exception in that thread's column.
+std::string crash_row(const sched::Execution& exec, const Columns& cols, const sched::Finding& f) {
+  if (raised_by(f).empty()) return "";
+  std::string row = "<tr class=\"crash-row\"><td class=\"num\">✗</td>";
+  bool shown = false;
+  for (sched::ThreadId id : cols) {
+    if (exec.thread_name(id) != raised_by(f)) {
+      row += "<td></td>";
+      continue;
+    }
+    shown = true;
+    row +=
+        fmt::format("<td class=\"crash\" title=\"{}\"><span class=\"label\">raised {}</span></td>",
+                    escape(message_text(f)), wrappable(exception_line(f)));
+  }
+  return shown ? row + "</tr>" : "";
+}
+
 std::string step_rows(const sched::Execution& exec, const Columns& cols, std::size_t from,
                       std::size_t to) {
   const auto& steps = exec.steps();
@@ -162,7 +202,7 @@ std::string step_rows(const sched::Execution& exec, const Columns& cols, std::si
           "<td class=\"{}\" title=\"step {}: {}: {} (t = {:.3f} s)\"><span "
           "class=\"label\">{}</span></td>",
           op_class(s.op.kind), i, escape(exec.thread_name(s.thread)), escape(what), s.vtime,
-          escape(what));
+          wrappable(what));
     }
     rows += "</tr>";
     for (const sched::Finding& f : exec.findings()) {
@@ -173,6 +213,7 @@ std::string step_rows(const sched::Execution& exec, const Columns& cols, std::si
           "class=\"event-text{2}\"><span class=\"ev-text\"><b>{0}</b> after step {3}: "
           "{4}</span></td></tr>",
           escape(f.kind), cols.size(), fail ? " fail" : "", i, escape(message_text(f)));
+      rows += crash_row(exec, cols, f);
     }
   }
   return rows;
@@ -182,8 +223,8 @@ std::string end_row(const sched::Execution& exec, const Columns& cols) {
   std::string row = "<tr class=\"end\"><td class=\"num\">end</td>";
   for (sched::ThreadId id : cols) {
     const EndState e = end_state(exec, id);
-    row +=
-        fmt::format("<td class=\"{}\"><span class=\"label\">{}</span></td>", e.css, escape(e.text));
+    row += fmt::format("<td class=\"{}\"><span class=\"label\">{}</span></td>", e.css,
+                       wrappable(e.text));
   }
   return row + "</tr>";
 }
@@ -228,6 +269,7 @@ std::string legend_html() {
          "<span><i class=\"op-event\"></i>event</span>"
          "<span><i class=\"op\"></i>other (start, take, complete)</span>"
          "<span><i class=\"end-blocked\"></i>blocked at the end (and on what)</span>"
+         "<span><i class=\"crash\"></i>raised an exception (crashed)</span>"
          "<span><i class=\"ev\"></i>finding detected (oom, recompile_limit, crash, …)</span>"
          "<span><b class=\"fail\">bold red</b> thread: in the wait-for cycle</span></div>";
 }
@@ -283,6 +325,7 @@ std::string interleaving_html(const sched::Execution& exec, const sched::Finding
         "{3}</span></td></tr>",
         escape(f.kind), cols.size(), sched::kinds::is_failure(f.kind) ? " fail" : "",
         escape(message_text(f)));
+    out += crash_row(exec, cols, f);
   }
   out += end_row(exec, cols) + "</tbody></table></div>";
   if (to < n) out += folded(exec, in_cycle, to, n, "after the finding");
@@ -392,98 +435,6 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
   return html::page("racelab replay", "table.lanes div.legend", body);
 }
 
-std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::string& title,
-                         double seconds) {
-  std::string body =
-      fmt::format("<h1>{}</h1><div class=\"sub\">racelab {} · {} scenario(s) · {:.2f} s</div>",
-                  escape(title), kVersion, scenarios.size(), seconds);
-  body +=
-      "<table><tr><th>scenario</th><th>expectation</th><th>verdict</th><th>found</th><th "
-      "class=\"num\">executions</th>"
-      "<th class=\"num\">time</th></tr>";
-  for (const HtmlScenario& h : scenarios) {
-    const model::ScenarioRun& run = *h.run;
-    std::string found;
-    for (const auto& f : run.result.found) found += (found.empty() ? "" : ", ") + f.finding.kind;
-    body += fmt::format(
-        "<tr><td><a href=\"#{0}\">{0}</a></td><td>{1}</td><td "
-        "class=\"{2}\">{3}</td><td>{4}</td><td class=\"num\">{5}{6}</td>"
-        "<td class=\"num\">{7:.2f} s</td></tr>",
-        escape(run.scenario.name), escape(expectation_text(run.scenario)),
-        run.verdict() == model::Verdict::kPass ? "pass" : "fail",
-        model::verdict_word(run.verdict()), escape(found.empty() ? "nothing" : found),
-        run.result.executions,
-        run.result.exhausted() ? " (exhaustive)"
-        : run.proves()         ? " (cut short)"
-                               : " (sampled)",
-        run.result.seconds);
-  }
-  body += "</table>";
-  body += legend_html();
-  for (const HtmlScenario& h : scenarios) {
-    const model::ScenarioRun& run = *h.run;
-    body += fmt::format("<h2 id=\"{0}\">{0} <span class=\"{1}\">{2}</span></h2>",
-                        escape(run.scenario.name),
-                        run.verdict() == model::Verdict::kPass ? "pass" : "fail",
-                        model::verdict_word(run.verdict()));
-    body += fmt::format("<div class=\"sub\">{}</div>", escape(run.coverage()));
-    if (run.verdict() == model::Verdict::kInconclusive) {
-      body += fmt::format("<p class=\"fail\">{}</p>", escape(run.verdict_reason()));
-    }
-    body += fmt::format("<div class=\"sub\">{} · {} · {} executions, stopped by {} · {}</div>",
-                        escape(run.scenario.path), escape(run.result.strategy),
-                        run.result.executions, sched::stop_reason_name(run.result.stop),
-                        escape(expectation_text(run.scenario)));
-    if (!run.missing.empty() && run.verdict() == model::Verdict::kFail) {
-      body += fmt::format("<p class=\"fail\">expected but not found: {}</p>",
-                          escape(fmt::format("{}", fmt::join(run.missing, ", "))));
-    }
-    if (run.result.found.empty()) {
-      body +=
-          fmt::format("<p>No finding in {} executions{}.</p>", run.result.executions,
-                      run.result.exhausted() ? ": the bounded space was covered exhaustively" : "");
-      continue;
-    }
-    // By severity (the registry's rank): the deadlock first, evidence last.
-    std::vector<const sched::FoundKind*> found;
-    for (const sched::FoundKind& f : run.result.found) found.push_back(&f);
-    std::stable_sort(found.begin(), found.end(), [](const auto* a, const auto* b) {
-      return sched::kinds::before(a->finding.kind, b->finding.kind);
-    });
-    const auto& findings =
-        h.report.contains("findings") ? h.report["findings"] : nlohmann::json::array();
-    for (const sched::FoundKind* fp : found) {
-      const sched::FoundKind& f = *fp;
-      body += fmt::format("<h3 class=\"finding\" data-kind=\"{1}\" id=\"{0}-{1}\">{1}: {2}</h3>",
-                          escape(run.scenario.name), escape(f.finding.kind),
-                          escape(message_text(f.finding)));
-      body += fmt::format(
-          "<div class=\"sub\">first at execution {} · {} preemption(s) after shrinking (from {}) · "
-          "{} steps</div>",
-          f.execution, f.preemptions, f.original_preemptions, f.result.exec->steps().size());
-      for (const auto& item : findings) {
-        if (item.value("kind", std::string()) == f.finding.kind && item.contains("replay") &&
-            item["replay"].is_string()) {
-          body += "<div>Replay this interleaving:</div>" +
-                  html::copyable(item["replay"].get<std::string>());
-          break;
-        }
-      }
-      if (!f.finding.cycle.empty())
-        body += "<h3>Wait-for cycle</h3>" + cycle_svg(f.finding, f.result.exec.get());
-      if (!f.finding.details.empty()) {
-        body += "<ul>";
-        for (const auto& d : f.finding.details) body += "<li>" + escape(d) + "</li>";
-        body += "</ul>";
-      }
-      body += "<h3>Interleaving</h3>" + interleaving_html(*f.result.exec, &f.finding);
-    }
-  }
-  bool any_finding = false;
-  for (const HtmlScenario& h : scenarios) any_finding = any_finding || !h.run->result.found.empty();
-  return html::page(title, any_finding ? "table table.lanes" : "table", body);
-}
-
 nlohmann::json write_explore_files(const model::ScenarioRun& run, const std::string& dir) {
   nlohmann::json report = write_explore_outputs(run, dir);
   write_file_atomic(
@@ -495,10 +446,28 @@ nlohmann::json write_explore_files(const model::ScenarioRun& run, const std::str
 std::string write_replay_page(const std::string& dir, const std::string& schedule_path,
                               const sched::ExecutionResult& result,
                               const std::string& expected_kind, bool reproduced) {
+  namespace fs = std::filesystem;
   ensure_directory(dir);
-  const std::string page = (std::filesystem::path(dir) / "report.html").string();
+  nlohmann::json findings = nlohmann::json::array();
+  for (const sched::Finding* f : ordered(result.findings)) {
+    nlohmann::json item = finding_json(*f, {{"step", f->step}});
+    item["failure"] = sched::kinds::is_failure(f->kind);
+    findings.push_back(std::move(item));
+  }
+  const nlohmann::json report = {{"format", kReplayReportFormat},
+                                 {"version", kReplayReportVersion},
+                                 {"racelab_version", kVersion},
+                                 {"schedule", schedule_path},
+                                 {"expected_kind", expected_kind},
+                                 {"reproduced", reproduced},
+                                 {"steps", result.exec->steps().size()},
+                                 {"virtual_time_s", round_seconds(result.exec->makespan())},
+                                 {"findings", findings}};
+  const std::string json_path = (fs::path(dir) / "report.json").lexically_normal().string();
+  const std::string page = (fs::path(dir) / "report.html").lexically_normal().string();
+  write_file_atomic(json_path, document_text(report));
   write_file_atomic(page, replay_html(schedule_path, result, expected_kind, reproduced));
-  return page;
+  return json_path + ", " + page;
 }
 
 }  // namespace racelab::report

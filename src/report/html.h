@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "model/live_case.h"
 #include "model/suite.h"
+#include "report/suite_run.h"
 
 namespace racelab::report {
 
@@ -14,6 +16,21 @@ struct HtmlScenario {
   nlohmann::json report;  // what write_explore_outputs returned (schedule paths, replay commands)
 };
 
+// The page of a suite, a shard of one or a merge (suite_html.cc): it opens on the answer, the
+// totals line the terminal prints and one row per scenario (model and live) with its verdict and,
+// for anything but a pass, its one-line cause; then each scenario's findings, every finding's
+// wait-for cycle and interleaving folded (<details>) until asked for, unless `open`.
+struct SuitePage {
+  std::string title;
+  std::vector<HtmlScenario> scenarios;
+  const std::vector<model::LiveCaseRun>* live = nullptr;  // live cases ([live]), run or merged
+  std::vector<std::string> live_elsewhere;  // a shard K > 0: the live cases shard 0 runs
+  SuiteTotals totals;
+  bool open = false;  // interleavings shown open (one scenario: racelab explore)
+};
+std::string suite_html(const SuitePage& page);
+
+// racelab explore's page (and a merged exploration's): suite_html of its one scenario, open.
 std::string explore_html(const std::vector<HtmlScenario>& scenarios, const std::string& title,
                          double seconds);
 
@@ -24,7 +41,9 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
 // racelab explore --out DIR: write_explore_outputs (report.json, schedules) and DIR/report.html.
 // Returns report.json's document.
 nlohmann::json write_explore_files(const model::ScenarioRun& run, const std::string& dir);
-// racelab replay --out DIR: DIR/report.html (replay_html), atomically; returns its path.
+// racelab replay --out DIR: DIR/report.json (format racelab-replay-report: the schedule, the
+// expected kind, whether it was reproduced, the steps and every finding) and DIR/report.html
+// (replay_html), each atomically; returns their paths, "DIR/report.json, DIR/report.html".
 std::string write_replay_page(const std::string& dir, const std::string& schedule_path,
                               const sched::ExecutionResult& result,
                               const std::string& expected_kind, bool reproduced);

@@ -8,9 +8,13 @@
 namespace racelab::report {
 
 std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds,
-                      const std::vector<model::LiveCaseRun>& live) {
+                      const std::vector<model::LiveCaseRun>& live, const std::string& shard) {
   int failures = 0, skipped = 0;
-  for (const auto& r : runs) failures += r.verdict() == model::Verdict::kPass ? 0 : 1;
+  for (const auto& r : runs) {
+    const model::Verdict v = r.verdict();
+    failures += v == model::Verdict::kFail || v == model::Verdict::kInconclusive;
+    skipped += v == model::Verdict::kPending;
+  }
   for (const auto& l : live) {
     skipped += l.verdict == model::LiveVerdict::kSkipped;
     failures +=
@@ -21,9 +25,9 @@ std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double second
   out += fmt::format("<testsuites name=\"racelab\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n",
                      tests, failures, seconds);
   out += fmt::format(
-      "  <testsuite name=\"racelab.suite\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+      "  <testsuite name=\"racelab.suite{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
       "skipped=\"{}\" time=\"{:.3f}\">\n",
-      tests, failures, skipped, seconds);
+      shard.empty() ? "" : " (" + xml_escape(shard) + ")", tests, failures, skipped, seconds);
   for (const auto& r : runs) {
     out += fmt::format(
         "    <testcase classname=\"racelab.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
@@ -34,6 +38,13 @@ std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double second
     if (v == model::Verdict::kPass) {
       out +=
           fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(props));
+      continue;
+    }
+    if (v == model::Verdict::kPending) {
+      out += fmt::format(
+          ">\n      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n    "
+          "</testcase>\n",
+          xml_escape(r.verdict_reason()), xml_escape(props));
       continue;
     }
     // Inconclusive is a failure for CI: the proof the scenario keeps was not completed.

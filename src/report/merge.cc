@@ -279,8 +279,8 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   return run;
 }
 
-int merge_shards(const std::vector<std::string>& dirs, const std::string& out,
-                 const std::string& junit, const MergePrinter& print) {
+MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string& out,
+                         const std::string& junit, const MergePrinter& print) {
   const bool suites = fs::exists(fs::path(dirs.front()) / "summary.json");
   for (const auto& d : dirs) {
     if (!fs::is_directory(d)) throw InputError(d + ": not a directory");
@@ -289,58 +289,73 @@ int merge_shards(const std::vector<std::string>& dirs, const std::string& out,
                                    suites ? "has no" : "has a"));
     }
   }
+  MergeResult result;
+  result.suite = suites;
+  SuiteTotals& totals = result.totals;
   std::vector<model::ScenarioRun> runs;
   std::vector<nlohmann::json> reports;
+  std::vector<model::LiveCaseRun> live;
   std::vector<nlohmann::json> entries;
-  std::vector<nlohmann::json> live_entries;  // live cases ran whole on shard 0: kept as judged
+  auto add_run = [&](model::ScenarioRun run) {
+    runs.push_back(std::move(run));
+    const model::ScenarioRun& r = runs.back();
+    const std::string dir = suites ? (fs::path(out) / r.scenario.name).string() : out;
+    reports.push_back(write_explore_outputs(r, dir));
+    entries.push_back(suite_summary_entry(r, reports.back(), dir));
+    totals.seconds += r.result.seconds;
+    totals.add(r.verdict());
+    if (print.on_run) print.on_run(r, reports.back());
+  };
   if (suites) {
-    // The scenarios of the first shard's summary, in its order; every shard must have them all.
-    const nlohmann::json summary = read_suite_summaries(dirs);
+    // The scenarios in the suite's order, from shard 0's summary (it alone ran the live cases,
+    // kept as judged there), wherever shard 0 is among the directories; every shard must have
+    // every model scenario.
+    nlohmann::json summary = read_suite_summaries(dirs);
+    for (const auto& d : dirs) {
+      nlohmann::json other = nlohmann::json::parse(read_file(fs::path(d) / "summary.json"));
+      if (other.contains("partition") && other["partition"].value("shard", 1) == 0) {
+        summary = std::move(other);
+        break;
+      }
+    }
     runs.reserve(summary["scenarios"].size());
+    live.reserve(summary["scenarios"].size());
     for (const auto& entry : summary["scenarios"]) {
       if (entry.value("live", false)) {
-        live_entries.push_back(entry);
+        live.push_back(live_case_from_summary(entry));
+        totals.add(live.back().verdict);
+        totals.seconds += live.back().seconds;
+        entries.push_back(entry);
+        if (print.on_live) print.on_live(live.back());
         continue;
       }
       const auto name = entry["scenario"].get<std::string>();
       std::vector<std::string> scenario_dirs;
       for (const auto& d : dirs) scenario_dirs.push_back((fs::path(d) / name).string());
-      runs.push_back(merge_exploration(scenario_dirs));
+      add_run(merge_exploration(scenario_dirs));
     }
   } else {
-    runs.push_back(merge_exploration(dirs));
-  }
-  double seconds = 0;
-  for (const auto& run : runs) {
-    const std::string dir = suites ? (fs::path(out) / run.scenario.name).string() : out;
-    reports.push_back(write_explore_outputs(run, dir));
-    entries.push_back(suite_summary_entry(run, reports.back(), dir));
-    seconds += run.result.seconds;
-    if (print.on_run) print.on_run(run);
-  }
-  for (const auto& e : live_entries) {
-    if (print.on_live) print.on_live(e);
-    entries.push_back(e);
+    add_run(merge_exploration(dirs));
   }
   std::vector<HtmlScenario> pages;
   for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
   ensure_directory(out);
   if (suites) {
-    write_file_atomic(fs::path(out) / "summary.json",
-                      document_text(suite_summary(entries, false, seconds, sched::Partition{})));
+    write_file_atomic(
+        fs::path(out) / "summary.json",
+        document_text(suite_summary(entries, false, totals.seconds, sched::Partition{})));
+    write_file_atomic(fs::path(out) / "report.html", suite_html({.title = "racelab suite (merged)",
+                                                                 .scenarios = pages,
+                                                                 .live = &live,
+                                                                 .totals = totals}));
+  } else {
+    write_file_atomic(fs::path(out) / "report.html",
+                      explore_html(pages, "racelab explore (merged)", totals.seconds));
   }
-  write_file_atomic(
-      fs::path(out) / "report.html",
-      explore_html(pages, suites ? "racelab suite (merged)" : "racelab explore (merged)", seconds));
-  if (!junit.empty()) write_file_atomic(junit, junit_xml(runs, seconds));
-  if (!suites) return model::explore_exit_code(runs.front());
-  bool all_pass = true;
-  for (const auto& run : runs) all_pass = all_pass && run.verdict() == model::Verdict::kPass;
-  for (const auto& e : live_entries) {
-    const std::string v = e.value("verdict", "");
-    all_pass = all_pass && (v == "pass" || v == "skipped");
-  }
-  return all_pass ? kExitOk : kExitFound;
+  if (!junit.empty()) write_file_atomic(junit, junit_xml(runs, totals.seconds, live));
+  result.exit_code =
+      suites ? (totals.ok() ? kExitOk : kExitFound) : model::explore_exit_code(runs.front());
+  return result;
 }
 
 }  // namespace racelab::report

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "model/live_case.h"
 #include "model/suite.h"
+#include "report/suite_run.h"
 
 namespace racelab::report {
 
@@ -22,15 +24,21 @@ nlohmann::json read_suite_summaries(const std::vector<std::string>& dirs);
 // racelab merge DIR...: the shards' --out directories (of one exploration, or of one suite),
 // checked, combined and written under `out` (report.json, schedules, summary.json for a suite,
 // report.html; JUnit XML to `junit` unless empty) as one unsharded run would have written them.
-// `on_run` sees each merged model scenario, `on_live` each live case's summary entry (live cases
-// ran whole on shard 0 and are kept as judged), for the terminal. Returns the exit code: a
-// suite's 0 when every scenario passed (or was skipped), else 1; an exploration's as `racelab
-// explore` would exit. InputError for directories that do not belong together.
+// `on_run` sees each merged model scenario with its report.json, `on_live` each live case (live
+// cases ran whole on shard 0 and are kept as judged there), for the terminal, which prints them
+// as racelab suite does. InputError for directories that do not belong together.
 struct MergePrinter {
-  std::function<void(const model::ScenarioRun&)> on_run;
-  std::function<void(const nlohmann::json&)> on_live;
+  std::function<void(const model::ScenarioRun&, const nlohmann::json&)> on_run;
+  std::function<void(const model::LiveCaseRun&)> on_live;
 };
-int merge_shards(const std::vector<std::string>& dirs, const std::string& out,
-                 const std::string& junit, const MergePrinter& print);
+struct MergeResult {
+  bool suite = false;  // the shards of a suite (else of one exploration)
+  SuiteTotals totals;  // a suite's, as the unsharded suite counts them
+  // A suite's 0 when every scenario passed (or was skipped), else 1; an exploration's as
+  // `racelab explore` would exit.
+  int exit_code = 0;
+};
+MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string& out,
+                         const std::string& junit, const MergePrinter& print);
 
 }  // namespace racelab::report

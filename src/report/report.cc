@@ -133,6 +133,9 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
   const nlohmann::ordered_json explored =
       explored_json(run.result, run.proves(), Seconds::kRounded, run.result.coverage_counted);
   for (const auto& [key, value] : explored.items()) report[key] = value;
+  // A shard covered its part: `stopped_by` says how its part ended (merge reads it), and the
+  // search as a whole is exhausted only when merge says so.
+  if (run.shard()) report["exhausted"] = false;
   // A shard: every class with its count (sorted), so that racelab merge counts exactly.
   if (report.contains("interleavings") && run.options.partition.shards > 1) {
     std::map<std::uint64_t, std::uint64_t> sorted(run.result.coverage.counts().begin(),
@@ -184,7 +187,7 @@ json suite_summary_entry(const model::ScenarioRun& run, const json& report,
       {"missing", run.missing},
       {"unexpected", run.unexpected},
       {"executions", run.result.executions},
-      {"exhausted", run.result.exhausted()},
+      {"exhausted", run.exhaustive()},
       {"coverage", run.coverage()},
       {"classes_seen",
        report.contains("interleavings") ? report["interleavings"]["classes_seen"] : json(nullptr)},
@@ -211,21 +214,65 @@ json live_summary_entry(const model::LiveCaseRun& run) {
           {"versions_outside",
            run.outside_verified.empty() ? json(nullptr) : json(run.outside_verified)},
           {"executions", run.executions},
+          {"strategy", run.strategy},
+          {"proven", run.proven},
           {"exit_code", run.exit_code},
           {"command", run.command()},
           {"seconds", round_seconds(run.seconds)},
           {"report", run.argv.empty() ? json(nullptr) : json(run.out_dir + "/report.json")}};
 }
 
+model::LiveCaseRun live_case_from_summary(const json& e) {
+  model::LiveCaseRun run;
+  const std::string path = e.value("path", std::string());
+  std::error_code ec;
+  if (!path.empty() && fs::exists(path, ec)) {
+    try {
+      run.scenario = model::load_scenario(path);
+    } catch (const InputError&) {
+      run.scenario = {};
+    }
+  }
+  run.scenario.name = e.value("scenario", std::string());
+  run.scenario.path = path;
+  const std::string v = e.value("verdict", std::string());
+  run.verdict = v == "pass"           ? model::LiveVerdict::kPass
+                : v == "skipped"      ? model::LiveVerdict::kSkipped
+                : v == "inconclusive" ? model::LiveVerdict::kInconclusive
+                                      : model::LiveVerdict::kFail;
+  run.reason = e.value("verdict_reason", std::string());
+  if (e.contains("kinds_seen") && e["kinds_seen"].is_object()) {
+    for (const auto& [k, n] : e["kinds_seen"].items()) run.kinds[k] = n.get<std::uint64_t>();
+  }
+  run.executions = e.value("executions", std::uint64_t{0});
+  run.strategy = e.value("strategy", std::string());
+  run.proven = e.value("proven", false);
+  run.outside_verified = e.value("versions_outside", json(nullptr)).is_string()
+                             ? e["versions_outside"].get<std::string>()
+                             : std::string();
+  run.exit_code = e.value("exit_code", 0);
+  run.seconds = e.value("seconds", 0.0);
+  run.recorded_command = e.value("command", std::string());
+  if (e.contains("report") && e["report"].is_string()) {
+    run.out_dir = fs::path(e["report"].get<std::string>()).parent_path().string();
+  }
+  if (e.contains("missing")) run.missing = e["missing"].get<std::vector<std::string>>();
+  if (e.contains("unexpected")) run.unexpected = e["unexpected"].get<std::vector<std::string>>();
+  if (e.contains("memory") && e["memory"].is_string()) run.memory = e["memory"].get<std::string>();
+  run.memory_summary = e.value("memory_summary", std::string());
+  return run;
+}
+
 json suite_summary(const std::vector<json>& entries, bool interrupted, double seconds,
                    const sched::Partition& partition) {
-  int passed = 0, failed = 0, inconclusive = 0, skipped = 0;
+  int passed = 0, failed = 0, inconclusive = 0, skipped = 0, pending = 0;
   for (const json& e : entries) {
     const std::string v = e.value("verdict", std::string());
     passed += v == "pass";
     failed += v == "fail";
     inconclusive += v == "inconclusive";
     skipped += v == "skipped";
+    pending += v == "pending";
   }
   json doc = {{"format", kSummaryFormat},
               {"version", kSummaryVersion},
@@ -237,8 +284,11 @@ json suite_summary(const std::vector<json>& entries, bool interrupted, double se
               {"skipped", skipped},
               {"interrupted", interrupted},
               {"seconds", round_seconds(seconds)}};
-  if (partition.shards > 1)
+  if (partition.shards > 1) {
+    // A shard: what it could not settle alone waits for racelab merge.
     doc["partition"] = {{"shard", partition.shard}, {"shards", partition.shards}};
+    doc["pending"] = pending;
+  }
   return doc;
 }
 

@@ -1,5 +1,7 @@
 #include "report/suite_run.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <filesystem>
 
@@ -16,10 +18,49 @@ bool stop_now(const SuiteOptions& o) { return o.interrupt != nullptr && o.interr
 
 }  // namespace
 
+void SuiteTotals::add(model::Verdict v) {
+  ++scenarios;
+  passed += v == model::Verdict::kPass;
+  failed += v == model::Verdict::kFail;
+  inconclusive += v == model::Verdict::kInconclusive;
+  pending += v == model::Verdict::kPending;
+}
+
+void SuiteTotals::add(model::LiveVerdict v) {
+  ++scenarios;
+  passed += v == model::LiveVerdict::kPass;
+  failed += v == model::LiveVerdict::kFail;
+  inconclusive += v == model::LiveVerdict::kInconclusive;
+  skipped += v == model::LiveVerdict::kSkipped;
+}
+
+std::string SuiteTotals::line() const {
+  std::string text = shard.empty() ? "" : shard + ": ";
+  text += fmt::format("{} scenarios: {} passed, {} failed, {} inconclusive", scenarios, passed,
+                      failed, inconclusive);
+  if (skipped > 0) text += fmt::format(", {} skipped", skipped);
+  if (!shard.empty()) text += fmt::format(", {} pending (racelab merge judges them)", pending);
+  if (elsewhere > 0) text += fmt::format("; {} live case(s) run on shard 0", elsewhere);
+  if (interrupted) text += " (interrupted)";
+  return text + fmt::format(" in {:.2f} s", seconds);
+}
+
+std::string wrote_line(const std::string& out_dir, const std::string& junit) {
+  namespace fs = std::filesystem;
+  const fs::path dir(out_dir);
+  return fmt::format("wrote {}, {} and one report.json per scenario{}{}",
+                     (dir / "summary.json").lexically_normal().string(),
+                     (dir / "report.html").lexically_normal().string(), junit.empty() ? "" : ", ",
+                     junit.empty() ? "" : fs::path(junit).lexically_normal().string());
+}
+
 SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions& o) {
   namespace fs = std::filesystem;
   const auto t0 = std::chrono::steady_clock::now();
   SuiteRun out;
+  SuiteTotals& totals = out.totals;
+  if (o.partition.shards > 1)
+    totals.shard = fmt::format("shard {}/{}", o.partition.shard, o.partition.shards);
   out.runs.reserve(suite.size());
   std::vector<nlohmann::json> summary;
   for (const model::Scenario& sc : suite) {
@@ -27,13 +68,15 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
     const std::string dir = (fs::path(o.out_dir) / sc.name).string();
     if (sc.live) {
       // A live case runs once, on the first shard (its executions are not split).
-      if (o.partition.shard != 0) continue;
+      if (o.partition.shard != 0) {
+        ++totals.elsewhere;
+        out.live_elsewhere.push_back(sc.name);
+        if (o.on_live_elsewhere) o.on_live_elsewhere(sc);
+        continue;
+      }
       if (o.on_live_start) o.on_live_start(sc);
       model::LiveCaseRun lr = model::run_live_case(sc, o.racelab, dir);
-      out.passed += lr.verdict == model::LiveVerdict::kPass;
-      out.failed += lr.verdict == model::LiveVerdict::kFail;
-      out.inconclusive += lr.verdict == model::LiveVerdict::kInconclusive;
-      out.skipped += lr.verdict == model::LiveVerdict::kSkipped;
+      totals.add(lr.verdict);
       if (o.on_live) o.on_live(lr);
       summary.push_back(live_summary_entry(lr));
       out.live_runs.push_back(std::move(lr));
@@ -49,25 +92,29 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
           o.progress(out.runs.size(), suite.size(), sc, sched::strategy_proves(eo.strategy.kind));
     model::ScenarioRun run = model::run_scenario(sc, eo);
     nlohmann::json report = write_explore_outputs(run, dir);
-    const model::Verdict v = run.verdict();
-    out.passed += v == model::Verdict::kPass;
-    out.failed += v == model::Verdict::kFail;
-    out.inconclusive += v == model::Verdict::kInconclusive;
+    totals.add(run.verdict());
     if (o.on_scenario) o.on_scenario(run, report);
     summary.push_back(suite_summary_entry(run, report, dir));
     out.runs.push_back(std::move(run));
     out.reports.push_back(std::move(report));
   }
-  out.interrupted = stop_now(o);
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  totals.interrupted = stop_now(o);
+  totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ensure_directory(o.out_dir);
-  const nlohmann::json doc = suite_summary(summary, out.interrupted, out.seconds, o.partition);
+  const nlohmann::json doc =
+      suite_summary(summary, totals.interrupted, totals.seconds, o.partition);
   write_file_atomic(fs::path(o.out_dir) / "summary.json", document_text(doc));
   std::vector<HtmlScenario> pages;
   for (std::size_t k = 0; k < out.runs.size(); ++k) pages.push_back({&out.runs[k], out.reports[k]});
   write_file_atomic(fs::path(o.out_dir) / "report.html",
-                    explore_html(pages, "racelab suite", out.seconds));
-  if (!o.junit.empty()) write_file_atomic(o.junit, junit_xml(out.runs, out.seconds, out.live_runs));
+                    suite_html({.title = totals.shard.empty() ? "racelab suite"
+                                                              : "racelab suite · " + totals.shard,
+                                .scenarios = pages,
+                                .live = &out.live_runs,
+                                .live_elsewhere = out.live_elsewhere,
+                                .totals = totals}));
+  if (!o.junit.empty())
+    write_file_atomic(o.junit, junit_xml(out.runs, totals.seconds, out.live_runs, totals.shard));
   return out;
 }
 

@@ -31,21 +31,44 @@ struct SuiteOptions {
       progress;
   // After each model scenario: its run, its report.json as written, its directory.
   std::function<void(const model::ScenarioRun&, const nlohmann::json& report)> on_scenario;
-  std::function<void(const model::Scenario&)> on_live_start;  // before a live case runs
-  std::function<void(const model::LiveCaseRun&)> on_live;     // after it
+  std::function<void(const model::Scenario&)> on_live_start;      // before a live case runs
+  std::function<void(const model::LiveCaseRun&)> on_live;         // after it
+  std::function<void(const model::Scenario&)> on_live_elsewhere;  // a shard K > 0 leaves it out
+};
+
+// The counts of a suite's verdicts, the same on the terminal, in summary.json, JUnit XML and
+// report.html (racelab suite, racelab merge).
+struct SuiteTotals {
+  std::size_t scenarios = 0;
+  int passed = 0, failed = 0, inconclusive = 0, skipped = 0;
+  int pending = 0;    // a shard's: what racelab merge judges (model::Verdict::kPending)
+  int elsewhere = 0;  // a shard's live cases that run whole on shard 0, not counted above
+  std::string shard;  // "shard 1/4"; empty when not a shard
+  bool interrupted = false;
+  double seconds = 0;
+  void add(model::Verdict v);
+  void add(model::LiveVerdict v);
+  // Every scenario passed, was skipped or waits for merge, and nothing interrupted the run: exit 0.
+  bool ok() const { return failed == 0 && inconclusive == 0 && !interrupted; }
+  // "19 scenarios: 17 passed, 0 failed, 0 inconclusive, 2 skipped in 4.21 s", a shard's
+  // "shard 0/4: 15 scenarios: 1 passed, 0 failed, 0 inconclusive, 14 pending (racelab merge
+  // judges them) in 1.10 s".
+  std::string line() const;
 };
 
 struct SuiteRun {
   std::vector<model::ScenarioRun> runs;
   std::vector<nlohmann::json> reports;  // runs[k]'s report.json
   std::vector<model::LiveCaseRun> live_runs;
-  int passed = 0, failed = 0, inconclusive = 0, skipped = 0;
-  bool interrupted = false;
-  double seconds = 0;
-  std::size_t scenarios() const { return runs.size() + live_runs.size(); }
-  // Every scenario passed (or was skipped) and nothing interrupted the run: exit 0.
-  bool ok() const { return failed == 0 && inconclusive == 0 && !interrupted; }
+  std::vector<std::string> live_elsewhere;  // a shard K > 0: the live cases shard 0 runs
+  SuiteTotals totals;
+  bool ok() const { return totals.ok(); }
 };
+
+// What racelab suite and racelab merge wrote: summary.json, report.html and the JUnit file, in
+// one line ("wrote results/summary.json, results/report.html and one report.json per scenario,
+// junit.xml").
+std::string wrote_line(const std::string& out_dir, const std::string& junit);
 
 // Runs `suite` and writes its files (summary.json, report.html, the JUnit file).
 SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions& o);

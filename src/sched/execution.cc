@@ -454,6 +454,7 @@ void Execution::report(std::string kind, std::string message, bool fatal) {
   f.kind = std::move(kind);
   f.message = std::move(message);
   f.step = static_cast<std::int64_t>(steps_.size());
+  if (current_ != kNoThread) f.thread = thread_name(current_);
   findings_.push_back(std::move(f));
 }
 

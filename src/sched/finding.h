@@ -26,6 +26,9 @@ struct Finding {
   std::vector<std::string> details;  // e.g. every blocked thread and what it waits for
   std::vector<std::string> cycle;    // deadlock: the threads of the wait-for cycle, in order
   std::vector<StackFrame> stack;     // a Python exception: its traceback, outermost first
+  // The model thread running when it was detected (a crash: the one that raised it). Last, so
+  // that positional initialisers of the fields above keep their meaning.
+  std::string thread;
 };
 
 }  // namespace racelab::sched

@@ -22,6 +22,9 @@ inline constexpr const char* kReportFormat = "racelab-report";
 inline constexpr int kReportVersion = 1;
 inline constexpr const char* kSummaryFormat = "racelab-summary";
 inline constexpr int kSummaryVersion = 1;
+// report.json of racelab replay --out (a model schedule replayed): what the page shows.
+inline constexpr const char* kReplayReportFormat = "racelab-replay-report";
+inline constexpr int kReplayReportVersion = 1;
 // report.json of racelab live torch | live python, searched, uncontrolled or crashed.
 inline constexpr const char* kLiveReportFormat = "racelab-live-report";
 inline constexpr int kLiveReportVersion = 1;

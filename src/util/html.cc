@@ -70,9 +70,9 @@ svg .settle { fill: #eef1f6; } svg .marker-settle { fill: #fff; stroke: var(--mu
 svg .axis-title { fill: var(--muted); font-size: 12px; } svg .axis-note { fill: var(--orange); font-size: 11px; }
 svg .axis-break { stroke: var(--orange); stroke-width: 1.5; fill: none; }
 svg .edge-label { fill: var(--fail); font-size: 12px; }
-table.lanes { table-layout: fixed; margin: 0; font-size: 12.5px; line-height: 1.3; }
-table.lanes th, table.lanes td { padding: 3px 6px; border-bottom: 1px solid #eef0f3; overflow-wrap: anywhere; }
-table.lanes col.c-step { width: 52px; } table.lanes col.c-thread { width: 160px; }
+table.lanes { table-layout: fixed; width: 100%; margin: 0; font-size: 12.5px; line-height: 1.3; }
+table.lanes th, table.lanes td { padding: 3px 6px; border-bottom: 1px solid #eef0f3; overflow-wrap: break-word; }
+table.lanes col.c-step { width: 52px; }
 table.lanes th.thread { text-align: left; } table.lanes th.in-cycle { color: var(--fail); }
 table.lanes th.is-blocked::after { content: " (blocked)"; color: var(--fail); font-weight: 400; }
 table.lanes td.num { color: var(--muted); }
@@ -82,11 +82,18 @@ td.op-submit { border-left-color: var(--orange); background: #fdf3e6; } td.op-wa
 td.op-point { border-left-color: var(--teal); background: #e9f4f6; } td.op-event { border-left-color: #a3a3a3; }
 td.end-blocked { border-left: 4px solid var(--fail); background: #fdecea; color: var(--fail); font-weight: 600; }
 td.end-done, td.end-idle { color: var(--muted); } td.end-stopped { color: var(--orange); }
+td.crash, td.end-crashed { border-left: 4px solid var(--fail); background: #fdecea; color: var(--fail); font-weight: 600; }
+table.verdicts { width: 100%; } tr.cause td { border-top: none; padding-top: 0; font-weight: 400; }
+tr.verdict td { border-bottom: none; } .pending { color: var(--orange); font-weight: 600; } .skipped { color: var(--muted); font-weight: 600; }
+.tag { font-size: 12px; font-weight: 400; color: var(--muted); border: 1px solid var(--line); border-radius: 4px; padding: 0 5px; }
+p.totals { font-size: 15px; margin: 8px 0; } p.shard-note { background: #fff7e6; border-left: 4px solid var(--orange); padding: 6px 10px; }
+td.muted, span.muted { color: var(--muted); } table.verdicts td.num { white-space: nowrap; }
+details.scenario { border-bottom: 1px solid var(--line); padding: 4px 0; margin: 0; } details.scenario > summary { color: var(--fg); font-size: 15px; } details.evidence > summary { margin: 4px 0; }
 tr.event td { background: #fff4e5; border-top: 2px solid var(--orange); } tr.event span.ev-text { display: block; max-width: 1040px; } tr.event td.fail { color: var(--fail); }
 tr.gap td, tr.end td.num { color: var(--muted); font-style: italic; } tr.end td { border-top: 2px solid var(--line); }
 .legend i.op { background: var(--grey); } .legend i.op-lock { background: var(--blue); } .legend i.op-unlock { background: #8fb0ee; }
 .legend i.op-submit { background: var(--orange); } .legend i.op-wait { background: var(--purple); } .legend i.op-point { background: var(--teal); }
-.legend i.op-event { background: #a3a3a3; } .legend i.end-blocked { background: var(--fail); } .legend i.ev { background: #fff4e5; border-top: 2px solid var(--orange); }
+.legend i.op-event { background: #a3a3a3; } .legend i.end-blocked { background: var(--fail); } .legend i.crash { background: #fdecea; border-left: 4px solid var(--fail); } .legend i.ev { background: #fff4e5; border-top: 2px solid var(--orange); }
 .legend { margin: 6px 0; }
 )css";
 
@@ -111,7 +118,32 @@ document.addEventListener('DOMContentLoaded', function () {
     });
     t.setAttribute('data-labels-visible', ok + '/' + rows.length);
     if (ok !== rows.length) problems.push('step labels hidden or cut off: ' + ok + '/' + rows.length);
+    // No label breaks a line inside a word: a new line starts only after a space or a <wbr>
+    // (after '_', '.', ':', '/').
+    var broken = 0;
+    t.querySelectorAll('span.label').forEach(function (l) {
+      var walk = document.createTreeWalker(l, NodeFilter.SHOW_TEXT), n, prev = null, top = null;
+      while ((n = walk.nextNode())) {
+        for (var i = 0; i < n.length; i++) {
+          var r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1);
+          var rect = r.getClientRects()[0], ch = n.data[i];
+          if (!rect) continue;
+          if (top !== null && rect.top > top + 2 && /[A-Za-z0-9]/.test(ch) && prev && /[A-Za-z0-9]/.test(prev)) broken++;
+          top = rect.top; prev = ch;
+        }
+      }
+    });
+    t.setAttribute('data-midword-breaks', String(broken));
+    if (broken) problems.push('labels broken inside a word: ' + broken);
   });
+  // The page's width is used: an open interleaving is as wide as its container.
+  document.querySelectorAll('table.lanes').forEach(function (t) {
+    if (t.closest('details:not([open])')) return;
+    var box = t.parentElement.getBoundingClientRect().width, w = t.getBoundingClientRect().width;
+    t.setAttribute('data-width', Math.round(w) + '/' + Math.round(box));
+    if (w < box - 20) problems.push('an interleaving narrower than the page: ' + Math.round(w) + ' of ' + Math.round(box) + ' px');
+  });
+  document.body.setAttribute('data-height', String(document.documentElement.scrollHeight));
   document.body.setAttribute('data-selfcheck', problems.length ? 'fail: ' + problems.join('; ') : 'ok');
 });
 function racelabCopy(button) {
@@ -120,6 +152,16 @@ function racelabCopy(button) {
                                                                    function () { button.textContent = 'select and copy'; });
 }
 )js";
+
+// The round step at or above `raw`: 1, 2 or 5 times a power of ten.
+double round_step(double raw) {
+  if (raw <= 0) return 1;
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (raw <= m * p * (1 + 1e-9)) return m * p;
+  }
+  return 10 * p;
+}
 
 double nice_max(double v) {
   if (v <= 0) return 1;
@@ -174,22 +216,24 @@ std::string line_chart(const ChartOptions& o, const std::vector<std::string>& x_
       any = true;
     }
   }
-  double ymin = 0, ymax = nice_max(hi), step = ymax / 4;
-  if (!o.zero_based && any) {
-    // Ticks at a nice step that puts about four intervals over the data.
-    const double span = hi - lo > 0 ? hi - lo : std::max(1.0, std::abs(hi) * 0.1);
-    const double raw = span / 4, p = std::pow(10.0, std::floor(std::log10(raw)));
-    step = 10 * p;
-    for (double m : {1.0, 2.0, 2.5, 5.0}) {
-      if (raw <= m * p) {
-        step = m * p;
-        break;
-      }
-    }
-    ymin = std::floor(lo / step) * step;
+  // Ticks at a round step (1, 2 or 5 times a power of ten) that puts four to eight intervals over
+  // the data, every tick a multiple of it: 0, 20, 40, 60 MiB, never 0, 16, 33, 49.
+  double ymin = 0, ymax = 1, step = 0.25;
+  if (any) {
+    const double from = o.zero_based ? std::min(0.0, lo) : lo;
+    const double span = hi - from > 0 ? hi - from : std::max(1.0, std::abs(hi) * 0.1);
+    step = round_step(span / 4);
+    ymin = std::floor(from / step) * step;
     ymax = std::ceil(hi / step) * step;
-    if (ymax - ymin < step) ymax = ymin + step;
-    if (ymin < 0 && lo >= 0) ymin = 0;
+    if (ymin < 0 && from >= 0) ymin = 0;
+    // At least four intervals, widened below and above in turn (never below 0 for data that
+    // is not): flat data at 382 MiB reads 360, 370, ... 400, not 380 and 390 alone.
+    for (bool below = !o.zero_based; std::lround((ymax - ymin) / step) < 4; below = !below) {
+      if (below && (ymin - step >= 0 || from < 0))
+        ymin -= step;
+      else
+        ymax += step;
+    }
   }
   auto X = [&](double i) {
     return left + (n <= 1 ? 0.0 : (W - left - right) * i / static_cast<double>(n - 1));
@@ -203,20 +247,22 @@ std::string line_chart(const ChartOptions& o, const std::vector<std::string>& x_
   if (o.shade_to > 0 && n > 0) {
     const double half = n <= 1 ? 0 : (W - left - right) / static_cast<double>(n - 1) / 2;
     const double x0 = std::max(left, X(0) - half);
-    const double x1 =
-        std::min(W - right, X(static_cast<double>(std::min(o.shade_to, n) - 1)) + half);
+    const double x1 = std::max(
+        x0 + 8, std::min(W - right, X(static_cast<double>(std::min(o.shade_to, n) - 1)) + half));
     svg += fmt::format(
+        // At least 8 px wide: a warm phase of one iteration is still seen.
         "<rect class=\"settle\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" "
         "height=\"{}\"><title>{}</title>"
         "</rect><text class=\"muted\" x=\"{:.1f}\" y=\"{}\">{}</text>",
-        x0, top, std::max(2.0, x1 - x0), H - top - bottom, escape(o.shade_name), x1 + 4, top + 12,
+        x0, top, x1 - x0, H - top - bottom, escape(o.shade_name), x1 + 4, top + 12,
         escape(o.shade_name));
     svg += fmt::format(
         "<line class=\"settle-end\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\"/>", x1, top,
         H - bottom);
   }
-  for (int k = 0; k <= 4; ++k) {
-    const double v = ymin + (ymax - ymin) * k / 4;
+  const int intervals = static_cast<int>(std::lround((ymax - ymin) / step));
+  for (int k = 0; k <= intervals; ++k) {
+    const double v = ymin + step * k;
     svg += fmt::format("<line class=\"axis\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>",
                        left, W - right, Y(v), Y(v));
     svg += fmt::format(
@@ -246,13 +292,23 @@ std::string line_chart(const ChartOptions& o, const std::vector<std::string>& x_
         "<text class=\"axis-title\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
         left + (W - left - right) / 2, H - 8, escape(o.x_name));
   }
-  const std::size_t ticks = std::min<std::size_t>(n, 10);
+  // X ticks at every round step of the points (1, 2 or 5 times a power of ten, about eight of
+  // them: 0, 20, 40, ... 140 of 150 iterations), and the last point unless a tick is close by.
+  std::vector<std::size_t> at;
+  if (n > 0) {
+    const auto every =
+        static_cast<std::size_t>(std::max(1.0, round_step(static_cast<double>(n - 1) / 8)));
+    for (std::size_t i = 0; i < n; i += every) at.push_back(i);
+    if (at.back() != n - 1 && (n - 1 - at.back()) * 2 >= every) at.push_back(n - 1);
+  }
   const double tick_y = H - bottom + 16;
-  for (std::size_t t = 0; t < ticks; ++t) {
-    const std::size_t i = ticks <= 1 ? 0 : t * (n - 1) / (ticks - 1);
-    svg +=
-        fmt::format("<text class=\"muted\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                    X(static_cast<double>(i)), tick_y, escape(x_labels[i]));
+  for (std::size_t t = 0; t < at.size(); ++t) {
+    const std::size_t i = at[t];
+    // The label at the right edge ends at its tick, the first starts at it: none is cut off.
+    const char* anchor = i + 1 == n && n > 1 ? "end" : i == 0 && n > 1 ? "start" : "middle";
+    svg += fmt::format(
+        "<text class=\"muted x-tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
+        X(static_cast<double>(i)), tick_y, anchor, escape(x_labels[i]));
   }
   for (const Series& s : series) {
     std::string pts;

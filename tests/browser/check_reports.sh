@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Opens racelab's HTML reports in headless Chromium: one deadlock finding (interleaving table and
-# wait-for cycle) as explore and as replay write it, four drafters deadlocked, a 150+ step
-# interleaving with out-of-memory and recompile-limit findings, one allocator report (memory plots
-# and segment map) and one what-if. Fails on any console message (racelab's pages write none, so
+# Opens racelab's HTML reports in headless Chromium: the bundled suite, one shard of it and the
+# merge of its 4 shards (every scenario, live ones included, on the page with the totals of the
+# terminal, summary.json and junit.xml; the verdicts first, interleavings folded; a shard says it
+# is one and never "exhaustive"), one deadlock and FX crash finding (interleaving table and wait-for
+# cycle) as explore and as replay write it, four drafters deadlocked, a 150+ step interleaving with
+# out-of-memory and recompile-limit findings, one allocator report (memory plots and segment map),
+# one what-if and one racelab check. Fails on any console message (racelab's pages write none, so
 # any is an error), on a failed self-check (which also counts the step labels laid out and not cut
-# off), on a missing element or on a property of the rendered page that does not hold (props());
-# takes a screenshot of each.
+# off, labels broken inside a word, and open interleavings narrower than the page), on a missing
+# element or on a property of the rendered page or of the command's output that does not hold
+# (props(), outputs()); takes a screenshot of each.
 # Usage: check_reports.sh RACELAB_BIN SOURCE_DIR ALLOC_DATA WORKDIR   (exit 77: no chromium)
 set -euo pipefail
 racelab=$1 src=$2 data=$3 work=$4
@@ -16,20 +20,94 @@ if [ -z "$browser" ]; then
 fi
 rm -rf "$work" && mkdir -p "$work"
 cd "$src"
-"$racelab" explore scenarios/deadlock/lazy-2-drafters.toml --out "$work/explore" >/dev/null || test $? -eq 1
-"$racelab" replay "$work/explore/schedules/lazy-2-drafters.deadlock.json" --out "$work/replay" >/dev/null || test $? -eq 1
+# The suite as one run, as 4 shards (each exits 0: nothing it finds fails) and merged.
+"$racelab" suite scenarios/ --jobs 0 --out "$work/suite/" --junit "$work/suite/junit.xml" >"$work/suite.out" 2>&1 || test $? -eq 1
+for k in 0 1 2 3; do
+  "$racelab" suite scenarios/ --jobs 0 --shard $k/4 --out "$work/shard$k" --junit "$work/shard$k/junit.xml" \
+    >"$work/shard$k.out" 2>&1 || { echo "FAIL shard $k/4 exited $?:"; cat "$work/shard$k.out"; exit 1; }
+done
+"$racelab" merge "$work/shard3" "$work/shard1" "$work/shard0" "$work/shard2" --out "$work/merge" \
+  --junit "$work/merge/junit.xml" >"$work/merge.out" 2>&1 || test $? -eq 1
+"$racelab" explore scenarios/deadlock/lazy-2-drafters.toml --out "$work/explore" >"$work/explore.out" || test $? -eq 1
+"$racelab" replay "$work/explore/schedules/lazy-2-drafters.deadlock.json" --out "$work/replay" >"$work/replay.out" || test $? -eq 1
+"$racelab" replay "$work/explore/schedules/lazy-2-drafters.fx_trace_error.json" --out "$work/crash" >/dev/null || test $? -eq 1
 "$racelab" explore scenarios/deadlock/lazy-4-drafters.toml --out "$work/lazy4" >/dev/null || test $? -eq 1
 "$racelab" explore scenarios/recompile/eight-gpus-long-context.toml --out "$work/long" >/dev/null || test $? -eq 1
-"$racelab" alloc report "$data/fixtures-h200/snap_sdpa_chunked_1.pickle" --out "$work/alloc" >/dev/null
+"$racelab" alloc report "$data"/fixtures-h200/snap_*.pickle --out "$work/alloc" >"$work/alloc.out"
 "$racelab" alloc whatif "$data/fixtures-h200/snap_sdpa_chunked_1.pickle" --config expandable_segments:True \
-  --out "$work/whatif" >/dev/null
+  --out "$work/whatif" >"$work/whatif.out"
+"$racelab" check --interpose standin --strategy random --variant "--warmup none" --variant "--warmup sequential" \
+  --out "$work/check" tools/pipelines/drafter_standin.py >"$work/check.out" 2>&1 || test $? -eq 1
+
+# What the commands printed and wrote, beside their pages.
+outputs() {
+  python3 - "$work" <<'PY'
+import json, os, re, sys, xml.etree.ElementTree as ET
+work = sys.argv[1]
+bad = []
+def need(cond, what):
+    if not cond: bad.append(what)
+def text(name): return open(os.path.join(work, name), encoding="utf-8").read()
+suite, merge = text("suite.out"), text("merge.out")
+# One run and the merge of 4 shards print the same lines, timings and directories apart (and the
+# suite's progress line before a live case runs, "....  NAME running live: SCRIPT ...").
+def norm(out, d):
+    # (a live case's log lies where it ran: shard 0's directory)
+    return [re.sub(re.escape(work) + r"/[a-z0-9]+/", "OUT/", re.sub(r"[0-9]+\.[0-9]+ s\b", "T s", l))
+            for l in out.splitlines() if not l.startswith(("note:", "...."))]
+need(norm(merge, "merge") == norm(suite, "suite"), "merge does not print what the suite prints:\n%s\n---\n%s" % (merge, suite))
+need("//" not in suite, "a double slash in the suite's output")
+summary = json.load(open(os.path.join(work, "suite/summary.json")))
+names = [e["scenario"] for e in summary["scenarios"]]
+need(len(names) >= 19 and any(e.get("live") for e in summary["scenarios"]), "the suite's summary lacks the live cases")
+for d in ("suite", "merge"):
+    s = json.load(open(os.path.join(work, d, "summary.json")))
+    need(sorted(e["scenario"] for e in s["scenarios"]) == sorted(names), "%s/summary.json: other scenarios" % d)
+    suites = ET.parse(os.path.join(work, d, "junit.xml")).getroot()
+    cases = [c.get("name") for c in suites.iter("testcase")]
+    need(sorted(cases) == sorted(names), "%s/junit.xml: %d testcases, the suite has %d" % (d, len(cases), len(names)))
+    ts = suites.find("testsuite")
+    need(int(ts.get("skipped")) == s["skipped"] and int(ts.get("failures")) == s["failed"] + s["inconclusive"],
+         "%s/junit.xml: skipped/failures differ from summary.json" % d)
+    need("%d scenarios: %d passed, %d failed, %d inconclusive" % (len(names), s["passed"], s["failed"], s["inconclusive"]) in text(d + ".out"),
+         "%s: the totals line differs from summary.json" % d)
+for k in range(4):
+    out = text("shard%d.out" % k)
+    need("shard %d/4: " % k in out and "exhaustive" not in out, "shard %d: no 'shard %d/4' totals, or 'exhaustive'" % (k, k))
+    need("partial (" in out, "shard %d: no partial coverage" % k)
+    s = json.load(open(os.path.join(work, "shard%d/summary.json" % k)))
+    need(s["partition"] == {"shard": k, "shards": 4} and s["failed"] == 0, "shard %d: summary.json" % k)
+    need('name="racelab.suite (shard %d/4)"' % k in text("shard%d/junit.xml" % k), "shard %d: junit.xml does not say it is a shard" % k)
+# explore: the suite's verdict word, and why its exit code differs.
+need(re.search(r"^PASS: expectations hold \(exit 1: explore exits 1 when it finds a failure", text("explore.out"), re.M),
+     "explore does not say PASS with its exit code explained")
+# replay --out writes report.json beside report.html, and says so.
+r = json.load(open(os.path.join(work, "replay/report.json")))
+need(r["format"] == "racelab-replay-report" and r["reproduced"] and r["findings"][0]["kind"] == "deadlock", "replay/report.json")
+need("wrote %s/replay/report.json, %s/replay/report.html" % (work, work) in text("replay.out"), "replay's wrote line")
+# alloc report and whatif list every file they wrote; the table's columns stay apart.
+alloc = text("alloc.out")
+written = re.search(r"^wrote (.*)$", alloc, re.M).group(1).split(", ")
+need(sorted(os.path.basename(f) for f in written) == sorted(os.listdir(os.path.join(work, "alloc"))),
+     "alloc report's wrote line %s, the directory %s" % (written, os.listdir(os.path.join(work, "alloc"))))
+rows = [l for l in alloc.splitlines() if re.search(r"\d+ -> \d+ +[\d.]+ MiB -> ", l)]
+need(len(rows) >= 2 and all(re.search(r"\d+ -> \d+ {2,}[\d.]+ MiB -> ", l) for l in rows), "alloc report's table runs columns together: %s" % rows[:2])
+written = re.search(r"^wrote (.*)$", text("whatif.out"), re.M).group(1).split(", ")
+need(sorted(os.path.basename(f) for f in written) == sorted(os.listdir(os.path.join(work, "whatif"))), "whatif's wrote line: %s" % written)
+if bad:
+    print("FAIL outputs: " + "\n  ".join(bad)); sys.exit(1)
+print("ok outputs: merge prints the suite's lines, shards say so, every file listed")
+PY
+}
+outputs
 
 # Properties of a rendered page (its DOM after the scripts ran), one check per name.
 props() {  # dom, name, report.json (or -)
   python3 - "$@" <<'PY'
 import json, re, sys
 dom, name, report = sys.argv[1], sys.argv[2], sys.argv[3]
-html = open(dom, encoding="utf-8").read()
+# The line-break opportunities in identifiers (<wbr>) are layout, not text.
+html = open(dom, encoding="utf-8").read().replace("<wbr>", "")
 bad = []
 def need(cond, what):
     if not cond: bad.append(what)
@@ -71,6 +149,41 @@ if name in ("explore", "replay", "lazy4", "long"):
         need('<details class="fold">' in html, "no folded steps")
         for k in ("oom", "recompile_limit"):
             need('<tr class="event ev-%s">' % k in html, "no %s event in the interleaving" % k)
+if name in ("suite", "merge", "shard1"):
+    import html as H
+    summary = json.load(open(report))
+    rows = re.findall(r'<tr class="verdict" data-scenario="([^"]+)" data-verdict="([A-Z]+)"', html)
+    names = [e["scenario"] for e in summary["scenarios"]]
+    need(sorted(r[0] for r in rows) == sorted(names), "the page's scenarios %d, summary.json's %d" % (len(rows), len(names)))
+    words = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "skipped": "SKIP", "pending": "PENDING"}
+    need(dict(rows) == {e["scenario"]: words[e["verdict"]] for e in summary["scenarios"]}, "verdicts differ from summary.json")
+    t = re.search(r'<p class="totals[^"]*" data-scenarios="(\d+)" data-passed="(\d+)" data-failed="(\d+)" '
+                  r'data-inconclusive="(\d+)" data-skipped="(\d+)" data-pending="(\d+)">([^<]*)</p>', html)
+    need(t, "no totals line")
+    if t:
+        need([int(x) for x in t.groups()[1:5]] == [summary[k] for k in ("passed", "failed", "inconclusive", "skipped")],
+             "the totals differ from summary.json")
+        terminal = re.sub(r"[0-9]+\.[0-9]+ s", "T s", open(report.rsplit("/", 2)[0] + "/%s.out" % name).read())
+        need(re.sub(r"[0-9]+\.[0-9]+ s", "T s", H.unescape(t.group(7))) in terminal, "the totals line is not the terminal's: %s" % t.group(7))
+    # The answer first: the verdicts before any scenario's section; each failure's cause under it.
+    need(0 <= html.find('<table class="verdicts"') < html.find('<details class="scenario"') and "<h2" not in html,
+         "the verdict table is not first, or a scenario is not folded under it")
+    for n, v in rows:
+        if v in ("FAIL", "INCONCLUSIVE", "PENDING"):
+            need(re.search(r'data-scenario="%s" data-verdict="%s">.*?</tr><tr class="cause">' % (re.escape(n), v), html), "%s: no one-line cause" % n)
+    need('<details class="evidence" open' not in html and '<details class="scenario" open' not in html, "interleavings open on a suite page")
+    height = int(re.search(r'data-height="(\d+)"', html).group(1))
+    need(height <= 4 * 900, "the page is %d px tall before unfolding (over 4 screens)" % height)
+    need(re.search(r"<td>train-queue-standin-lazy|data-scenario=\"train-queue-standin-lazy\"", html), "the live case train-queue-standin-lazy is not on the page")
+    if name == "shard1":
+        need("<h1>racelab suite · shard 1/4</h1>" in html and 'class="shard-note"' in html, "the shard page does not say it is shard 1/4")
+        need("exhaustive" not in html, "a shard's page says exhaustive")
+        live = [e for e in json.load(open(report.replace("shard1", "shard0")))["scenarios"] if e.get("live")]
+        need(len(re.findall(r'<tr class="elsewhere"', html)) == len(live) > 0, "shard 1's page does not list the live cases of shard 0")
+if name in ("crash", "explore"):
+    # The thread that raised FX's error: the exception in its column, and its end row says so.
+    need(re.search(r'<td class="crash" title="RuntimeError: [^"]*"><span class="label">raised RuntimeError', html), "no cell shows the exception raised")
+    need(re.search(r'<td class="end-crashed"><span class="label">crashed: RuntimeError', html), "no end row says crashed")
 if name == "alloc":
     plots = re.findall(r'<svg class="plot"[^>]*data-y-min="([-\d.e+]+)" data-y-max="([-\d.e+]+)"', html)
     need(len(plots) >= 2, "fewer than two memory plots")
@@ -80,6 +193,29 @@ if name == "alloc":
     for cls in ("settle", "marker-settle", "marker", "s-a2", "s-b2", "axis-title"):
         need('class="%s"' % cls in html, "no %s in the plots" % cls)
     need(re.search(r'<text class="axis-title"[^>]*>memory \(MiB\)</text>', html), "no y axis title with its unit")
+if name in ("alloc", "whatif"):
+    # Charts: y ticks at a round step (1, 2 or 5 times a power of ten), every tick a multiple of
+    # it; the last x tick label ends at its tick (not cut at the edge); a warm-phase band is seen.
+    import math
+    for svg in re.findall(r'<svg class="plot"[^>]*data-y-min.*?</svg>', html, re.S):
+        ys = [float(v) for v in re.findall(r'<text class="muted" x="[\d.]+" y="[\d.]+" text-anchor="end">([-\d.e+]+) ', svg)]
+        steps = {round(b - a, 6) for a, b in zip(ys, ys[1:])}
+        need(len(ys) >= 3 and len(steps) == 1, "y ticks not evenly stepped: %s" % ys)
+        if len(steps) == 1:
+            st = steps.pop(); m = st / 10 ** math.floor(math.log10(st))
+            need(any(abs(m - r) < 1e-6 for r in (1, 2, 5)), "y tick step %g is not 1, 2 or 5 times a power of ten" % st)
+            need(all(abs(y / st - round(y / st)) < 1e-6 for y in ys), "y ticks not multiples of their step: %s" % ys)
+        xt = re.findall(r'<text class="muted x-tick" x="([\d.]+)"[^>]*text-anchor="(\w+)">([^<]*)<', svg)
+        need(xt, "no x ticks")
+        right = max(float(x) for x, _, _ in xt)
+        need(all(a == "end" for x, a, _ in xt if float(x) >= 880), "an x tick label centred on the right edge: %s" % xt[-1:])
+        nums = [int(l) for _, _, l in xt if l.isdigit()]
+        if name == "alloc" and len(nums) >= 3:  # iterations (whatif's labels are event numbers)
+            st = nums[1] - nums[0]
+            need(all(b - a == st for a, b in zip(nums[:-2], nums[1:-1])) and st / 10 ** math.floor(math.log10(st)) in (1, 2, 5),
+                 "x ticks not at a round step: %s" % nums)
+        for w in re.findall(r'<rect class="settle" x="[\d.]+" y="[\d.]+" width="([\d.]+)"', svg):
+            need(float(w) >= 8, "a warm-phase band %s px wide" % w)
 if name == "whatif":
     need(re.search(r'<p class="device"><b>Device assumed:</b> [0-9.]+ GiB', html), "no device memory assumed")
     over = re.search(r'<svg class="plot"[^>]*data-y-min="([-\d.e+]+)" data-y-max="([-\d.e+]+)"', html)
@@ -96,7 +232,7 @@ check() {  # page, then the CSS classes that must be drawn
   local name; name=$(basename "$(dirname "$page")")
   local flags=(--headless=new --no-sandbox --disable-gpu --hide-scrollbars --no-first-run
                --user-data-dir="$work/profile" --enable-logging=stderr --v=0)
-  "$browser" "${flags[@]}" --dump-dom "file://$page" >"$work/$name.dom" 2>"$work/$name.log"
+  "$browser" "${flags[@]}" --window-size=1200,900 --dump-dom "file://$page" >"$work/$name.dom" 2>"$work/$name.log"
   "$browser" "${flags[@]}" --window-size=1200,900 --screenshot="$work/$name.png" "file://$page" \
     >/dev/null 2>>"$work/$name.log"
   if grep -q "CONSOLE" "$work/$name.log"; then
@@ -111,15 +247,21 @@ check() {  # page, then the CSS classes that must be drawn
   done
   local report=-
   [ -f "$(dirname "$page")/report.json" ] && report=$(dirname "$page")/report.json
+  [ -f "$(dirname "$page")/summary.json" ] && report=$(dirname "$page")/summary.json
   [ "$name" = replay ] && report=$work/explore/report.json
   props "$work/$name.dom" "$name" "$report" || return 1
   local size; size=$(stat -c %s "$work/$name.png" 2>/dev/null || echo 0)
   if [ "$size" -lt 10000 ]; then echo "FAIL $name: screenshot missing or blank ($size bytes)"; return 1; fi
   echo "ok $name: self-check ok, no console output, ${*} drawn, screenshot $size bytes"
 }
+check "$work/suite/report.html" verdicts
+check "$work/shard1/report.html" verdicts shard-note
+check "$work/merge/report.html" verdicts
 check "$work/explore/report.html" lanes cycle
+check "$work/crash/report.html" lanes crash end-crashed
 check "$work/replay/report.html" lanes cycle
 check "$work/lazy4/report.html" lanes cycle
 check "$work/long/report.html" lanes
 check "$work/alloc/report.html" plot segmap
 check "$work/whatif/whatif.html" plot
+check "$work/check/check.html"
