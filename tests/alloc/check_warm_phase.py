@@ -107,7 +107,9 @@ with tempfile.TemporaryDirectory() as tmp:
         failures.append(f"--expect stable on the short run: exit {r.returncode}\n{r.stdout}")
 
     # 4. racelab check and a suite job judge by the same rule.
-    r = run(["check", "--interpose", "none", "--executions", "2", "--out", f"{tmp}/check",
+    # (--no-prove: the memory rule is under test; live dpor loses control on this pipeline at
+    # execution 182, an open defect of issue 34.)
+    r = run(["check", "--interpose", "none", "--executions", "2", "--no-prove", "--out", f"{tmp}/check",
              "--variant", "--steps 6", "--variant", "--steps 1", script])
     j = json.load(open(f"{tmp}/check/check.json")) if os.path.exists(f"{tmp}/check/check.json") \
         else {"variants": []}
