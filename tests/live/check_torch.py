@@ -25,6 +25,15 @@ if not os.path.exists(os.path.join(venv, ".racelab-torch")):
     print(f"SKIPPED: no torch environment at {venv} (tools/install-torch.sh makes it; "
           f"tools/test.sh runs it)")
     sys.exit(77)
+# A build without the Python bridge (the sanitizer builds) has nothing to run it with.
+with tempfile.TemporaryDirectory() as probe_dir:
+    probe = subprocess.run([racelab, "live", "python", "--interpose", "none", "--executions", "1",
+                            "--out", probe_dir, os.path.join(src, "tests", "live", "pipelines",
+                                                             "primitives.py"), "--", "rlock"],
+                           capture_output=True, text=True)
+if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
+    print("SKIPPED: racelab was built without the Python bridge")
+    sys.exit(77)
 
 
 def live(out, *args, timeout=900):
