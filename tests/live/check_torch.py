@@ -39,6 +39,9 @@ if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
 def live(out, *args, timeout=900):
     env = dict(os.environ)
     env.pop("VIRTUAL_ENV", None)
+    # Inductor compiles in the caller's thread, not in a pool of worker processes whose timing a
+    # recorded schedule would otherwise depend on (a replay diverged under load).
+    env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     t0 = time.monotonic()
     r = subprocess.run([racelab, "live", "python", "--python", venv, "--interpose", "torch-2.11",
                         "--refuse-other-torch", "--hang-timeout", "300", "--out", out, *args],
