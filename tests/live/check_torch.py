@@ -36,16 +36,27 @@ if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
     sys.exit(77)
 
 
-def live(out, *args, timeout=900):
+def torch_env(cache):
     env = dict(os.environ)
     env.pop("VIRTUAL_ENV", None)
     # Inductor compiles in the caller's thread, not in a pool of worker processes whose timing a
-    # recorded schedule would otherwise depend on (a replay diverged under load).
+    # recorded schedule would otherwise depend on (a replay diverged under load: "expected
+    # drafter 0.1: sleep, got drafter 0.1: compile_fx_forward end").
     env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    # Inductor's on-disk caches and their file locks are this test's alone: another process
+    # compiling beside it (a parallel ctest, a second checkout) would hold those locks for as long
+    # as it likes, and a drafter that polls a held lock sleeps (a scheduling point) as often as
+    # real time says.
+    env["TORCHINDUCTOR_CACHE_DIR"] = cache
+    return env
+
+
+def live(out, *args, timeout=900):
     t0 = time.monotonic()
     r = subprocess.run([racelab, "live", "python", "--python", venv, "--interpose", "torch-2.11",
                         "--refuse-other-torch", "--hang-timeout", "300", "--out", out, *args],
-                       capture_output=True, text=True, timeout=timeout, env=env)
+                       capture_output=True, text=True, timeout=timeout,
+                       env=torch_env(os.path.join(os.path.dirname(out), "inductor-cache")))
     print(f"{time.monotonic() - t0:6.1f} s: racelab live python ... {' '.join(args)} -> exit "
           f"{r.returncode}", flush=True)
     return r
@@ -104,7 +115,8 @@ with tempfile.TemporaryDirectory() as tmp:
         schedule = rep.get("schedule", "")
         p = subprocess.run([racelab, "live", "python", "--replay", schedule, "--hang-timeout",
                             "300", "--out", f"{tmp}/replayed"],
-                           capture_output=True, text=True, timeout=900)
+                           capture_output=True, text=True, timeout=900,
+                           env=torch_env(os.path.join(tmp, "inductor-cache")))
         if p.returncode != 1 or "fx_trace_error" not in p.stdout:
             failures.append(f"lazy compile: the schedule does not replay to fx_trace_error{said(p)}")
 
