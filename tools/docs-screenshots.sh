@@ -33,4 +33,6 @@ frame lazy4 report.html 'tr.step[data-step="20"]' 1100,900 docs/img/report-block
 frame long report.html 'tr.step[data-step="146"]' 1100,900 docs/img/report-long.png
 shot 1100,1250 docs/img/report-alloc.png "$work/alloc/report.html"
 shot 1100,900 docs/img/report-whatif.png "$work/whatif/whatif.html"
+# racelab check opens on its verdicts, the FX crash and the thread that raised it under its row.
+shot 1100,600 docs/img/report-check.png "$work/check/check.html"
 ls -la docs/img/report-*.png

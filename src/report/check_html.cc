@@ -25,6 +25,41 @@ std::string cell(bool good, bool neutral, const std::string& text) {
                      escape(text));
 }
 
+// A variant's arguments wrapped only between them, never inside one (`--late-grow`, not
+// `--late-` / `grow`).
+std::string unbroken_words(const std::string& text) {
+  std::string out;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const std::size_t space = text.find(' ', from);
+    const std::size_t to = space == std::string::npos ? text.size() : space;
+    if (to > from) {
+      out += (out.empty() ? "" : " ") + std::string("<span class=\"nw\">") +
+             escape(std::string_view(text).substr(from, to - from)) + "</span>";
+    }
+    from = to + 1;
+  }
+  return out;
+}
+
+// The id of a variant's section: its place in the check (names may repeat or hold any character).
+std::string variant_id(const model::CheckResult& r, const model::VariantResult& v) {
+  return fmt::format("variant-{}", &v - r.variants.data());
+}
+
+// Why a variant did not pass, in one line: the exception or finding of the races (with the thread
+// that raised it), the native runs' failure, or the uncontrolled run's; empty where the table's
+// columns say it all (memory not stable, a proof cut short).
+std::string cause(const model::VariantResult& v) {
+  auto first_line = [](const std::string& text) { return text.substr(0, text.find('\n')); };
+  if (!v.races.message.empty()) return first_line(v.races.message);
+  if (v.native.failed != 0 && !v.native.message.empty()) return first_line(v.native.message);
+  if (!v.memory.failure.empty())
+    return "the uncontrolled run failed, " + v.memory.ended + ": " + first_line(v.memory.failure);
+  if (!v.memory.explanation.empty()) return v.memory.explanation.front();
+  return "";
+}
+
 }  // namespace
 
 std::string check_html(const model::CheckResult& r, const model::CheckOptions& o) {
@@ -47,22 +82,40 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
     body += fmt::format("<p class=\"fail\">warning: {}</p>", escape(v.races.outside_verified));
     break;
   }
+  // The answer first: one row per variant with its verdict, and under each that did not pass the
+  // one-line cause (the exception and the thread that raised it, the native runs' failure, what
+  // grew); each variant's evidence is folded below the table until asked for.
   body +=
-      "<table class=\"variants\"><tr><th>variant</th><th>verdict</th><th>compile races</th>"
-      "<th>memory</th></tr>";
+      "<table class=\"variants\"><tr><th>variant</th><th>verdict</th><th>compile "
+      "races</th><th>memory</th></tr>";
   for (const auto& v : r.variants) {
-    body += fmt::format("<tr><td><code>{}</code></td>", escape(v.name));
-    body +=
-        cell(v.passed(), std::string_view(v.verdict_word()) == "INCONCLUSIVE", v.verdict_word());
+    const std::string word = v.verdict_word();
+    body += fmt::format(
+        "<tr class=\"verdict\" data-variant=\"{}\" data-verdict=\"{}\"><td><a "
+        "href=\"#{}\"><code>{}</code></a></td>",
+        escape(v.name), escape(word), escape(variant_id(r, v)), unbroken_words(v.name));
+    body += cell(v.passed(), word == "INCONCLUSIVE", word);
     const bool races_pass = v.races.state == RS::kClean || v.races.state == RS::kProven;
     body += cell(races_pass && v.native.failed == 0, false, model::races_line(v));
     body += cell(v.memory.state == MS::kStable, v.memory.state == MS::kNotMeasured,
                  model::memory_summary(v.memory));
     body += "</tr>";
+    const std::string why = cause(v);
+    if (!v.passed() && !why.empty())
+      body +=
+          fmt::format("<tr class=\"cause\"><td></td><td colspan=\"3\">{}</td></tr>", escape(why));
   }
   body += "</table>";
   for (const auto& v : r.variants) {
-    body += fmt::format("<h2>{}</h2>", escape(v.name));
+    const std::string word = v.verdict_word();
+    body += fmt::format(
+        "<details class=\"variant scenario\" id=\"{}\"><summary><span class=\"{}\">{}</span> "
+        "<code>{}</code> · {}</summary>",
+        escape(variant_id(r, v)),
+        v.passed()               ? "pass"
+        : word == "INCONCLUSIVE" ? "pending"
+                                 : "fail",
+        escape(word), escape(v.name), escape(model::races_line(v)));
     body += "<h3>Compile races</h3>";
     body +=
         fmt::format("<p class=\"{}\">{}</p>",
@@ -141,8 +194,9 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
     if (!v.memory.argv.empty())
       body += "<details><summary>the capture's command</summary>" +
               html::copyable(shell_line(v.memory.argv)) + "</details>";
+    body += "</details>";
   }
-  return html::page("racelab check", "table.variants", body);
+  return html::page("racelab check", "table.variants tr.verdict", body);
 }
 
 void write_check_outputs(const model::CheckResult& r, const model::CheckOptions& o) {

@@ -261,16 +261,23 @@ std::string folded(const sched::Execution& exec, const std::vector<bool>& in_cyc
 }  // namespace
 
 std::string legend_html() {
-  return "<div class=\"legend\"><span><i class=\"op-lock\"></i>lock</span>"
-         "<span><i class=\"op-unlock\"></i>unlock</span>"
-         "<span><i class=\"op-submit\"></i>submit job</span>"
-         "<span><i class=\"op-wait\"></i>wait for job</span>"
-         "<span><i class=\"op-point\"></i>point (compile, cache)</span>"
-         "<span><i class=\"op-event\"></i>event</span>"
-         "<span><i class=\"op\"></i>other (start, take, complete)</span>"
-         "<span><i class=\"end-blocked\"></i>blocked at the end (and on what)</span>"
-         "<span><i class=\"crash\"></i>raised an exception (crashed)</span>"
-         "<span><i class=\"ev\"></i>finding detected (oom, recompile_limit, crash, …)</span>"
+  // Each key is a small cell drawn by the lane cells' own CSS rule; data-key names the cells it
+  // stands for (the page's self-check compares their colours).
+  auto key = [](const char* cells, const char* klass, const char* name, const char* props = "") {
+    return fmt::format("<span data-key=\"{}\"{}><i class=\"cell {}\"></i>{}</span>", cells,
+                       *props ? fmt::format(" data-key-props=\"{}\"", props) : "", klass, name);
+  };
+  return "<div class=\"legend\">" + key("td.op-lock", "op op-lock", "lock") +
+         key("td.op-unlock", "op op-unlock", "unlock") +
+         key("td.op-submit", "op op-submit", "submit job") +
+         key("td.op-wait", "op op-wait", "wait for job") +
+         key("td.op-point", "op op-point", "point (compile, cache)") +
+         key("td.op-event", "op op-event", "event") +
+         key("td[class='op']", "op", "other (start, take, complete)") +
+         key("td.end-blocked", "end-blocked", "blocked at the end (and on what)") +
+         key("td.crash", "crash", "raised an exception (crashed)") +
+         key("tr.event td", "ev", "finding detected (oom, recompile_limit, crash, …)",
+             "background-color border-top-color") +
          "<span><b class=\"fail\">bold red</b> thread: in the wait-for cycle</span></div>";
 }
 

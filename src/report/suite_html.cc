@@ -43,7 +43,8 @@ std::string verdict_row(const std::string& name, const std::string& anchor, cons
                         const std::string& found, const std::string& coverage, double seconds,
                         const std::string& cause) {
   std::string row = fmt::format(
-      "<tr class=\"verdict\" data-scenario=\"{0}\" data-verdict=\"{5}\"><td><a href=\"#{1}\" "
+      "<tr class=\"verdict\" data-scenario=\"{0}\" data-verdict=\"{5}\"><td><a class=\"nw\" "
+      "href=\"#{1}\" "
       "onclick=\"var d = document.getElementById('{1}'); if (d) d.open = "
       "true;\">{0}</a></td><td>{2}</td><td>{3}</td><td class=\"{4}\">{5}</td><td>{6}</td>"
       "<td>{7}</td><td class=\"num\">{8:.2f} s</td></tr>",

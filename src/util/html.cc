@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <utility>
 
 namespace racelab::html {
 
@@ -62,6 +64,7 @@ svg .edge { stroke: var(--fail); stroke-width: 2; fill: none; } svg .node { fill
 svg .blk-alloc { fill: var(--blue); } svg .blk-inactive { fill: #e4e7ec; stroke: #c4c9d2; }
 svg .blk-pending { fill: var(--orange); } svg .seg-outline { fill: none; stroke: #667085; }
 .legend span { display: inline-block; margin-right: 14px; } .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
+.legend svg.key { vertical-align: middle; margin-right: 4px; } .legend svg.key rect.settle { stroke: #c4c9d2; } .legend i.cell { width: 14px; height: 12px; box-sizing: border-box; }
 details { margin: 6px 0; } summary { cursor: pointer; color: var(--blue); }
 svg .s-a2 { stroke: var(--purple); fill: none; stroke-width: 1.5; stroke-dasharray: 6 4; }
 svg .s-b2 { stroke: var(--teal); fill: none; stroke-width: 1.2; stroke-dasharray: 6 4; }
@@ -76,24 +79,21 @@ table.lanes col.c-step { width: 52px; }
 table.lanes th.thread { text-align: left; } table.lanes th.in-cycle { color: var(--fail); }
 table.lanes th.is-blocked::after { content: " (blocked)"; color: var(--fail); font-weight: 400; }
 table.lanes td.num { color: var(--muted); }
-td.op { border-left: 4px solid var(--grey); background: #f8f9fb; }
-td.op-lock { border-left-color: var(--blue); background: #eef3fc; } td.op-unlock { border-left-color: #8fb0ee; }
-td.op-submit { border-left-color: var(--orange); background: #fdf3e6; } td.op-wait { border-left-color: var(--purple); background: #f4eefb; }
-td.op-point { border-left-color: var(--teal); background: #e9f4f6; } td.op-event { border-left-color: #a3a3a3; }
-td.end-blocked { border-left: 4px solid var(--fail); background: #fdecea; color: var(--fail); font-weight: 600; }
+td.op, .legend i.op { border-left: 4px solid var(--grey); background: #f8f9fb; }
+td.op-lock, .legend i.op-lock { border-left-color: var(--blue); background: #eef3fc; } td.op-unlock, .legend i.op-unlock { border-left-color: #8fb0ee; }
+td.op-submit, .legend i.op-submit { border-left-color: var(--orange); background: #fdf3e6; } td.op-wait, .legend i.op-wait { border-left-color: var(--purple); background: #f4eefb; }
+td.op-point, .legend i.op-point { border-left-color: var(--teal); background: #e9f4f6; } td.op-event, .legend i.op-event { border-left-color: #a3a3a3; }
+td.end-blocked, .legend i.end-blocked { border-left: 4px solid var(--fail); background: #fdecea; color: var(--fail); font-weight: 600; }
 td.end-done, td.end-idle { color: var(--muted); } td.end-stopped { color: var(--orange); }
-td.crash, td.end-crashed { border-left: 4px solid var(--fail); background: #fdecea; color: var(--fail); font-weight: 600; }
-table.verdicts { width: 100%; } tr.cause td { border-top: none; padding-top: 0; font-weight: 400; }
+td.crash, td.end-crashed, .legend i.crash { border-left: 4px solid var(--fail); background: #fdecea; color: var(--fail); font-weight: 600; }
+table.verdicts, table.variants { width: 100%; } tr.cause td { border-top: none; padding-top: 0; font-weight: 400; }
 tr.verdict td { border-bottom: none; } .pending { color: var(--orange); font-weight: 600; } .skipped { color: var(--muted); font-weight: 600; }
 .tag { font-size: 12px; font-weight: 400; color: var(--muted); border: 1px solid var(--line); border-radius: 4px; padding: 0 5px; }
 p.totals { font-size: 15px; margin: 8px 0; } p.shard-note { background: #fff7e6; border-left: 4px solid var(--orange); padding: 6px 10px; }
-td.muted, span.muted { color: var(--muted); } table.verdicts td.num { white-space: nowrap; }
+td.muted, span.muted { color: var(--muted); } .nw { white-space: nowrap; } table.verdicts td.num { white-space: nowrap; }
 details.scenario { border-bottom: 1px solid var(--line); padding: 4px 0; margin: 0; } details.scenario > summary { color: var(--fg); font-size: 15px; } details.evidence > summary { margin: 4px 0; }
-tr.event td { background: #fff4e5; border-top: 2px solid var(--orange); } tr.event span.ev-text { display: block; max-width: 1040px; } tr.event td.fail { color: var(--fail); }
+tr.event td, .legend i.ev { background: #fff4e5; border-top: 2px solid var(--orange); } tr.event span.ev-text { display: block; max-width: 1040px; } tr.event td.fail { color: var(--fail); }
 tr.gap td, tr.end td.num { color: var(--muted); font-style: italic; } tr.end td { border-top: 2px solid var(--line); }
-.legend i.op { background: var(--grey); } .legend i.op-lock { background: var(--blue); } .legend i.op-unlock { background: #8fb0ee; }
-.legend i.op-submit { background: var(--orange); } .legend i.op-wait { background: var(--purple); } .legend i.op-point { background: var(--teal); }
-.legend i.op-event { background: #a3a3a3; } .legend i.end-blocked { background: var(--fail); } .legend i.crash { background: #fdecea; border-left: 4px solid var(--fail); } .legend i.ev { background: #fff4e5; border-top: 2px solid var(--orange); }
 .legend { margin: 6px 0; }
 )css";
 
@@ -136,6 +136,13 @@ document.addEventListener('DOMContentLoaded', function () {
     t.setAttribute('data-midword-breaks', String(broken));
     if (broken) problems.push('labels broken inside a word: ' + broken);
   });
+  // Names kept on one line (.nw: scenario names, a variant's arguments) are: none wraps.
+  var wrapped = 0;
+  document.querySelectorAll('.nw').forEach(function (e) {
+    if (!e.closest('details:not([open])') && e.getClientRects().length > 1) wrapped++;
+  });
+  document.body.setAttribute('data-wrapped-names', String(wrapped));
+  if (wrapped) problems.push('names wrapped inside: ' + wrapped);
   // The page's width is used: an open interleaving is as wide as its container.
   document.querySelectorAll('table.lanes').forEach(function (t) {
     if (t.closest('details:not([open])')) return;
@@ -143,9 +150,54 @@ document.addEventListener('DOMContentLoaded', function () {
     t.setAttribute('data-width', Math.round(w) + '/' + Math.round(box));
     if (w < box - 20) problems.push('an interleaving narrower than the page: ' + Math.round(w) + ' of ' + Math.round(box) + ' px');
   });
+  // No text of a chart or drawing is cut off at its edges (an <svg> clips what lies outside it);
+  // a drawing folded away is unfolded while it is measured.
+  document.querySelectorAll('svg').forEach(function (svg) {
+    if (svg.classList.contains('key')) return;
+    var folded = [];
+    for (var d = svg.closest('details:not([open])'); d; d = d.parentElement.closest('details:not([open])')) {
+      d.open = true; folded.push(d);
+    }
+    var box = svg.getBoundingClientRect(), cut = [];
+    svg.querySelectorAll('text').forEach(function (t) {
+      var b = t.getBoundingClientRect();
+      if (b.width > 0 && (b.left < box.left - 0.5 || b.right > box.right + 0.5 || b.top < box.top - 0.5 ||
+                          b.bottom > box.bottom + 0.5)) cut.push(t.textContent);
+    });
+    folded.forEach(function (d) { d.open = false; });
+    svg.setAttribute('data-cut-labels', String(cut.length));
+    if (cut.length) problems.push('labels cut off at the edge of a drawing: ' + cut.join(', '));
+  });
+  // Every legend key looks like what it stands for: the key and the first element its data-key
+  // selects (in the chart above a chart's legend, anywhere on the page otherwise) have the same
+  // computed colours. Both are written on the entry (data-key-style, data-drawn-style) for the
+  // browser test; a key whose element is not on the page is "absent".
+  document.querySelectorAll('div.legend').forEach(function (lg) {
+    var chart = lg.classList.contains('chart-legend') ? lg.previousElementSibling : document;
+    lg.querySelectorAll('[data-key]').forEach(function (it) {
+      var key = it.querySelector('svg.key > *') || it.querySelector('i'), el = chart && chart.querySelector(it.getAttribute('data-key'));
+      var props = (it.getAttribute('data-key-props') || (key && key.namespaceURI === 'http://www.w3.org/2000/svg'
+                   ? 'stroke fill stroke-dasharray' : 'background-color border-left-color')).split(' ');
+      var style = function (e) { var c = getComputedStyle(e); return props.map(function (p) { return p + ':' + c.getPropertyValue(p); }).join(';'); };
+      if (!key) { problems.push('a legend entry without a key: ' + it.textContent); return; }
+      it.setAttribute('data-key-style', style(key));
+      if (!el) { it.setAttribute('data-drawn-style', 'absent'); return; }
+      it.setAttribute('data-drawn-style', style(el));
+      if (style(key) !== style(el)) problems.push('the legend key of "' + it.textContent + '" is ' + style(key) + ', the chart draws ' + style(el));
+    });
+  });
   document.body.setAttribute('data-height', String(document.documentElement.scrollHeight));
   document.body.setAttribute('data-selfcheck', problems.length ? 'fail: ' + problems.join('; ') : 'ok');
 });
+// A link to a section folded away (a variant, a scenario) unfolds it.
+function racelabOpenTarget() {
+  var target = location.hash.length > 1 && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (!target) return;
+  for (var d = target.closest('details'); d; d = d.parentElement.closest('details')) d.open = true;
+  target.scrollIntoView();
+}
+window.addEventListener('hashchange', racelabOpenTarget);
+document.addEventListener('DOMContentLoaded', racelabOpenTarget);
 function racelabCopy(button) {
   var text = button.previousElementSibling.textContent;
   if (navigator.clipboard) navigator.clipboard.writeText(text).then(function () { button.textContent = 'copied'; },
@@ -163,6 +215,12 @@ double round_step(double raw) {
   return 10 * p;
 }
 
+// A tick value as people write it: 45000, not 4.5e+04; 0.5.
+std::string tick_text(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
+  return fmt::format("{:g}", v);
+}
+
 double nice_max(double v) {
   if (v <= 0) return 1;
   const double p = std::pow(10.0, std::floor(std::log10(v)));
@@ -173,6 +231,16 @@ double nice_max(double v) {
 }
 
 }  // namespace
+
+std::vector<double> round_ticks(double lo, double hi, double min_step) {
+  std::vector<double> ticks;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return ticks;
+  // The smallest round step above a tenth of the range: four to ten intervals.
+  const double step = std::max(round_step((hi - lo) / 10), min_step);
+  for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; ++k)
+    ticks.push_back(k * step == 0 ? 0.0 : k * step);  // no "-0"
+  return ticks;
+}
 
 std::string page(std::string_view title, std::string_view expect, std::string_view body) {
   return fmt::format(
@@ -235,20 +303,42 @@ std::string line_chart(const ChartOptions& o, const std::vector<std::string>& x_
         ymax += step;
     }
   }
-  auto X = [&](double i) {
-    return left + (n <= 1 ? 0.0 : (W - left - right) * i / static_cast<double>(n - 1));
+  // Where the points lie: at their labels' numbers (iterations, trace events), so that the x
+  // ticks can be round numbers placed where they fall; at 0..n-1 where a label is no number or
+  // they do not increase (annotation names).
+  std::vector<double> xs(n);
+  bool numeric = n > 1;
+  bool integral = true;
+  for (std::size_t i = 0; i < n && numeric; ++i) {
+    char* end = nullptr;
+    const std::string& label = x_labels[i];
+    xs[i] = std::strtod(label.c_str(), &end);
+    numeric = !label.empty() && end == label.c_str() + label.size() && std::isfinite(xs[i]) &&
+              (i == 0 || xs[i] > xs[i - 1]);
+    integral = integral && xs[i] == std::floor(xs[i]);
+  }
+  if (!numeric) {
+    for (std::size_t i = 0; i < n; ++i) xs[i] = static_cast<double>(i);
+  }
+  const double x_lo = n > 0 ? xs.front() : 0, x_hi = n > 0 ? xs.back() : 0;
+  auto Xv = [&](double v) {
+    return left + (x_hi <= x_lo ? 0.0 : (W - left - right) * (v - x_lo) / (x_hi - x_lo));
   };
+  auto X = [&](std::size_t i) { return Xv(xs[i]); };
   auto Y = [&](double v) { return top + (H - top - bottom) * (1.0 - (v - ymin) / (ymax - ymin)); };
   std::string svg = fmt::format(
       "<svg class=\"{}\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
-      "aria-label=\"{}\" data-y-min=\"{:g}\" data-y-max=\"{:g}\">",
-      escape(o.klass), W, H, W, H, escape(o.title), ymin, ymax);
+      "aria-label=\"{}\" data-y-min=\"{:g}\" data-y-max=\"{:g}\" data-x-min=\"{}\" "
+      "data-x-max=\"{}\" data-x=\"{}\">",
+      escape(o.klass), W, H, W, H, escape(o.title), ymin, ymax, x_lo, x_hi,
+      numeric ? "numbers" : "indices");
   svg += fmt::format("<text x=\"{}\" y=\"16\">{}</text>", left, escape(o.title));
   if (o.shade_to > 0 && n > 0) {
-    const double half = n <= 1 ? 0 : (W - left - right) / static_cast<double>(n - 1) / 2;
-    const double x0 = std::max(left, X(0) - half);
+    // From half a point before the first to half a point after the last shaded one.
+    const std::size_t last = std::min(o.shade_to, n) - 1;
+    const double x0 = std::max(left, n > 1 ? X(0) - (X(1) - X(0)) / 2 : X(0));
     const double x1 = std::max(
-        x0 + 8, std::min(W - right, X(static_cast<double>(std::min(o.shade_to, n) - 1)) + half));
+        x0 + 8, std::min(W - right, last + 1 < n ? (X(last) + X(last + 1)) / 2 : W - right));
     svg += fmt::format(
         // At least 8 px wide: a warm phase of one iteration is still seen.
         "<rect class=\"settle\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" "
@@ -292,28 +382,33 @@ std::string line_chart(const ChartOptions& o, const std::vector<std::string>& x_
         "<text class=\"axis-title\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
         left + (W - left - right) / 2, H - 8, escape(o.x_name));
   }
-  // X ticks at every round step of the points (1, 2 or 5 times a power of ten, about eight of
-  // them: 0, 20, 40, ... 140 of 150 iterations), and the last point unless a tick is close by.
-  std::vector<std::size_t> at;
-  if (n > 0) {
+  // X ticks at round numbers (1, 2 or 5 times a power of ten, four to ten of them: 0, 20, ...
+  // 140 of 150 iterations; 5000, 10000, ... of 45858 trace events), where those numbers fall; for
+  // labels that are no numbers, at every round step of the points, labelled with their names.
+  std::vector<std::pair<double, std::string>> ticks;  // (x, label)
+  if (numeric) {
+    for (double v : round_ticks(x_lo, x_hi, integral ? 1 : 0))
+      ticks.emplace_back(Xv(v), tick_text(v));
+  } else if (n > 0) {
     const auto every =
         static_cast<std::size_t>(std::max(1.0, round_step(static_cast<double>(n - 1) / 8)));
-    for (std::size_t i = 0; i < n; i += every) at.push_back(i);
-    if (at.back() != n - 1 && (n - 1 - at.back()) * 2 >= every) at.push_back(n - 1);
+    for (std::size_t i = 0; i < n; i += every) ticks.emplace_back(X(i), x_labels[i]);
   }
   const double tick_y = H - bottom + 16;
-  for (std::size_t t = 0; t < at.size(); ++t) {
-    const std::size_t i = at[t];
-    // The label at the right edge ends at its tick, the first starts at it: none is cut off.
-    const char* anchor = i + 1 == n && n > 1 ? "end" : i == 0 && n > 1 ? "start" : "middle";
+  for (const auto& [x, label] : ticks) {
+    // Centred on its tick, unless that would cut it at the right edge (about 6.5 px a character
+    // at 11 px) or push it under the y axis' labels.
+    const double half = 3.25 * static_cast<double>(label.size());
+    const char* anchor = x + half > W - 2 ? "end" : x - half < left - 8 ? "start" : "middle";
     svg += fmt::format(
-        "<text class=\"muted x-tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
-        X(static_cast<double>(i)), tick_y, anchor, escape(x_labels[i]));
+        "<line class=\"axis x-tick-mark\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\"/>"
+        "<text class=\"muted x-tick\" x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"{4}\">{5}</text>",
+        x, H - bottom, H - bottom + 4, tick_y, anchor, escape(label));
   }
   for (const Series& s : series) {
     std::string pts;
     for (std::size_t i = 0; i < s.values.size() && i < n; ++i)
-      pts += fmt::format("{:.1f},{:.1f} ", X(static_cast<double>(i)), Y(s.values[i]));
+      pts += fmt::format("{:.1f},{:.1f} ", X(i), Y(s.values[i]));
     svg += fmt::format("<polyline class=\"{}\" points=\"{}\"><title>{}</title></polyline>",
                        escape(s.css), pts, escape(s.name));
   }
@@ -327,39 +422,41 @@ std::string line_chart(const ChartOptions& o, const std::vector<std::string>& x_
         svg += fmt::format(
             "<circle class=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>{} at "
             "{}{}</title></circle>",
-            escape(m.css), X(static_cast<double>(i)), Y(series[0].values[i]), escape(m.name),
-            escape(x_labels[i]), link ? ": click for its call sites" : "");
+            escape(m.css), X(i), Y(series[0].values[i]), escape(m.name), escape(x_labels[i]),
+            link ? ": click for its call sites" : "");
         if (link) svg += "</a>";
       }
     }
   }
   svg += "</svg>";
-  std::string legend = "<div class=\"legend\">";
-  static const std::pair<const char*, const char*> kColours[] = {{"s-a", "var(--blue)"},
-                                                                 {"s-b", "var(--orange)"},
-                                                                 {"s-c", "var(--purple)"},
-                                                                 {"s-a2", "var(--purple)"},
-                                                                 {"s-b2", "var(--teal)"}};
+  // The legend draws each key with the chart's own class (its colour and dashes come from the
+  // same CSS rule); `data-key` says what the key stands for in the chart above it.
+  std::string legend = "<div class=\"legend chart-legend\">";
+  auto key = [](std::string_view selector, std::string_view shape, std::string_view name,
+                std::string_view props = "") {
+    return fmt::format(
+        "<span data-key=\"{}\"{}><svg class=\"key\" width=\"26\" height=\"12\" "
+        "aria-hidden=\"true\">{}</svg>{}</span>",
+        escape(selector), props.empty() ? "" : fmt::format(" data-key-props=\"{}\"", props), shape,
+        escape(name));
+  };
   for (const Series& s : series) {
-    const char* colour = "var(--grey)";
-    for (const auto& [c, v] : kColours) {
-      if (s.css == c) colour = v;
-    }
-    const bool dashed = s.css.size() > 1 && s.css.back() == '2';
-    legend += fmt::format("<span><i style=\"background:{}{}\"></i>{}</span>", colour,
-                          dashed ? ";height:3px;border-top:1px dashed #fff" : "", escape(s.name));
+    legend +=
+        key("polyline." + s.css,
+            fmt::format("<line class=\"{}\" x1=\"1\" x2=\"25\" y1=\"6\" y2=\"6\"/>", escape(s.css)),
+            s.name);
   }
   for (const Markers& m : o.markers) {
     if (m.at.empty()) continue;
-    legend += fmt::format("<span><i style=\"{};border-radius:5px\"></i>{}</span>",
-                          m.css == "marker" ? "background:var(--fail)"
-                                            : "background:#fff;border:2px solid var(--muted)",
-                          escape(m.name));
+    legend += key("circle." + m.css,
+                  fmt::format("<circle class=\"{}\" cx=\"13\" cy=\"6\" r=\"4\"/>", escape(m.css)),
+                  m.name);
   }
   if (o.shade_to > 0)
     legend +=
-        fmt::format("<span><i style=\"background:#eef1f6;border:1px solid #c4c9d2\"></i>{}</span>",
-                    escape(o.shade_name));
+        // (its key outlined: the band's pale fill alone is hard to see at 24 px)
+        key("rect.settle", "<rect class=\"settle\" x=\"1\" y=\"1\" width=\"24\" height=\"10\"/>",
+            o.shade_name, "fill");
   legend += "</div>";
   return svg + legend;
 }

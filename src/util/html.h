@@ -24,8 +24,10 @@ struct Series {
   std::vector<double> values;
 };
 
-// A line chart over x = 0..n-1 (labels for some ticks), y from 0 to the maximum, with optional
-// markers (indices) drawn as dots on the first series. `klass` is the <svg> class.
+// A line chart of n points, y from 0 to the maximum, with optional markers (indices) drawn as dots
+// on the first series. `klass` is the <svg> class. Where every label is a number and they increase
+// (iterations, trace events), the points lie at their numbers and the x ticks are round numbers
+// (line_chart below); otherwise at 0..n-1, some labelled.
 std::string line_chart(std::string_view klass, std::string_view title,
                        const std::vector<std::string>& x_labels, const std::vector<Series>& series,
                        std::string_view unit, const std::vector<std::size_t>& markers,
@@ -43,7 +45,10 @@ struct Markers {
 // A line chart with named axes. `zero_based` false scales the y axis to the data (a nice range
 // around its minimum and maximum, not 0..max) and says on the plot where the axis starts; the
 // <svg> carries data-y-min and data-y-max. `shade_to` > 0 shades x indices [0, shade_to) as a
-// band named `shade_name` (the settle iterations).
+// band named `shade_name` (the settle iterations). Under the chart a legend
+// (<div class="legend chart-legend">) names each series, marker kind and band beside a key drawn
+// with the chart's own CSS class, so its colour is the chart's; each entry's `data-key` selects
+// what it stands for in the chart, and the page's self-check compares their computed styles.
 struct ChartOptions {
   std::string klass = "plot";  // the <svg> class
   std::string title;
@@ -58,6 +63,10 @@ struct ChartOptions {
 
 std::string line_chart(const ChartOptions& options, const std::vector<std::string>& x_labels,
                        const std::vector<Series>& series);
+
+// Tick values on an axis from `lo` to `hi`: every multiple, within the range, of the round step
+// (1, 2 or 5 times a power of ten, at least `min_step`) that gives four to ten of them.
+std::vector<double> round_ticks(double lo, double hi, double min_step = 0);
 
 // Horizontal bars, one per label.
 std::string bar_chart(std::string_view klass, std::string_view title,

@@ -5,9 +5,11 @@
 # is one and never "exhaustive"), one deadlock and FX crash finding (interleaving table and wait-for
 # cycle) as explore and as replay write it, four drafters deadlocked, a 150+ step interleaving with
 # out-of-memory and recompile-limit findings, one allocator report (memory plots and segment map),
-# one what-if and one racelab check. Fails on any console message (racelab's pages write none, so
+# one what-if and two racelab checks (the stand-in's FX crash, and a fake torch's memory plots).
+# Fails on any console message (racelab's pages write none, so
 # any is an error), on a failed self-check (which also counts the step labels laid out and not cut
-# off, labels broken inside a word, and open interleavings narrower than the page), on a missing
+# off, labels broken inside a word, open interleavings narrower than the page, text cut off at the
+# edge of a drawing and legend keys unlike what they stand for), on a missing
 # element or on a property of the rendered page or of the command's output that does not hold
 # (props(), outputs()); takes a screenshot of each.
 # Usage: check_reports.sh RACELAB_BIN SOURCE_DIR ALLOC_DATA WORKDIR   (exit 77: no chromium)
@@ -38,6 +40,10 @@ done
   --out "$work/whatif" >"$work/whatif.out"
 "$racelab" check --interpose standin --strategy random --variant "--warmup none" --variant "--warmup sequential" \
   --out "$work/check" tools/pipelines/drafter_standin.py >"$work/check.out" 2>&1 || test $? -eq 1
+# Memory plots on the check page: the fake CUDA torch (its races sampled: the memory is under test).
+PYTHONPATH=tests/live/pipelines/fakecuda "$racelab" check --interpose none --executions 2 --no-prove \
+  --variant "--steps 6" --variant "--steps 6 --late-grow" --out "$work/checkmem" tests/alloc/drafters_pipeline.py \
+  >"$work/checkmem.out" 2>&1 || test $? -eq 1
 
 # What the commands printed and wrote, beside their pages.
 outputs() {
@@ -209,15 +215,85 @@ if name in ("alloc", "whatif"):
             need(all(abs(y / st - round(y / st)) < 1e-6 for y in ys), "y ticks not multiples of their step: %s" % ys)
         xt = re.findall(r'<text class="muted x-tick" x="([\d.]+)"[^>]*text-anchor="(\w+)">([^<]*)<', svg)
         need(xt, "no x ticks")
-        right = max(float(x) for x, _, _ in xt)
-        need(all(a == "end" for x, a, _ in xt if float(x) >= 880), "an x tick label centred on the right edge: %s" % xt[-1:])
-        nums = [int(l) for _, _, l in xt if l.isdigit()]
-        if name == "alloc" and len(nums) >= 3:  # iterations (whatif's labels are event numbers)
-            st = nums[1] - nums[0]
-            need(all(b - a == st for a, b in zip(nums[:-2], nums[1:-1])) and st / 10 ** math.floor(math.log10(st)) in (1, 2, 5),
-                 "x ticks not at a round step: %s" % nums)
+        # Centred on their ticks, apart from one at an edge (none cut: data-cut-labels, below).
+        need(all(a == "middle" for x, a, _ in xt if 120 <= float(x) <= 840), "an x tick label off its tick: %s" % xt)
         for w in re.findall(r'<rect class="settle" x="[\d.]+" y="[\d.]+" width="([\d.]+)"', svg):
             need(float(w) >= 8, "a warm-phase band %s px wide" % w)
+# Every legend key looks like what it stands for: the page's script wrote the computed colours of
+# the key and of the first element it stands for (a chart's series, markers and band; a lane cell).
+for legend in re.findall(r'<div class="legend[^"]*">.*?</div>', html, re.S):
+    chart_legend = "chart-legend" in legend[:40]
+    entries = re.findall(r'<span data-key="([^"]+)"(?: data-key-props="[^"]*")? data-key-style="([^"]*)" data-drawn-style="([^"]*)">', legend)
+    need(entries and len(entries) == legend.count("data-key="), "a legend entry without measured colours: %s" % legend[:200])
+    for key, mine, drawn in entries:
+        if drawn == "absent" and not chart_legend:
+            continue  # a lane legend names cells this interleaving may not have (no crash)
+        need(mine == drawn, "legend key %s is %s, the page draws %s" % (key, mine, drawn))
+    if chart_legend:
+        series = [e for e in entries if e[0].startswith("polyline.")]
+        need(len({e[1] for e in series}) == len(series), "two series of one chart look the same: %s" % series)
+charts = re.findall(r'(<svg class="plot"[^>]*data-x="[a-z]+".*?</svg>)(<div class="legend chart-legend">.*?</div>)', html, re.S)
+for svg, legend in charts:
+    drawn = set(re.findall(r'<polyline class="([^"]+)"', svg))
+    named = set(re.findall(r'data-key="polyline\.([^"]+)"', legend))
+    need(drawn == named, "the legend names series %s, the chart draws %s" % (sorted(named), sorted(drawn)))
+    for kind in set(re.findall(r'<circle class="([^"]+)"', svg)) | ({"settle"} if '<rect class="settle"' in svg else set()):
+        need(('data-key="circle.%s"' % kind in legend) or (kind == "settle" and 'data-key="rect.settle"' in legend), "no legend entry for %s" % kind)
+    # X ticks: round numbers (every one a multiple of a 1, 2 or 5 step, evenly stepped) placed where
+    # the number falls on the axis, where the points are numbers (iterations, trace events).
+    if 'data-x="numbers"' in svg:
+        import math
+        lo, hi = (float(v) for v in re.search(r'data-x-min="([-\d.e+]+)" data-x-max="([-\d.e+]+)"', svg).groups())
+        left, right = (float(v) for v in re.search(r'<line class="axis" x1="([\d.]+)" x2="([\d.]+)"', svg).groups())
+        xt = [(float(x), l) for x, l in re.findall(r'<text class="muted x-tick" x="([\d.]+)"[^>]*>([^<]*)<', svg)]
+        need(len(xt) >= 3 and all(re.fullmatch(r"-?\d+(\.\d+)?", l) for _, l in xt), "x tick labels that are not plain numbers: %s" % xt)
+        if len(xt) >= 3 and all(re.fullmatch(r"-?\d+(\.\d+)?", l) for _, l in xt):
+            vs = [float(l) for _, l in xt]
+            st = vs[1] - vs[0]
+            m = st / 10 ** math.floor(math.log10(st)) if st > 0 else 0
+            need(any(abs(m - r) < 1e-6 for r in (1, 2, 5)), "x tick step %g is not 1, 2 or 5 times a power of ten: %s" % (st, vs))
+            need(all(abs((b - a) - st) < 1e-6 * st for a, b in zip(vs, vs[1:])), "x ticks not evenly stepped: %s" % vs)
+            need(all(abs(v / st - round(v / st)) < 1e-6 for v in vs), "x ticks not multiples of their step: %s" % vs)
+            need(all(lo <= v <= hi for v in vs), "x ticks outside the data %g..%g: %s" % (lo, hi, vs))
+            need(all(abs(x - (left + (right - left) * (v - lo) / (hi - lo))) < 0.2 for (x, _), v in zip(xt, vs)),
+                 "x ticks not where their numbers fall: %s" % xt)
+# Scenario names and a variant's arguments are never broken inside (lazy-2-/drafters).
+if name in ("suite", "merge", "shard1", "explore", "check", "checkmem"):
+    need(re.search(r'<body[^>]*data-wrapped-names="0"', html) and re.search(r'class="nw"', html), "a name wrapped inside, or none kept whole")
+for svg in re.findall(r'<svg class="(?!key)[^"]*"[^>]*>', html):
+    m = re.search(r'data-cut-labels="(\d+)"', svg)
+    need(m is None or m.group(1) == "0", "text cut off at the edge of a drawing: %s" % svg[:120])
+if name in ("alloc", "whatif", "checkmem"):
+    need(charts and all("data-cut-labels=" in re.match(r"<svg[^>]*>", c[0]).group(0) for c in charts),
+         "charts without a cut-label count or a legend")
+if name in ("check", "checkmem"):
+    # The answer first: the verdict table before any variant's evidence, every variant folded under
+    # it, each one that did not pass with its one-line cause; the page a screen or two tall.
+    j = json.load(open(report))
+    rows = re.findall(r'<tr class="verdict" data-variant="([^"]*)" data-verdict="([A-Z]+)">', html)
+    import html as H
+    need([(H.unescape(a), b) for a, b in rows] == [(v["variant"], v["verdict"]) for v in j["variants"]],
+         "the page's verdicts %s, check.json's %s" % (rows, [(v["variant"], v["verdict"]) for v in j["variants"]]))
+    need(0 <= html.find('<table class="variants"') < html.find('<details class="variant') and "<h2" not in html,
+         "the verdict table is not first, or a variant is not folded under it")
+    need(html.count('<details class="variant') == len(j["variants"]) and "open=" not in html and "<details open" not in html,
+         "variants not folded until asked for")
+    for v in j["variants"]:
+        if v["verdict"] != "PASS":
+            msg = v["races"].get("message") or ""
+            cause = re.search(r'data-variant="%s" data-verdict="%s">.*?</tr><tr class="cause"><td></td><td colspan="3">([^<]*)</td>'
+                              % (re.escape(H.escape(v["variant"])), v["verdict"]), html, re.S)
+            need(cause, "%s: no one-line cause under its verdict" % v["variant"])
+            if cause and msg:
+                need(H.unescape(cause.group(1)) == msg.split("\n")[0], "%s: the cause is not the race's message" % v["variant"])
+    height = int(re.search(r'data-height="(\d+)"', html).group(1))
+    need(height <= 2 * 900, "the check page is %d px tall before unfolding" % height)
+if name == "check":
+    # The FX crash: which thread raised what, on the first screen.
+    need(re.search(r'<tr class="cause"><td></td><td colspan="3">RuntimeError: Detected that you are using FX[^<]*raised in drafter', html),
+         "the crash and the thread that raised it are not under the failing variant's verdict")
+if name == "checkmem":
+    need(html.count('<svg class="plot"') >= 2 and '<circle class="marker"' in html, "no memory plots with growth markers")
 if name == "whatif":
     need(re.search(r'<p class="device"><b>Device assumed:</b> [0-9.]+ GiB', html), "no device memory assumed")
     over = re.search(r'<svg class="plot"[^>]*data-y-min="([-\d.e+]+)" data-y-max="([-\d.e+]+)"', html)
@@ -250,6 +326,7 @@ check() {  # page, then the CSS classes that must be drawn
   local report=-
   [ -f "$(dirname "$page")/report.json" ] && report=$(dirname "$page")/report.json
   [ -f "$(dirname "$page")/summary.json" ] && report=$(dirname "$page")/summary.json
+  [ -f "$(dirname "$page")/check.json" ] && report=$(dirname "$page")/check.json
   [ "$name" = replay ] && report=$work/explore/report.json
   props "$work/$name.dom" "$name" "$report" || return 1
   local size; size=$(stat -c %s "$work/$name.png" 2>/dev/null || echo 0)
@@ -266,4 +343,5 @@ check "$work/lazy4/report.html" lanes cycle
 check "$work/long/report.html" lanes
 check "$work/alloc/report.html" plot segmap
 check "$work/whatif/whatif.html" plot
-check "$work/check/check.html"
+check "$work/check/check.html" variants cause
+check "$work/checkmem/check.html" variants plot "legend chart-legend"

@@ -16,6 +16,7 @@
 #include "sched/schedule.h"
 #include "util/errors.h"
 #include "util/files.h"
+#include "util/html.h"
 
 using namespace racelab;
 namespace fs = std::filesystem;
@@ -392,4 +393,47 @@ TEST_CASE("shrink writes the schedule through make_schedule and keeps its findin
   racelab::write_file_atomic(dir / "none.json", report::schedule_to_json(none));
   CHECK_THROWS_AS(report::shrink_schedule((dir / "none.json").string(), out, scenario), InputError);
   fs::remove_all(dir);
+}
+
+TEST_CASE("chart ticks are round numbers: 1, 2 or 5 times a power of ten, four to ten of them",
+          "[charts]") {
+  using V = std::vector<double>;
+  CHECK(html::round_ticks(0, 149, 1) == V{0, 20, 40, 60, 80, 100, 120, 140});
+  CHECK(html::round_ticks(191, 45858, 1) ==
+        V{5000, 10000, 15000, 20000, 25000, 30000, 35000, 40000, 45000});
+  CHECK(html::round_ticks(376, 432) == V{380, 390, 400, 410, 420, 430});
+  CHECK(html::round_ticks(0, 3, 1) == V{0, 1, 2, 3});  // iterations: never half of one
+  CHECK(html::round_ticks(0, 3) == V{0, 0.5, 1, 1.5, 2, 2.5, 3});
+  CHECK(html::round_ticks(5, 5).empty());
+}
+
+TEST_CASE("a chart of numbered points: x ticks at round numbers where they fall, a legend per line",
+          "[charts]") {
+  // What whatif draws: samples at trace events 191, 382, ... (not round), labelled by number.
+  std::vector<std::string> labels;
+  html::Series a{"recorded", "s-a", {}}, b{"expandable", "s-b", {}};
+  for (int k = 1; k <= 240; ++k) {
+    labels.push_back(std::to_string(k * 45858 / 240));
+    a.values.push_back(100 + k % 7);
+    b.values.push_back(90 + k % 5);
+  }
+  html::ChartOptions o;
+  o.zero_based = false;
+  const std::string svg = html::line_chart(o, labels, {a, b});
+  CHECK(svg.find("data-x=\"numbers\"") != std::string::npos);
+  std::vector<std::string> ticks;
+  for (std::size_t at = svg.find("x-tick\""); at != std::string::npos;
+       at = svg.find("x-tick\"", at + 1)) {
+    const std::size_t from = svg.find('>', at) + 1;
+    ticks.push_back(svg.substr(from, svg.find('<', from) - from));
+  }
+  CHECK(ticks == std::vector<std::string>{"5000", "10000", "15000", "20000", "25000", "30000",
+                                          "35000", "40000", "45000"});
+  // Each line has a legend entry whose key is drawn with the line's own class.
+  CHECK(svg.find("<span data-key=\"polyline.s-a\"><svg class=\"key\"") != std::string::npos);
+  CHECK(svg.find("<line class=\"s-b\"") != std::string::npos);
+  // Points named, not numbered (annotations): at every round step of the points, by name.
+  const std::string named = html::line_chart(o, {"warm", "it-a", "it-b"}, {a});
+  CHECK(named.find("data-x=\"indices\"") != std::string::npos);
+  CHECK(named.find(">warm</text>") != std::string::npos);
 }
