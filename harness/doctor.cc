@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "command.h"
+#include "executables.h"
 #include "live.h"
 #include "live/python/bridge.h"
 #include "racelab/version.h"
@@ -37,7 +38,7 @@ void add_doctor(CLI::App& app, Runner& run) {
       ->capture_default_str();
   cmd->callback([&run, a] {
     run = [a] {
-      livecmd::run_without_libtorch();  // it imports the interpreter's torch
+      run_with(LiveComponent::kPython);  // it asks the embedded interpreter: racelab-python
       fmt::print("racelab {}\n", kVersion);
       for (const DoctorItem& item : run_doctor()) {
         fmt::print("{:<9} {:<4} {}\n", item.name, item.ok ? "ok" : "no", item.value);

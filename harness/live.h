@@ -60,12 +60,6 @@ struct LiveArgs {
 // environment), else "" (the embedded interpreter's own packages).
 std::string python_environment(const std::string& given);
 
-// Where this racelab has LibTorch linked in and its sibling racelab-python (the same command
-// without it, harness/CMakeLists.txt) exists, replaces this process with that sibling, same
-// arguments: the embedded Python may import a torch that cannot share a process with this
-// LibTorch (Debian's 1.13 beside the wheel's 2.11 crashes at import). Returns otherwise.
-void run_without_libtorch();
-
 struct AllocArgs {
   tw::AllocConfig cfg;
   std::string seq_lens;

@@ -2,7 +2,6 @@
 // under the scheduler or, with --uncontrolled, run as plain Python would; --alloc records its CUDA
 // allocator history (src/live/python/racelab.py).
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "executables.h"
 #include "live.h"
 #include "live/python/bridge.h"
 #include "live/python/follow.h"
@@ -19,7 +19,6 @@
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
-#include "util/spawn.h"
 
 namespace racelab::cli::livecmd {
 
@@ -77,22 +76,6 @@ int run_plain_python(const LiveArgs& a) {
 
 }  // namespace
 
-void run_without_libtorch() {
-  if (!tw::built_with_torch()) return;
-  const auto sibling = std::filesystem::path(self_executable()).parent_path() / "racelab-python";
-  std::error_code ec;
-  if (!std::filesystem::exists(sibling, ec)) return;
-  std::vector<std::string> args = program_args();
-  if (args.empty()) return;
-  args[0] = sibling.string();
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::execv(argv[0], argv.data());  // returns only where it failed: run here
-}
-
 std::string python_environment(const std::string& given) {
   if (!given.empty()) return given;
   const char* active = std::getenv("VIRTUAL_ENV");
@@ -102,7 +85,7 @@ std::string python_environment(const std::string& given) {
 // racelab live python SCRIPT: the user's script in the embedded interpreter.
 int run_python(LiveArgs a) {
   namespace lp = live::python;
-  run_without_libtorch();
+  run_with(LiveComponent::kPython);  // the embedded interpreter: racelab-python
   if (a.uncontrolled) return run_plain_python(a);
   check_common(a);
   lp::Job job{a.script, a.script_args, a.interpose, {}, a.dicts, a.locks, a.points, a.blockings};

@@ -24,6 +24,7 @@
 #include "alloc.h"
 #include "alloc/outputs.h"
 #include "command.h"
+#include "executables.h"
 #include "live.h"
 #include "model/settings.h"
 #include "report/schedule_file.h"
@@ -56,7 +57,10 @@ int run_under_rr(const LiveArgs& a) {
 }  // namespace
 
 int run_torch(LiveArgs a) {
+  // Recorded as racelab was started (rr follows the exec below), so the command it prints is the
+  // same whichever executable runs the workload.
   if (a.rr) return run_under_rr(a);
+  run_with(LiveComponent::kTorch);  // the LibTorch workload: racelab-torch
   if (a.overhead_steps > 0)
     throw InputError(
         "--overhead moved to the benchmark racelab_live_overhead (bench/live_overhead.cc, built "
@@ -69,6 +73,7 @@ int run_torch(LiveArgs a) {
 }
 
 int run_alloc(AllocArgs a) {
+  run_with(LiveComponent::kTorch);
   if (!a.seq_lens.empty()) a.cfg.seq_lens = tw::parse_lengths(a.seq_lens, "--seq-lens");
   if (a.cfg.iterations < 1) throw InputError("--iterations must be at least 1");
   const auto& names = model::settings::kWorkloadAttentions;

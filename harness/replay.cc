@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "command.h"
-#include "live.h"
+#include "executables.h"
 #include "live/job.h"
 #include "live_print.h"
 #include "model/pipeline.h"
@@ -104,8 +104,9 @@ int replay_command(const ReplayArgs& a) {
           fmt::format("{}: a schedule of racelab {}; {} appl{} to model schedules only", a.schedule,
                       s.subject_name == sched::kLivePythonSubject ? "live python" : "live torch",
                       fmt::join(a.model_only, ", "), a.model_only.size() == 1 ? "ies" : "y"));
-    // A Python script's interpreter may import a torch that cannot share this process's LibTorch.
-    if (s.subject_name == sched::kLivePythonSubject) livecmd::run_without_libtorch();
+    // The subject runs in the executable that has it (executables.h): racelab-python or -torch.
+    run_with(s.subject_name == sched::kLivePythonSubject ? LiveComponent::kPython
+                                                         : LiveComponent::kTorch);
     const std::string out = !a.out.empty() ? a.out : "racelab-out/" + s.subject_name + "-replay";
     live::Job job = live::replay_job(s, a.schedule);
     return livecmd::print_run(live::replay_options(a.schedule, out), job);
