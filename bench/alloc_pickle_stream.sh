@@ -30,12 +30,16 @@ run() {  # KIND FILE [CAP_MB]
     line=$(/usr/bin/time -v "$reader" "$1" "$2" 2>"$log") || status=$?
   fi
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")
+  # CPU seconds and MB per CPU second: the wall clock depends on what else the machine runs.
+  cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {printf "%.1f", s}' "$log")
   if [ "$status" -ne 0 ]; then
     printf '%-7s %s: did not finish (exit %s, cap %s MB, peak RSS %s MB): %s\n' "$1" \
       "$(basename "$2")" "$status" "${3:-none}" "$((rss / 1024))" "$(grep -v '^\s' "$log" | head -1)"
     return
   fi
-  printf '%-7s %s: %s peak RSS %s MB\n' "$1" "$(basename "$2")" "$line" "$((rss / 1024))"
+  printf '%-7s %s: %s cpu %s s (%s MB/s of CPU) peak RSS %s MB\n' "$1" "$(basename "$2")" "$line" \
+    "$cpu" "$(awk -v b="$(stat -c %s "$2")" -v c="$cpu" 'BEGIN {printf "%.1f", b / 1e6 / c}')" \
+    "$((rss / 1024))"
 }
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {print int($2/1024/1024)}' /proc/meminfo) GiB; $(python3 --version); date: $(date -u +%F)"
