@@ -12,6 +12,8 @@
 // stream: it throws NotStreamable, and read_snapshot() reads that file whole.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <new>
 #include <unordered_set>
 
 #include "alloc/pickle_input.h"
@@ -30,7 +32,12 @@ class SnapshotStream : public PickleMachine {
  public:
   SnapshotStream(PickleInput& in, const std::string& origin, const MemoLiveness& live,
                  EventReader& events)
-      : PickleMachine(in, origin, &live), events_(events), dicts_(live.dicts) {}
+      : PickleMachine(in, origin, &live),
+        events_(events),
+        // An alloc event takes some 16 bytes of file at the least ('}', its keys as memo reads,
+        // addr and size, SETITEMS): a file of other dicts does not reserve beyond that; smaller
+        // events (snapshot, user_defined) only make the vector grow.
+        dicts_(std::min<std::uint64_t>(live.dicts, in.size() / 16)) {}
 
   StreamedLists& lists() { return lists_; }
 
@@ -62,8 +69,11 @@ class SnapshotStream : public PickleMachine {
     if (!batched && !single) return;
     StreamedList& l = lists_[c.get()];
     if (reserved_ < 16 * dicts_) {  // address space only: pages are resident once written
-      l.events.reserve(dicts_);
-      reserved_ += dicts_;
+      try {
+        l.events.reserve(dicts_);
+        reserved_ += dicts_;
+      } catch (const std::bad_alloc&) {  // more than the address space allows: grow instead
+      }
     }
     kept_.push_back(c);  // keeps its address from being reused by another container
     device_.emplace(c.get(), device_traces_->items.size() + (i - (d + 1)));
