@@ -57,7 +57,7 @@ int whatif_command(const WhatifArgs& a) {
 
 int convert_command(const std::string& in, const std::string& out) {
   report::expect_file(in, report::FileKind::kSnapshot, "alloc convert IN");
-  const Snapshot snap = read_snapshot(in);
+  const Snapshot snap = read_snapshot(in, SnapshotReader::kTree);  // every value, written back
   write_snapshot_value(out, *snap.root);
   fmt::print("wrote {} ({} device traces, {} segments)\n", out, snap.traces.size(),
              snap.segment_count);

@@ -1,9 +1,10 @@
 #pragma once
 // Python pickle values, as far as memory_viz snapshots need them (torch.cuda.memory._dump_snapshot
-// writes protocol 4; protocols 2 and 3 are read too). The reader is strict and bounded: every
-// length in the file is checked against the bytes that remain before anything is allocated, memo
-// references must exist, containers may not contain themselves, nesting is limited, and any
-// problem is an InputError "<origin>: byte <offset>: expected <what>, got <what>".
+// writes protocol 4; Python 3.14's default, protocol 5, and protocols 2 and 3 are read too). The
+// reader is strict and bounded: every length in the file is checked against the bytes that remain
+// before anything is allocated, memo references must exist, containers may not contain themselves,
+// nesting is limited, and any problem is an InputError "<origin>: byte <offset>: expected <what>,
+// got <what>".
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,11 @@ using PickleRef = std::shared_ptr<PickleValue>;
 struct PickleValue {
   PickleType type = PickleType::kNone;
   bool b = false;
+  // Set by the streaming snapshot reader on a trace event's containers once it has read them (a
+  // later change to one would have to change that event too, so the reader refuses it), with the
+  // height of the container's nesting (1: it holds no container), which it checks once.
+  bool frozen = false;
+  std::int16_t height = 0;
   std::int64_t i = 0;
   double f = 0;
   std::string s;                                      // kStr (UTF-8) and kBytes

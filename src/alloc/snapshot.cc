@@ -4,6 +4,8 @@
 
 #include <unordered_map>
 
+#include "alloc/pickle_input.h"
+#include "alloc/snapshot_events.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -29,6 +31,13 @@ std::optional<Action> parse_action(const std::string& s) {
   }
   return std::nullopt;
 }
+
+// Where an event is, spelt out only for a message.
+struct Where {
+  const std::string& origin;
+  std::size_t dev, k;
+  std::string str() const { return fmt::format("{}: device_traces[{}][{}]", origin, dev, k); }
+};
 
 std::int64_t int_field(const PickleValue& d, const char* key, const std::string& where,
                        bool required = true) {
@@ -57,46 +66,74 @@ std::string str_field(const PickleValue& d, const char* key, const std::string& 
   return v->s;
 }
 
-// The distinct stacks of a trace, each kept once. Frames are read leniently: a frame without a
-// usable filename, line or name keeps what it has (memory_viz itself shows '??' for them).
-class StackTable {
- public:
-  explicit StackTable(std::vector<Stack>& stacks) : stacks_(stacks) {}
-
-  std::int32_t intern(const PickleValue& frames) {
-    if (!frames.is_list() || frames.items.empty()) return -1;
-    Stack stack;
-    stack.reserve(frames.items.size());
-    std::string key;
-    for (const PickleRef& f : frames.items) {
-      if (!f || !f->is_dict()) continue;
-      Frame fr;
-      if (const PickleValue* v = f->get("filename"); v && v->is_str()) fr.filename = v->s;
-      if (const PickleValue* v = f->get("line"); v && v->is_int()) fr.line = v->i;
-      if (const PickleValue* v = f->get("name"); v && v->is_str()) fr.name = v->s;
-      key += fr.filename;
-      key += '\0';
-      key += std::to_string(fr.line);
-      key += '\0';
-      key += fr.name;
-      key += '\n';
-      stack.push_back(std::move(fr));
-    }
-    if (stack.empty()) return -1;
-    auto [it, added] =
-        index_.try_emplace(std::move(key), static_cast<std::int32_t>(stacks_.size()));
-    if (added) stacks_.push_back(std::move(stack));
-    return it->second;
-  }
-
- private:
-  std::vector<Stack>& stacks_;
-  std::unordered_map<std::string, std::int32_t> index_;
-};
+// An event's int field: as int_field, the message built only when it is needed.
+std::int64_t event_int(const PickleValue& d, const char* key, const Where& where, bool required) {
+  const PickleValue* v = d.get(key);
+  if (v && v->type == PickleType::kInt) return v->i;
+  if (!v && !required) return 0;
+  return int_field(d, key, where.str(), required);
+}
 
 }  // namespace
 
-Snapshot snapshot_from_value(PickleRef root, const std::string& origin) {
+bool EventReader::add(const PickleValue& e, std::size_t dev, std::size_t k,
+                      std::vector<TraceEvent>& out) {
+  const Where where{origin_, dev, k};
+  if (!e.is_dict()) {
+    throw InputError(fmt::format("{}: expected a dict, got {}", where.str(), type_name(e.type)));
+  }
+  const PickleValue* act = e.get("action");
+  if (!act || !act->is_str()) str_field(e, "action", where.str());  // throws
+  const auto action = parse_action(act->s);
+  if (!action) return false;
+  TraceEvent ev;
+  ev.action = *action;
+  const bool needs_addr = *action != Action::kSnapshot && *action != Action::kUserDefined;
+  const std::int64_t addr = event_int(e, "addr", where, needs_addr);
+  const std::int64_t size = event_int(e, "size", where, needs_addr);
+  if (addr < 0 || size < 0) {
+    throw InputError(fmt::format("{}: 'addr' and 'size' must not be negative", where.str()));
+  }
+  ev.addr = static_cast<std::uint64_t>(addr);
+  ev.size = static_cast<std::uint64_t>(size);
+  ev.stream = event_int(e, "stream", where, false);
+  ev.time_us = event_int(e, "time_us", where, false);
+  if (*action == Action::kAlloc) {
+    if (const PickleValue* frames = e.get("frames")) ev.stack = intern(*frames);
+  }
+  out.push_back(ev);
+  return true;
+}
+
+// Frames are read leniently: a frame without a usable filename, line or name keeps what it has
+// (memory_viz itself shows '??' for them).
+std::int32_t EventReader::intern(const PickleValue& frames) {
+  if (!frames.is_list() || frames.items.empty()) return -1;
+  Stack stack;
+  stack.reserve(frames.items.size());
+  std::string key;
+  for (const PickleRef& f : frames.items) {
+    if (!f || !f->is_dict()) continue;
+    Frame fr;
+    if (const PickleValue* v = f->get("filename"); v && v->is_str()) fr.filename = v->s;
+    if (const PickleValue* v = f->get("line"); v && v->is_int()) fr.line = v->i;
+    if (const PickleValue* v = f->get("name"); v && v->is_str()) fr.name = v->s;
+    key += fr.filename;
+    key += '\0';
+    key += std::to_string(fr.line);
+    key += '\0';
+    key += fr.name;
+    key += '\n';
+    stack.push_back(std::move(fr));
+  }
+  if (stack.empty()) return -1;
+  auto [it, added] = index_.try_emplace(std::move(key), static_cast<std::int32_t>(stacks_.size()));
+  if (added) stacks_.push_back(std::move(stack));
+  return it->second;
+}
+
+Snapshot assemble_snapshot(PickleRef root, EventReader& events, StreamedLists& streamed) {
+  const std::string& origin = events.origin();
   Snapshot snap;
   if (!root || !root->is_dict()) {
     throw InputError(
@@ -113,7 +150,7 @@ Snapshot snapshot_from_value(PickleRef root, const std::string& origin) {
   }
   const PickleValue* segments = root->get("segments");
   if (segments && segments->is_list()) snap.segment_count = segments->items.size();
-  StackTable stacks(snap.stacks);
+  std::unordered_map<const PickleValue*, std::size_t> streamed_at;  // a streamed list's device
   for (std::size_t dev = 0; dev < traces->items.size(); ++dev) {
     const PickleValue& t = *traces->items[dev];
     if (!t.is_list()) {
@@ -121,33 +158,30 @@ Snapshot snapshot_from_value(PickleRef root, const std::string& origin) {
                                    type_name(t.type)));
     }
     auto& out = snap.traces.emplace_back();
+    if (auto it = streamed.find(&t); it != streamed.end()) {
+      // Moved, not copied (a copy would hold the trace twice); a list listed again is copied.
+      auto [first, fresh] = streamed_at.try_emplace(&t, dev);
+      out = fresh ? std::move(it->second.events) : snap.traces[first->second];
+      snap.ignored_events += it->second.ignored;
+      continue;
+    }
     out.reserve(t.items.size());
     for (std::size_t k = 0; k < t.items.size(); ++k) {
-      const PickleValue& e = *t.items[k];
-      const std::string where = fmt::format("{}: device_traces[{}][{}]", origin, dev, k);
-      if (!e.is_dict())
-        throw InputError(fmt::format("{}: expected a dict, got {}", where, type_name(e.type)));
-      const auto action = parse_action(str_field(e, "action", where));
-      if (!action) {
-        ++snap.ignored_events;
-        continue;
+      if (!events.add(*t.items[k], dev, k, out)) ++snap.ignored_events;
+    }
+  }
+  // Stacks numbered in order of first use, as reading the devices in order numbers them.
+  std::vector<Stack> interned = events.take_stacks();
+  std::vector<std::int32_t> renumbered(interned.size(), -1);
+  for (auto& trace : snap.traces) {
+    for (TraceEvent& e : trace) {
+      if (e.stack < 0) continue;
+      std::int32_t& n = renumbered[static_cast<std::size_t>(e.stack)];
+      if (n < 0) {
+        n = static_cast<std::int32_t>(snap.stacks.size());
+        snap.stacks.push_back(std::move(interned[static_cast<std::size_t>(e.stack)]));
       }
-      TraceEvent ev;
-      ev.action = *action;
-      const bool needs_addr = *action != Action::kSnapshot && *action != Action::kUserDefined;
-      const std::int64_t addr = int_field(e, "addr", where, needs_addr);
-      const std::int64_t size = int_field(e, "size", where, needs_addr);
-      if (addr < 0 || size < 0) {
-        throw InputError(fmt::format("{}: 'addr' and 'size' must not be negative", where));
-      }
-      ev.addr = static_cast<std::uint64_t>(addr);
-      ev.size = static_cast<std::uint64_t>(size);
-      ev.stream = int_field(e, "stream", where, false);
-      ev.time_us = int_field(e, "time_us", where, false);
-      if (*action == Action::kAlloc) {
-        if (const PickleValue* frames = e.get("frames")) ev.stack = stacks.intern(*frames);
-      }
-      out.push_back(ev);
+      e.stack = n;
     }
   }
   if (const PickleValue* ann = root->get("external_annotations"); ann && ann->is_list()) {
@@ -167,23 +201,48 @@ Snapshot snapshot_from_value(PickleRef root, const std::string& origin) {
   return snap;
 }
 
-Snapshot read_snapshot(const std::filesystem::path& path) {
-  const std::string data = read_file(path);
+Snapshot snapshot_from_value(PickleRef root, const std::string& origin) {
+  EventReader events(origin);
+  StreamedLists none;
+  return assemble_snapshot(std::move(root), events, none);
+}
+
+namespace {
+
+// Whether the file is JSON: its first byte that is not white space is '{'.
+bool is_json(const std::filesystem::path& path, const std::string& origin) {
+  PickleInput in(path, origin);
+  while (in.remaining() > 0) {
+    const char c = static_cast<char>(in.byte());
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return c == '{';
+  }
+  return false;
+}
+
+Snapshot read_tree(const std::filesystem::path& path, const std::string& origin) {
+  return snapshot_from_value(read_pickle(read_file(path), origin), origin);
+}
+
+}  // namespace
+
+Snapshot read_snapshot(const std::filesystem::path& path, SnapshotReader reader) {
   const std::string origin = path.string();
-  std::size_t first = data.find_first_not_of(" \t\r\n");
-  PickleRef root;
-  if (first != std::string::npos && data[first] == '{') {
+  if (is_json(path, origin)) {
+    const std::string data = read_file(path);
     nlohmann::ordered_json j;
     try {
       j = nlohmann::ordered_json::parse(data);
     } catch (const nlohmann::json::parse_error& e) {
       throw InputError(fmt::format("{}: byte {}: invalid JSON: {}", origin, e.byte, e.what()));
     }
-    root = from_json(j, origin);
-  } else {
-    root = read_pickle(data, origin);
+    return snapshot_from_value(from_json(j, origin), origin);
   }
-  return snapshot_from_value(std::move(root), origin);
+  if (reader == SnapshotReader::kTree) return read_tree(path, origin);
+  try {
+    return stream_snapshot(path, origin);
+  } catch (const NotStreamable&) {
+    return read_tree(path, origin);
+  }
 }
 
 PickleRef segments_value(const std::vector<Segment>& segments) {

@@ -23,6 +23,8 @@ struct Annotation {
 };
 
 struct Snapshot {
+  // The snapshot's value. Read streaming, its 'device_traces' lists are empty: their events are
+  // in `traces` only.
   PickleRef root;
   std::vector<std::vector<TraceEvent>> traces;  // one per device, in recorded order
   std::vector<Annotation> annotations;
@@ -31,9 +33,18 @@ struct Snapshot {
   std::size_t ignored_events = 0;  // trace actions this version does not know
 };
 
+// How read_snapshot reads a pickle. kStream (what the commands use) reads the file by chunks, twice
+// (the first pass learns which memo entries are read again: pickle_memo.h), and turns each trace
+// event into a TraceEvent as soon as it is read, so that memory holds the typed trace, not the
+// file nor its values; a valid pickle it cannot stream (snapshot_stream.cc: a trace event changed
+// after it was appended, a device list used elsewhere) is read as kTree. kTree reads the whole
+// file and keeps every value (alloc convert writes them back).
+enum class SnapshotReader { kStream, kTree };
+
 // Reads a snapshot: a pickle (as PyTorch writes it) or its JSON equivalent (by content: a file
-// that starts with '{' is JSON). Throws InputError with the file and what is wrong.
-Snapshot read_snapshot(const std::filesystem::path& path);
+// that starts with '{' is JSON; read whole). Throws InputError with the file and what is wrong.
+Snapshot read_snapshot(const std::filesystem::path& path,
+                       SnapshotReader reader = SnapshotReader::kStream);
 
 // Builds the typed view of an already parsed value tree (`origin` names it in messages).
 Snapshot snapshot_from_value(PickleRef root, const std::string& origin);

@@ -91,7 +91,7 @@ TEST_CASE("pickle: a fixture written by racelab reads back identically", "[pickl
 
 TEST_CASE("pickle: racelab's snapshots have the keys and types PyTorch writes", "[pickle]") {
   const auto path = fixtures_dir() / "snap_sdpa_chunked_1.pickle";
-  const Snapshot real = read_snapshot(path);
+  const Snapshot real = read_snapshot(path, SnapshotReader::kTree);  // keeps the events' values
   ReplayOptions opt;
   opt.config = config_from_snapshot(real.root->get("allocator_settings"), path.string());
   opt.keep_trace = true;

@@ -220,7 +220,7 @@ TEST_CASE("replay: a snapshot of two devices replays each device against its own
   // Device 1 ran the same program as device 0 (the fixture's trace copied), as one drafter per
   // GPU would: every device is replayed, compared and reported on its own.
   const auto path = fixtures_dir() / "snap_sdpa_fused_1.pickle";
-  const Snapshot one = read_snapshot(path);
+  const Snapshot one = read_snapshot(path, SnapshotReader::kTree);  // keeps the events' values
   auto root = PickleValue::new_dict();
   for (const auto& [k, v] : one.root->dict) {
     if (k->s == "device_traces") {
