@@ -16,6 +16,8 @@ stand-in, which says it is the torch that RACELAB_STANDIN_TORCH_VERSION names (2
   against them, for the interpreter's own packages and for a virtual environment (--python; here
   one with a fake torch 2.12.1), where the default table torch-2.11 is outside its range;
 - --python refuses a directory that is no virtual environment, one line, exit 2;
+- a table's process_setup runs once per process, before the first execution, on a thread that is
+  no execution's; a target that does not exist, or an entry without a call, is one line, exit 2;
 - racelab check and racelab suite take --python ENV and --refuse-other-torch as live python does:
   every child of check (hunt, proof, native and memory runs) and every live case of the suite runs
   in ENV (here one whose site-packages make the stand-in say 2.12.1, so only a run in ENV can say
@@ -264,6 +266,36 @@ with tempfile.TemporaryDirectory() as tmp:
         if r.returncode != 0 or entry.get("verdict") != "pass":
             failures.append(f"suite --refuse-other-torch on 2.11.0: expected a pass ({entry})"
                             f"{said(r)}")
+
+    # A table's process_setup: once per process, before the first execution, on a thread that is
+    # no execution's (torch-2.11's F14 entry relies on it); a missing target is one line, exit 2.
+    setup_script = os.path.join(src, "tests", "live", "pipelines", "process_setup_script.py")
+
+    def setup_table(path, calls):
+        with open(path, "w") as f:
+            json.dump({"format": "racelab-interpose", "version": 1, "name": "setup-probe",
+                       "process_setup": calls}, f)
+
+    setup_table(f"{tmp}/setup.json", [{"call": "process_setup_probe.setup", "why": "test"}])
+    r = run("live", "python", "--interpose", f"{tmp}/setup.json", "--strategy", "random",
+            "--executions", "3", "--out", f"{tmp}/setup", setup_script)
+    if r.returncode != 0 or "no deadlock, hang or exception" not in r.stdout or \
+            report(f"{tmp}/setup").get("executions") != 3:
+        failures.append(f"process_setup: expected 3 clean executions, each seeing one call made "
+                        f"on another thread{said(r)}")
+    setup_table(f"{tmp}/setup-missing.json", [{"call": "process_setup_probe.nosuch"}])
+    r = run("live", "python", "--interpose", f"{tmp}/setup-missing.json", "--out",
+            f"{tmp}/setup-missing", setup_script)
+    want = "process_setup entry process_setup_probe.nosuch: module process_setup_probe has no " \
+           "attribute nosuch"
+    if r.returncode != 2 or want not in r.stderr or r.stderr.strip().count("\n") != 0:
+        failures.append(f"process_setup, missing target: expected one line '{want}', exit 2"
+                        f"{said(r)}")
+    setup_table(f"{tmp}/setup-bad.json", [{"call": 3}])
+    r = run("live", "python", "--interpose", f"{tmp}/setup-bad.json", "--out",
+            f"{tmp}/setup-bad", setup_script)
+    if r.returncode != 2 or "every entry of process_setup needs a call" not in r.stderr:
+        failures.append(f"process_setup, malformed entry: expected one line, exit 2{said(r)}")
 
     r = run("live", "python", "--python", tmp, "--interpose", "none", standin)
     if r.returncode != 2 or "not a virtual environment" not in r.stderr:

@@ -423,6 +423,16 @@ void check_table(const std::string& text, const std::string& origin) {
         throw InputError(fmt::format("{}: every entry of {} needs module and attr", origin, key));
     }
   }
+  if (j.contains("process_setup")) {
+    if (!j["process_setup"].is_array())
+      throw InputError(fmt::format("{}: process_setup must be a list", origin));
+    for (const auto& e : j["process_setup"]) {
+      if (!e.is_object() || !e.contains("call") || !e["call"].is_string() ||
+          e["call"].get<std::string>().find('.') == std::string::npos)
+        throw InputError(fmt::format(
+            "{}: every entry of process_setup needs a call (MODULE.FUNC, a string)", origin));
+    }
+  }
   if (j.contains("exceptions")) {
     if (!j["exceptions"].is_array())
       throw InputError(fmt::format("{}: exceptions must be a list", origin));
@@ -587,6 +597,12 @@ std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorde
   if (!checked.outside.empty() && job.refuse_unverified)
     throw InputError(checked.outside + " (--refuse-other-torch)");
   if (versions != nullptr) *versions = checked;
+  // The table's process_setup, here: this thread started the interpreter and outlives every
+  // execution, whose threads (main's included) end with it (torch-2.11: F14).
+  {
+    py::gil_scoped_acquire gil;
+    g_bridge->attr("process_setup")(py::module_::import("json").attr("loads")(base));
+  }
   Job identity = j;  // what the content hash reads: the script as recorded
   if (!recorded_script.empty()) identity.script = recorded_script;
   return std::make_unique<PythonSubject>(std::move(j), std::move(table), job_json(identity));
