@@ -18,6 +18,7 @@ stand-in, which says it is the torch that RACELAB_STANDIN_TORCH_VERSION names (2
 - --python refuses a directory that is no virtual environment, one line, exit 2;
 - a table's process_setup runs once per process, before the first execution, on a thread that is
   no execution's; a target that does not exist, or an entry without a call, is one line, exit 2;
+- the embedded interpreter's default encoding (open()'s) is the one python3 has;
 - racelab check and racelab suite take --python ENV and --refuse-other-torch as live python does:
   every child of check (hunt, proof, native and memory runs) and every live case of the suite runs
   in ENV (here one whose site-packages make the stand-in say 2.12.1, so only a run in ENV can say
@@ -296,6 +297,17 @@ with tempfile.TemporaryDirectory() as tmp:
             f"{tmp}/setup-bad", setup_script)
     if r.returncode != 2 or "every entry of process_setup needs a call" not in r.stderr:
         failures.append(f"process_setup, malformed entry: expected one line, exit 2{said(r)}")
+
+    # The embedded interpreter's default encoding is python3's (a C locale would make it ASCII,
+    # which failed torch 2.13.0's import of Inductor).
+    with open(f"{tmp}/encoding.py", "w") as f:
+        f.write("import locale\nprint('encoding', locale.getpreferredencoding(False))\n")
+    r = run("live", "python", "--interpose", "none", "--executions", "1", "--out",
+            f"{tmp}/encoding", f"{tmp}/encoding.py")
+    want = subprocess.run(["/usr/bin/python3", f"{tmp}/encoding.py"], capture_output=True,
+                          text=True).stdout.strip()
+    if r.returncode != 0 or want not in r.stdout.splitlines():
+        failures.append(f"encoding: expected '{want}' as python3 says{said(r)}")
 
     r = run("live", "python", "--python", tmp, "--interpose", "none", standin)
     if r.returncode != 2 or "not a virtual environment" not in r.stderr:

@@ -287,6 +287,17 @@ void start_interpreter(std::uint32_t hash_seed, const std::string& python) {
     program = env.program;
   }
   std::call_once(g_started, [hash_seed, program] {
+    // The C library's locale as python3 sets it (LC_CTYPE from the environment, "C" coerced to
+    // C.UTF-8), so that open()'s default encoding is the one a script gets under python3. The
+    // isolated configuration below (pybind11 before 2.11) would leave "C", whose ASCII fails
+    // torch 2.13.0's import of Inductor (a UTF-8 file read without an encoding).
+    PyPreConfig pre;
+    PyPreConfig_InitPythonConfig(&pre);
+    pre.parse_argv = 0;
+    const PyStatus pre_status = Py_PreInitialize(&pre);
+    if (PyStatus_Exception(pre_status))
+      throw std::runtime_error(fmt::format("python pre-initialisation: {}",
+                                           pre_status.err_msg ? pre_status.err_msg : "?"));
     PyConfig config;
 #if PYBIND11_VERSION_HEX >= 0x020B0000
     PyConfig_InitPythonConfig(&config);
