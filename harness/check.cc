@@ -132,6 +132,7 @@ void add_check(CLI::App& app, Runner& run) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(false);
+  add_live_python_options(cmd, o->python, "every run of the script (hunt, proof, native, memory)");
   // The hunt samples (a budget of executions); the proof after it is dpor's.
   std::vector<std::string> sampling;
   for (const sched::StrategyInfo& info : sched::strategy_table())

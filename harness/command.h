@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/live_case.h"
 #include "model/suite.h"
 #include "sched/explore.h"
 
@@ -36,6 +37,9 @@ struct PartitionArgs {
   std::string shard;  // "K/N"
 };
 void add_partition_options(CLI::App* cmd, PartitionArgs& args);
+// --python ENV and --refuse-other-torch (check, suite): the interpreter of every `racelab live
+// python` child, as live python takes them. `what` names the children ("each variant's runs").
+void add_live_python_options(CLI::App* cmd, model::LivePython& python, const std::string& what);
 // Throws InputError for a malformed --shard.
 sched::Partition partition_from(const PartitionArgs& args);
 // dpor's state cache belongs to one job: a split (--jobs above one, --shard) runs dpor stateless

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "command.h"
@@ -24,6 +25,18 @@ void add_partition_options(CLI::App* cmd, PartitionArgs& a) {
   cmd->add_option("--shard", a.shard,
                   "run only shard K of N (0-based, e.g. 2/8); combine the shards' --out "
                   "directories with racelab merge");
+}
+
+void add_live_python_options(CLI::App* cmd, model::LivePython& python, const std::string& what) {
+  cmd->add_option("--python", python.env,
+                  "ENV: run " + what +
+                      " in this virtual environment (its directory, or its bin/python), as "
+                      "live python --python; default $VIRTUAL_ENV where one is activated")
+      // A child may run elsewhere than the directory the user named ENV from.
+      ->transform([](std::string env) { return std::filesystem::absolute(env).string(); });
+  cmd->add_flag("--refuse-other-torch", python.refuse_other_torch,
+                "where the imported torch or Python is outside the versions the interposition "
+                "table was verified on, refuse (racelab's one line) rather than warn (for CI)");
 }
 
 sched::Partition partition_from(const PartitionArgs& a) {

@@ -30,6 +30,7 @@ struct SuiteArgs {
   double time_limit = 0;
   PartitionArgs part;
   bool no_check_determinism = false;
+  model::LivePython python;  // the live cases' interpreter
 };
 
 int run_suite(SuiteArgs a) {
@@ -48,6 +49,7 @@ int run_suite(SuiteArgs a) {
   o.check_determinism = !a.no_check_determinism;
   o.interrupt = &interrupted();
   o.racelab = self_executable();
+  o.live_python = a.python;
   o.progress = [](std::size_t k, std::size_t n, const model::Scenario& s, bool proves) {
     return progress_printer(fmt::format("[{}/{}] {}", k + 1, n, s.name), proves);
   };
@@ -89,6 +91,7 @@ void add_suite(CLI::App& app, Runner& run) {
   add_partition_options(cmd, args->part);
   cmd->add_flag("--no-check-determinism", args->no_check_determinism,
                 "skip re-executing every finding's schedule to compare the traces step by step");
+  add_live_python_options(cmd, args->python, "the live cases ([live])");
   cmd->add_option("--time-limit", args->time_limit,
                   "per-scenario time limit in seconds (a dfs search it cuts short is inconclusive)")
       ->check(seconds_check());

@@ -51,8 +51,10 @@ std::string slug(const std::string& text, std::size_t index) {
   return fmt::format("{}-{}", index, out.empty() ? "as-given" : out);
 }
 
-std::vector<std::string> live_flags(const CheckOptions& o) {
-  std::vector<std::string> v;
+// The flags every `racelab live python` child of a check shares: the table's and the interpreter's
+// (`controlled` false: an uncontrolled run, which checks no versions, LivePython::flags).
+std::vector<std::string> live_flags(const CheckOptions& o, bool controlled) {
+  std::vector<std::string> v = o.python.flags(controlled);
   for (const auto& d : o.dicts) v.push_back("--dict=" + d);
   for (const auto& l : o.locks) v.push_back("--lock=" + l);
   for (const auto& p : o.points) v.push_back("--point=" + p);
@@ -93,7 +95,7 @@ LiveRun run_live(const CheckOptions& o, const std::string& racelab,
               "clean",
               "--out",
               out};
-  for (auto& f : live_flags(o)) run.argv.push_back(std::move(f));
+  for (auto& f : live_flags(o, true)) run.argv.push_back(std::move(f));
   run.argv.push_back(o.script);
   if (!args.empty()) {
     run.argv.push_back("--");
@@ -310,8 +312,8 @@ std::vector<std::string> split_arguments(const std::string& text) {
 
 MemoryVerdict capture_memory(const std::string& racelab, const std::string& script,
                              const std::vector<std::string>& args, const std::string& interpose,
-                             const std::string& python_path, double time_limit, std::int64_t settle,
-                             const std::string& dir) {
+                             const LivePython& python, const std::string& python_path,
+                             double time_limit, std::int64_t settle, const std::string& dir) {
   MemoryVerdict m;
   const fs::path base(dir);
   const fs::path alloc = base / "alloc", plain = base / "plain";
@@ -319,9 +321,11 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   fs::remove_all(alloc, ec);
   ensure_directory(plain.string());
   m.argv = {
-      racelab,   "live",         "python",       "--uncontrolled", "--interpose",
-      interpose, "--alloc",      alloc.string(), "--time-limit",   fmt::format("{}", time_limit),
-      "--out",   plain.string(), script};
+      racelab,   "live",        "python",       "--uncontrolled", "--interpose",
+      interpose, "--alloc",     alloc.string(), "--time-limit",   fmt::format("{}", time_limit),
+      "--out",   plain.string()};
+  for (auto& f : python.flags(false)) m.argv.push_back(std::move(f));
+  m.argv.push_back(script);
   if (!args.empty()) {
     m.argv.push_back("--");
     m.argv.insert(m.argv.end(), args.begin(), args.end());
@@ -424,7 +428,7 @@ NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
         racelab,       "live",      "python",       "--uncontrolled",
         "--interpose", o.interpose, "--time-limit", fmt::format("{}", o.time_limit),
         "--out",       out.string()};
-    for (auto& f : live_flags(o)) argv.push_back(std::move(f));
+    for (auto& f : live_flags(o, false)) argv.push_back(std::move(f));
     argv.push_back(o.script);
     if (!args.empty()) {
       argv.push_back("--");
@@ -551,8 +555,8 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
     if (o.memory) {
       note(fmt::format("[{}/{}] {}: memory (one uncontrolled run with the allocator capture)",
                        k + 1, sets.size(), v.name));
-      v.memory =
-          capture_memory(racelab, script, v.args, o.interpose, "", o.time_limit, o.settle, v.dir);
+      v.memory = capture_memory(racelab, script, v.args, o.interpose, o.python, "", o.time_limit,
+                                o.settle, v.dir);
     } else {
       v.memory.reason = "not asked for (--no-memory)";
     }
@@ -646,6 +650,9 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
   j["script"] = o.script;
   j["args"] = o.args;
   j["interpose"] = o.interpose;
+  j["python"] =
+      o.python.env.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.python.env);
+  j["refuse_other_torch"] = o.python.refuse_other_torch;
   j["strategy"] = o.strategy;
   j["seed"] = o.seed;
   j["executions"] = o.executions;

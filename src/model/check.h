@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "model/live_case.h"
+
 namespace racelab::model {
 
 struct CheckOptions {
@@ -33,6 +35,7 @@ struct CheckOptions {
   std::vector<std::string> variants;  // each one shell-like argument string (split_arguments)
   std::string interpose = "torch-2.11";
   std::vector<std::string> dicts, locks, points, blocking;  // live python's table flags
+  LivePython python;                // --python ENV, --refuse-other-torch: every child runs in it
   std::string strategy = "random";  // the soonest to the lazy deadlocks (docs/performance.md)
   std::uint64_t seed = 1;
   std::uint64_t executions = 20;
@@ -164,8 +167,8 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
 // script with the allocator capture into DIR/alloc, then alloc report into DIR/alloc-report.
 MemoryVerdict capture_memory(const std::string& racelab, const std::string& script,
                              const std::vector<std::string>& args, const std::string& interpose,
-                             const std::string& python_path, double time_limit, std::int64_t settle,
-                             const std::string& dir);
+                             const LivePython& python, const std::string& python_path,
+                             double time_limit, std::int64_t settle, const std::string& dir);
 
 const char* race_state_name(RaceVerdict::State s);      // "clean", "found", ...
 const char* memory_state_name(MemoryVerdict::State s);  // "stable", "unstable", ...

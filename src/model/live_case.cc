@@ -84,7 +84,7 @@ struct Attempt {
 };
 
 Attempt run_once(const Scenario& s, const std::string& racelab, const std::string& out,
-                 std::uint64_t seed) {
+                 std::uint64_t seed, const LivePython& python) {
   const LiveCase& c = *s.live;
   const fs::path dir = fs::absolute(s.path).parent_path();
   Attempt at;
@@ -111,6 +111,7 @@ Attempt run_once(const Scenario& s, const std::string& racelab, const std::strin
   for (const auto& l : c.locks) at.argv.push_back("--lock=" + l);
   for (const auto& p : c.points) at.argv.push_back("--point=" + p);
   for (const auto& b : c.blocking) at.argv.push_back("--blocking=" + b);
+  for (auto& f : python.flags(true)) at.argv.push_back(std::move(f));
   at.argv.push_back(relative_to(dir, c.script));
   if (!c.args.empty()) {
     at.argv.push_back("--");
@@ -130,6 +131,13 @@ Attempt run_once(const Scenario& s, const std::string& racelab, const std::strin
 
 }  // namespace
 
+std::vector<std::string> LivePython::flags(bool controlled) const {
+  std::vector<std::string> v;
+  if (!env.empty()) v.push_back("--python=" + env);
+  if (controlled && refuse_other_torch) v.emplace_back("--refuse-other-torch");
+  return v;
+}
+
 nlohmann::json read_live_report(const fs::path& path) {
   nlohmann::json report;
   try {
@@ -142,8 +150,8 @@ nlohmann::json read_live_report(const fs::path& path) {
   return report;
 }
 
-LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
-                          const std::string& out_dir) {
+LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const std::string& out_dir,
+                          const LivePython& python) {
   const LiveCase& c = *s.live;
   const fs::path dir = fs::absolute(s.path).parent_path();
   LiveCaseRun run;
@@ -164,7 +172,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
     const std::uint64_t seed = c.seed + static_cast<std::uint64_t>(k);
     const std::string out =
         k == 0 ? out_dir : (fs::path(out_dir) / fmt::format("seed-{}", seed)).string();
-    Attempt at = run_once(s, racelab, out, seed);
+    Attempt at = run_once(s, racelab, out, seed, python);
     if (k == 0) run.argv = at.argv;
     run.exit_code = at.exit_code;
     run.seconds += at.seconds;
@@ -199,7 +207,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
   std::string memory_unknown;  // why it could not be checked (not measured: inconclusive)
   if (!c.alloc.empty() && run.exit_code != 2 && run.exit_code != 3) {
     const MemoryVerdict m = capture_memory(racelab, relative_to(dir, c.script), c.args, c.interpose,
-                                           python_path_of(c, dir), c.alloc_time_limit,
+                                           python, python_path_of(c, dir), c.alloc_time_limit,
                                            c.alloc_settle, (fs::path(out_dir) / "memory").string());
     run.memory = memory_state_name(m.state);
     run.memory_summary = memory_summary(m);

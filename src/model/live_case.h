@@ -23,6 +23,17 @@
 
 namespace racelab::model {
 
+// The interpreter a live child (`racelab live python`) runs in, as racelab check and racelab suite
+// were told: --python ENV (empty: the child's own default, $VIRTUAL_ENV, which it inherits) and
+// --refuse-other-torch, passed on with the same meaning as `racelab live python` gives them.
+struct LivePython {
+  std::string env;  // a virtual environment's directory or its bin/python; "" for the default
+  bool refuse_other_torch = false;
+  // The flags for a child. An uncontrolled run (`controlled` false) reads no table, so it checks
+  // no versions: it gets --python alone (the controlled run before it has refused already).
+  std::vector<std::string> flags(bool controlled) const;
+};
+
 enum class LiveVerdict { kPass, kFail, kInconclusive, kSkipped };
 const char* live_verdict_word(LiveVerdict v);  // "PASS", "FAIL", "INCONCLUSIVE", "SKIP"
 const char* live_verdict_name(LiveVerdict v);  // "pass", ...
@@ -59,8 +70,10 @@ struct LiveCaseRun {
 // exits 2, as racelab merge does for a report.json it cannot read).
 nlohmann::json read_live_report(const std::filesystem::path& path);
 
-// Runs the live case of `s` (which must have one) with the racelab executable `racelab`.
-LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab,
-                          const std::string& out_dir);
+// Runs the live case of `s` (which must have one) with the racelab executable `racelab`, in the
+// interpreter `python` names. A torch outside the table's range that `python` refuses is a FAIL
+// with racelab's one line, as any case racelab live python refuses.
+LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const std::string& out_dir,
+                          const LivePython& python = {});
 
 }  // namespace racelab::model

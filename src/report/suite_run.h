@@ -25,6 +25,7 @@ struct SuiteOptions {
   bool check_determinism = true;
   const std::atomic<bool>* interrupt = nullptr;  // stops before the next scenario and execution
   std::string racelab;                           // the binary live cases run
+  model::LivePython live_python;                 // and the interpreter they run in
   // Progress of scenario `index` (0-based) of `total`; may return an empty function.
   std::function<std::function<void(const sched::ExploreProgress&)>(
       std::size_t index, std::size_t total, const model::Scenario& s, bool proves)>

@@ -36,18 +36,19 @@ if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
     sys.exit(77)
 
 
-def torch_env(cache):
+def torch_env(tmp):
     env = dict(os.environ)
     env.pop("VIRTUAL_ENV", None)
     # Inductor compiles in the caller's thread, not in a pool of worker processes whose timing a
-    # recorded schedule would otherwise depend on (a replay diverged under load: "expected
-    # drafter 0.1: sleep, got drafter 0.1: compile_fx_forward end").
+    # recorded schedule would otherwise depend on (a replay diverged under load).
     env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
-    # Inductor's on-disk caches and their file locks are this test's alone: another process
-    # compiling beside it (a parallel ctest, a second checkout) would hold those locks for as long
-    # as it likes, and a drafter that polls a held lock sleeps (a scheduling point) as often as
-    # real time says.
-    env["TORCHINDUCTOR_CACHE_DIR"] = cache
+    # Inductor's own cache, not the machine's (/tmp/torchinductor_$USER): every kernel load takes
+    # a file lock in it, and where another process holds that lock (compiling the same kernel:
+    # another checkout's test) the compiling thread polls with time.sleep, a scheduling point
+    # under racelab, as many times as the other process takes: a recorded schedule with such
+    # sleeps does not replay ("diverged at step 24: expected drafter 0.1: sleep, got drafter 0.1:
+    # compile_fx_forward end", seen under load).
+    env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, "inductor-cache")
     return env
 
 
@@ -56,7 +57,7 @@ def live(out, *args, timeout=900):
     r = subprocess.run([racelab, "live", "python", "--python", venv, "--interpose", "torch-2.11",
                         "--refuse-other-torch", "--hang-timeout", "300", "--out", out, *args],
                        capture_output=True, text=True, timeout=timeout,
-                       env=torch_env(os.path.join(os.path.dirname(out), "inductor-cache")))
+                       env=torch_env(os.path.dirname(out)))
     print(f"{time.monotonic() - t0:6.1f} s: racelab live python ... {' '.join(args)} -> exit "
           f"{r.returncode}", flush=True)
     return r
@@ -98,9 +99,9 @@ with tempfile.TemporaryDirectory() as tmp:
 
 
     # The lazy compile: F10's FX error, found and replayed.
-    # random (seed 1) reaches it in the first execution; dpor's second execution meets a SIGSEGV
-    # of torch's own (two threads inside Dynamo's FakeTensorMode on a CUDA build without a GPU:
-    # docs/live.md), a crash finding, not the fact this case shows.
+    # random (seed 1) reaches it in the first execution, the soonest (each execution compiles
+    # for seconds). (dpor's second execution used to crash with torch 2.11's F14, a SIGSEGV of
+    # CUDA builds without a GPU; the table's process_setup now keeps it away: docs/facts.md.)
     r = live(f"{tmp}/lazy", "--strategy", "random", "--seed", "1", "--executions", "10", script,
              "--", *shape, "--warmup", "none")
     if r.returncode != 1 or "fx_trace_error" not in r.stdout:
@@ -115,8 +116,7 @@ with tempfile.TemporaryDirectory() as tmp:
         schedule = rep.get("schedule", "")
         p = subprocess.run([racelab, "live", "python", "--replay", schedule, "--hang-timeout",
                             "300", "--out", f"{tmp}/replayed"],
-                           capture_output=True, text=True, timeout=900,
-                           env=torch_env(os.path.join(tmp, "inductor-cache")))
+                           capture_output=True, text=True, timeout=900, env=torch_env(tmp))
         if p.returncode != 1 or "fx_trace_error" not in p.stdout:
             failures.append(f"lazy compile: the schedule does not replay to fx_trace_error{said(p)}")
 

@@ -15,7 +15,15 @@ stand-in, which says it is the torch that RACELAB_STANDIN_TORCH_VERSION names (2
 - racelab doctor lists the embedded Python, torch (version, CUDA build, devices) and the table
   against them, for the interpreter's own packages and for a virtual environment (--python; here
   one with a fake torch 2.12.1), where the default table torch-2.11 is outside its range;
-- --python refuses a directory that is no virtual environment, one line, exit 2.
+- --python refuses a directory that is no virtual environment, one line, exit 2;
+- a table's process_setup runs once per process, before the first execution, on a thread that is
+  no execution's; a target that does not exist, or an entry without a call, is one line, exit 2;
+- the embedded interpreter's default encoding (open()'s) is the one python3 has;
+- racelab check and racelab suite take --python ENV and --refuse-other-torch as live python does:
+  every child of check (hunt, proof, native and memory runs) and every live case of the suite runs
+  in ENV (here one whose site-packages make the stand-in say 2.12.1, so only a run in ENV can say
+  so), and --refuse-other-torch refuses there: check exits 2 with the one line, the suite fails
+  the case with it, while the same commands without ENV run inside the range.
 Usage: check_versions.py RACELAB SOURCE_DIR
 """
 import json, os, subprocess, sys, tempfile
@@ -186,6 +194,120 @@ with tempfile.TemporaryDirectory() as tmp:
                 not table_line[1].startswith("torch 2.12.1: the interposition table torch-2.11 "
                                              "was verified on torch 2.11.x"):
             failures.append(f"doctor --python (fake torch 2.12.1): {items}{said(r)}")
+
+    # check and suite: --python and --refuse-other-torch reach every child. The environment's
+    # .pth (run by site at start-up, as for any package) makes the stand-in say 2.12.1 there only.
+    shifted = f"{tmp}/venv-2.12.1"
+    made = subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", shifted],
+                          capture_output=True, text=True)
+    site = subprocess.run([f"{shifted}/bin/python", "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True).stdout.strip()
+    if made.returncode != 0 or not site:
+        failures.append(f"python3 -m venv failed: {made.stderr}")
+    else:
+        with open(f"{site}/standin_version.pth", "w") as f:
+            f.write("import os; os.environ['RACELAB_STANDIN_TORCH_VERSION'] = '2.12.1'\n")
+
+        def check(out, *extra):
+            r = run("check", "--interpose", "standin", "--strategy", "random", "--executions",
+                    "1", "--proof-executions", "40", "--native-runs", "1", *extra, "--variant",
+                    "--warmup sequential", "--out", out, standin)
+            try:
+                with open(f"{out}/check.json") as f:
+                    return r, json.load(f)
+            except (OSError, ValueError):
+                return r, {}
+
+        r, j = check(f"{tmp}/check-venv", "--python", shifted)
+        v = (j.get("variants") or [{}])[0]
+        commands = [v.get("races", {}).get("command", ""),
+                    v.get("races", {}).get("proof", {}).get("command", ""),
+                    v.get("native", {}).get("command", ""), v.get("memory", {}).get("command", "")]
+        if r.returncode != 0 or r.stdout.count("warning: " + line) != 1 or \
+                v.get("races", {}).get("versions_outside") != line or \
+                j.get("python") != shifted or \
+                not all(f"--python={shifted}" in c for c in commands):
+            failures.append(f"check --python (stand-in 2.12.1 in the environment): expected the "
+                            f"line once, exit 0, --python on every child {commands}{said(r)}")
+        r, j = check(f"{tmp}/check-refused", "--python", shifted, "--refuse-other-torch")
+        if r.returncode != 2 or r.stderr.strip().count("\n") != 0 or line not in r.stderr or \
+                "--refuse-other-torch" not in r.stderr:
+            failures.append(f"check --refuse-other-torch in the 2.12.1 environment: expected one "
+                            f"line, exit 2{said(r)}")
+        r, j = check(f"{tmp}/check-inside", "--refuse-other-torch", "--no-prove", "--no-memory")
+        if r.returncode != 0 or "warning: torch" in r.stdout:
+            failures.append(f"check --refuse-other-torch on 2.11.0: expected a pass{said(r)}")
+
+        with open(f"{tmp}/standin-inside.toml", "w") as f:
+            f.write(f'name = "standin-inside"\ndescription = "the stand-in, in an environment"'
+                    f'\n\n[live]\nscript = "{standin}"\nargs = ["--warmup", "sequential"]\n'
+                    f'interpose = "standin"\nstrategy = "random"\nexecutions = 2\n\n'
+                    f'[expect]\nmust_not = ["deadlock"]\n')
+
+        def suite(out, *extra):
+            r = run("suite", f"{tmp}/standin-inside.toml", "--out", out, *extra)
+            try:
+                with open(f"{out}/summary.json") as f:
+                    return r, json.load(f)["scenarios"][0]
+            except (OSError, ValueError, KeyError, IndexError):
+                return r, {}
+
+        r, entry = suite(f"{tmp}/suite-venv", "--python", shifted)
+        if r.returncode != 0 or entry.get("versions_outside") != line or \
+                f"--python={shifted}" not in entry.get("command", ""):
+            failures.append(f"suite --python (stand-in 2.12.1 in the environment): expected a "
+                            f"pass with the line ({entry}){said(r)}")
+        r, entry = suite(f"{tmp}/suite-refused", "--python", shifted, "--refuse-other-torch")
+        if r.returncode != 1 or entry.get("verdict") != "fail" or \
+                line not in entry.get("verdict_reason", ""):
+            failures.append(f"suite --refuse-other-torch in the 2.12.1 environment: expected the "
+                            f"case to fail with the line ({entry}){said(r)}")
+        r, entry = suite(f"{tmp}/suite-inside", "--refuse-other-torch")
+        if r.returncode != 0 or entry.get("verdict") != "pass":
+            failures.append(f"suite --refuse-other-torch on 2.11.0: expected a pass ({entry})"
+                            f"{said(r)}")
+
+    # A table's process_setup: once per process, before the first execution, on a thread that is
+    # no execution's (torch-2.11's F14 entry relies on it); a missing target is one line, exit 2.
+    setup_script = os.path.join(src, "tests", "live", "pipelines", "process_setup_script.py")
+
+    def setup_table(path, calls):
+        with open(path, "w") as f:
+            json.dump({"format": "racelab-interpose", "version": 1, "name": "setup-probe",
+                       "process_setup": calls}, f)
+
+    setup_table(f"{tmp}/setup.json", [{"call": "process_setup_probe.setup", "why": "test"}])
+    r = run("live", "python", "--interpose", f"{tmp}/setup.json", "--strategy", "random",
+            "--executions", "3", "--out", f"{tmp}/setup", setup_script)
+    if r.returncode != 0 or "no deadlock, hang or exception" not in r.stdout or \
+            report(f"{tmp}/setup").get("executions") != 3:
+        failures.append(f"process_setup: expected 3 clean executions, each seeing one call made "
+                        f"on another thread{said(r)}")
+    setup_table(f"{tmp}/setup-missing.json", [{"call": "process_setup_probe.nosuch"}])
+    r = run("live", "python", "--interpose", f"{tmp}/setup-missing.json", "--out",
+            f"{tmp}/setup-missing", setup_script)
+    want = "process_setup entry process_setup_probe.nosuch: module process_setup_probe has no " \
+           "attribute nosuch"
+    if r.returncode != 2 or want not in r.stderr or r.stderr.strip().count("\n") != 0:
+        failures.append(f"process_setup, missing target: expected one line '{want}', exit 2"
+                        f"{said(r)}")
+    setup_table(f"{tmp}/setup-bad.json", [{"call": 3}])
+    r = run("live", "python", "--interpose", f"{tmp}/setup-bad.json", "--out",
+            f"{tmp}/setup-bad", setup_script)
+    if r.returncode != 2 or "every entry of process_setup needs a call" not in r.stderr:
+        failures.append(f"process_setup, malformed entry: expected one line, exit 2{said(r)}")
+
+    # The embedded interpreter's default encoding is python3's (a C locale would make it ASCII,
+    # which failed torch 2.13.0's import of Inductor).
+    with open(f"{tmp}/encoding.py", "w") as f:
+        f.write("import locale\nprint('encoding', locale.getpreferredencoding(False))\n")
+    r = run("live", "python", "--interpose", "none", "--executions", "1", "--out",
+            f"{tmp}/encoding", f"{tmp}/encoding.py")
+    want = subprocess.run(["/usr/bin/python3", f"{tmp}/encoding.py"], capture_output=True,
+                          text=True).stdout.strip()
+    if r.returncode != 0 or want not in r.stdout.splitlines():
+        failures.append(f"encoding: expected '{want}' as python3 says{said(r)}")
 
     r = run("live", "python", "--python", tmp, "--interpose", "none", standin)
     if r.returncode != 2 or "not a virtual environment" not in r.stderr:

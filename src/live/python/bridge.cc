@@ -287,6 +287,17 @@ void start_interpreter(std::uint32_t hash_seed, const std::string& python) {
     program = env.program;
   }
   std::call_once(g_started, [hash_seed, program] {
+    // The C library's locale as python3 sets it (LC_CTYPE from the environment, "C" coerced to
+    // C.UTF-8), so that open()'s default encoding is the one a script gets under python3. The
+    // isolated configuration below (pybind11 before 2.11) would leave "C", whose ASCII fails
+    // torch 2.13.0's import of Inductor (a UTF-8 file read without an encoding).
+    PyPreConfig pre;
+    PyPreConfig_InitPythonConfig(&pre);
+    pre.parse_argv = 0;
+    const PyStatus pre_status = Py_PreInitialize(&pre);
+    if (PyStatus_Exception(pre_status))
+      throw std::runtime_error(fmt::format("python pre-initialisation: {}",
+                                           pre_status.err_msg ? pre_status.err_msg : "?"));
     PyConfig config;
 #if PYBIND11_VERSION_HEX >= 0x020B0000
     PyConfig_InitPythonConfig(&config);
@@ -421,6 +432,16 @@ void check_table(const std::string& text, const std::string& origin) {
     for (const auto& e : j[key]) {
       if (!e.is_object() || !e.contains("module") || !e.contains("attr"))
         throw InputError(fmt::format("{}: every entry of {} needs module and attr", origin, key));
+    }
+  }
+  if (j.contains("process_setup")) {
+    if (!j["process_setup"].is_array())
+      throw InputError(fmt::format("{}: process_setup must be a list", origin));
+    for (const auto& e : j["process_setup"]) {
+      if (!e.is_object() || !e.contains("call") || !e["call"].is_string() ||
+          e["call"].get<std::string>().find('.') == std::string::npos)
+        throw InputError(fmt::format(
+            "{}: every entry of process_setup needs a call (MODULE.FUNC, a string)", origin));
     }
   }
   if (j.contains("exceptions")) {
@@ -587,6 +608,12 @@ std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorde
   if (!checked.outside.empty() && job.refuse_unverified)
     throw InputError(checked.outside + " (--refuse-other-torch)");
   if (versions != nullptr) *versions = checked;
+  // The table's process_setup, here: this thread started the interpreter and outlives every
+  // execution, whose threads (main's included) end with it (torch-2.11: F14).
+  {
+    py::gil_scoped_acquire gil;
+    g_bridge->attr("process_setup")(py::module_::import("json").attr("loads")(base));
+  }
   Job identity = j;  // what the content hash reads: the script as recorded
   if (!recorded_script.empty()) identity.script = recorded_script;
   return std::make_unique<PythonSubject>(std::move(j), std::move(table), job_json(identity));

@@ -167,6 +167,20 @@ def interpose(table):
         _resolve(fn)()
 
 
+_process_setup_done = []
+
+
+def process_setup(table):
+    """The table's "process_setup" callables, once per process before the first execution, on the
+    calling thread: the one that started the interpreter, which outlives every execution (each
+    execution's main and the threads it starts end with it)."""
+    if _process_setup_done:
+        return
+    _process_setup_done.append(True)
+    for entry in table.get("process_setup", []):
+        _resolve(entry["call"])()
+
+
 def check_script(path):
     """"FILE:LINE: SyntaxError: ..." when the script does not compile, else ''."""
     try:
@@ -384,11 +398,13 @@ def check_entries(table, flags, search_path, script, table_name):
             for alias in entry.get("aliases", []):
                 if imports(alias)[0] is None:
                     return problem(key, entry, f"alias {imports(alias)[1]}")
-    for fn in table.get("reset", []):
+    callables = [("reset", fn) for fn in table.get("reset", [])] + \
+        [("process_setup", e.get("call", "")) for e in table.get("process_setup", [])]
+    for key, fn in callables:
         module, _, attr = fn.rpartition(".")
         mod, bad = imports(module)
         if mod is None or not hasattr(mod, attr):
-            return (f"--interpose {table_name}: reset entry {fn}: "
+            return (f"--interpose {table_name}: {key} entry {fn}: "
                     f"{bad or f'module {module} has no attribute {attr}'}")
     return ""
 

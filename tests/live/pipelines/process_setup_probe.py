@@ -1,0 +1,9 @@
+"""The target of a test table's process_setup entry (tests/live/check_versions.py): records each
+call's thread, for process_setup_script.py to check."""
+import threading
+
+calls = []
+
+
+def setup():
+    calls.append(threading.get_ident())
