@@ -352,10 +352,17 @@ def _simple_size(real, empty):
 
 # ---- threading.Event
 
+_thread_init = threading.Thread.__init__
+_thread_init_code = getattr(_thread_init, "__wrapped__", _thread_init).__code__
+
+
 def _event_init(real):
     def init(self):
         real(self)
-        if _racelab.active() and isinstance(self._cond._lock, rt._Lock):
+        # A Thread's own _started event stays CPython's: its unlock after the set is the point
+        # at which the thread is seen started and still running (join(timeout), is_alive).
+        if _racelab.active() and isinstance(self._cond._lock, rt._Lock) and \
+                sys._getframe(1).f_code is not _thread_init_code:
             s = _Sync(_words_of(self._cond._lock))
             s.epoch = 0  # clears so far: the sets between two clears are one epoch
             s.set_epoch = -1  # the epoch of the last set that changed the flag
@@ -495,7 +502,10 @@ def _semaphore_release(real, bounded):
 def _barrier_init(real):
     def init(self, parties, action=None, timeout=None):
         real(self, parties, action, timeout)
-        if _racelab.active() and isinstance(self._cond._lock, rt._Lock):
+        # A Thread's own _started event stays CPython's: its unlock after the set is the point
+        # at which the thread is seen started and still running (join(timeout), is_alive).
+        if _racelab.active() and isinstance(self._cond._lock, rt._Lock) and \
+                sys._getframe(1).f_code is not _thread_init_code:
             s = _Sync(_words_of(self._cond._lock))
             s.epoch = 0  # generations released so far (passed, broken or reset)
             s.passed = {}  # epoch -> whether its waiters passed (False: broken)
