@@ -35,7 +35,7 @@ JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool(
   if (job.run.replaying) so.recorded = job.run.recorded;
   Outcome o =
       search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying, stop, progress);
-  std::string schedule = report::write_outputs(so, job.info, o, desc);
+  std::string schedule = report::write_outputs(so, job.info, o, desc, job.run.strategy->classes());
   const Judgement verdict = judge(so, o);
   const bool end_process = job.exit_process || (o.kept.failure && o.kept.failure->hung);
   return JobRun{std::move(o), std::move(schedule), std::move(desc), verdict, end_process};

@@ -173,11 +173,33 @@ class Shared : public SharedVar {
 struct PointAccess {
   std::string object;
   bool write = false;
+  bool awaited = false;  // a read the point waited for (sched::Touch::awaited; a guarded point)
 };
 
 // A user-defined scheduling point (controlled threads); recorded as an event for foreign threads.
 // `accesses`: what it stands for (PointAccess); none: an access to the whole program state.
 void point(std::string_view label, std::vector<PointAccess> accesses = {});
+
+// A *guarded* point: enabled only while the execution's counter `counter` (count() below) is at
+// least `at_least`. Python's queues, events, semaphores and barriers are built on them
+// (racelab_sync.py): a get from a queue waits at one until the queue holds an item, and its step
+// then takes the item, so that one synchronisation operation is one step whose footprint says
+// what it reads and writes of the object (an item, a token, an epoch), not a series of lock
+// operations. `waits_for` says in words what a thread blocked there waits for.
+struct Guard {
+  std::string counter;
+  std::int64_t at_least = 1;
+  std::string waits_for;
+};
+void point(std::string_view label, std::vector<PointAccess> accesses, Guard guard);
+// Adds `delta` to the execution's counter `counter` (0 until first changed), which guarded points
+// read. Not a scheduling point: a controlled thread changes counters in the local code of its
+// step, before its next point, so that every decision sees them as that step left them.
+void count(std::string_view counter, std::int64_t delta);
+// Declares an access of the step running now (the calling controlled thread's last step, or for
+// a foreign thread, the step under way) that only its local code could tell: which item a get
+// took. Part of that step's footprint for dpor (Options::footprints); nothing else reads it.
+void touch(std::string_view object, bool write, bool awaited = false);
 
 // Marks a call that may wait for another thread outside racelab's control. `served_by` names the
 // thread that does the work (as named by name_this_thread), so that a hang report can close the
@@ -311,6 +333,8 @@ class Runtime final : public sched::ThreadView {
   const sched::Op* pending_op(ThreadId t) const override;
   std::int64_t step_result(std::uint64_t step) const override;
   std::span<const sched::Touch> step_touches(std::uint64_t step) const override;
+  // A thread left blocked at a guarded point at the end: that point's accesses.
+  std::span<const sched::Touch> pending_touches(ThreadId t) const override;
   bool ended_by_finding() const override;
   // Threads are spawned as the program runs: dpor sizes its clocks for this many.
   std::size_t thread_capacity() const override { return kMaxFootprintThreads; }
@@ -324,6 +348,9 @@ class Runtime final : public sched::ThreadView {
   friend class Blocking;
   friend std::optional<Result> run(Subject&, sched::Strategy&, std::uint64_t, const Options&);
   friend void point(std::string_view, std::vector<PointAccess>);
+  friend void point(std::string_view, std::vector<PointAccess>, Guard);
+  friend void count(std::string_view, std::int64_t);
+  friend void touch(std::string_view, bool, bool);
   friend void name_this_thread(std::string);
   friend bool controlled();
   friend ThreadId live::spawn(std::string, std::function<void()>, bool);

@@ -200,7 +200,13 @@ bool Runtime::Impl::decide_until_end(sched::Strategy& strategy, const Runtime& v
   // The threads as the last decision left them, for the strategy's end_execution (dpor's blocked
   // threads), which runs after they wound down.
   finals.clear();
-  for (int c : controlled) finals.push_back({agents[c].state == State::kFinished, agents[c].op});
+  for (int c : controlled) {
+    Final& f = finals.emplace_back(Final{agents[c].state == State::kFinished, agents[c].op, {}});
+    const Agent& a = agents[c];
+    if (options.footprints && a.state == State::kAtPoint && a.pending.kind == OpKind::kPoint &&
+        a.pending.guard >= 0 && !enabled(c))
+      point_touches(a.pending.accesses, f.blocked);
+  }
   decided = true;
   return world.hung();
 }

@@ -71,6 +71,9 @@ struct Pending {
   int object = -1;
   std::string label;
   std::vector<PointAccess> accesses;  // a point's (live.h)
+  int guard = -1;                     // a guarded point's counter (Impl::counters), or -1
+  std::int64_t at_least = 0;
+  std::string waits_for;  // a guarded point's: what a thread blocked there waits for
 };
 
 enum class State {
@@ -148,6 +151,7 @@ struct Runtime::Impl {
   struct Final {
     bool finished = true;
     sched::Op op;
+    std::vector<sched::Touch> blocked;  // blocked at a guarded point: its accesses
   };
 
   Options options;
@@ -159,6 +163,17 @@ struct Runtime::Impl {
   std::unordered_map<std::thread::id, int> foreign_by_os;
   std::vector<MutexState> mutexes;
   std::vector<VarState> vars;
+  // Guarded points' counters (live.h, count), by name; 0 until first changed.
+  std::unordered_map<std::string, int> counter_ids;
+  std::vector<std::int64_t> counters;
+  int counter_id(std::string_view name) {
+    const auto [it, fresh] = counter_ids.try_emplace(std::string(name), 0);
+    if (fresh) {
+      it->second = static_cast<int>(counters.size());
+      counters.push_back(0);
+    }
+    return it->second;
+  }
   Result result;
   std::vector<Step> steps;  // with Options::footprints: every decision's step, in order
   std::unordered_map<std::uint64_t, std::uint32_t> created;  // mutexes by (creator, name)
@@ -267,6 +282,8 @@ struct Runtime::Impl {
         return can_take(mutexes[a.pending.object], agent);
       case OpKind::kJoin:
         return agents[controlled[a.pending.object]].state == State::kFinished;
+      case OpKind::kPoint:
+        return a.pending.guard < 0 || counters[a.pending.guard] >= a.pending.at_least;
       default:
         return true;
     }
@@ -369,6 +386,8 @@ struct Runtime::Impl {
                     const std::vector<PointAccess>* point = nullptr);
   // A point's footprint (PointAccess) as touches.
   void point_touches(const std::vector<PointAccess>& accesses, std::vector<sched::Touch>& out);
+  // An access the running step's local code declares (live.h, touch).
+  void note_touch(std::string_view object, bool write, bool awaited);
 
   // ---- Bookkeeping and operations (runtime_threads.cc).
   int add_agent(std::string name, bool foreign);

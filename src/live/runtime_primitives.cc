@@ -173,6 +173,37 @@ void point(std::string_view label, std::vector<PointAccess> accesses) {
   impl.bump();
 }
 
+void point(std::string_view label, std::vector<PointAccess> accesses, Guard guard) {
+  if (tl_rt != nullptr && tl_agent >= 0) {
+    Runtime::Impl& impl = *tl_rt->impl_;
+    std::unique_lock lk(impl.state_mutex);
+    Pending p{OpKind::kPoint, -1, std::string(label), std::move(accesses)};
+    p.guard = impl.counter_id(guard.counter);
+    p.at_least = guard.at_least;
+    p.waits_for = std::move(guard.waits_for);
+    impl.park(lk, tl_agent, std::move(p));
+    return;
+  }
+  point(label, std::move(accesses));  // a foreign thread: recorded (it waits by its own means)
+}
+
+void count(std::string_view counter, std::int64_t delta) {
+  Runtime* rt = tl_rt != nullptr ? tl_rt : g_active.load();
+  if (rt == nullptr) return;
+  Runtime::Impl& impl = *rt->impl_;
+  std::lock_guard lk(impl.state_mutex);
+  impl.counters[static_cast<std::size_t>(impl.counter_id(counter))] += delta;
+  if (tl_rt == nullptr || tl_agent < 0) impl.bump();  // a foreign thread may enable a point
+}
+
+void touch(std::string_view object, bool write, bool awaited) {
+  Runtime* rt = tl_rt != nullptr ? tl_rt : g_active.load();
+  if (rt == nullptr) return;
+  Runtime::Impl& impl = *rt->impl_;
+  std::lock_guard lk(impl.state_mutex);
+  impl.note_touch(object, write, awaited);
+}
+
 Blocking::Blocking(std::string what, std::string served_by) : rt_(tl_rt), id_(tl_agent) {
   if (rt_ == nullptr || id_ < 0) {
     rt_ = nullptr;

@@ -48,6 +48,11 @@ std::pair<std::string, int> Runtime::Impl::wait_of(int agent, bool timed) const 
     case State::kAtPoint:
       if (a.pending.kind == OpKind::kLock && !enabled(agent))
         return lock_wait(a.pending.object, a.pending.label);
+      if (a.pending.kind == OpKind::kPoint && !enabled(agent)) {  // a guarded point
+        return {fmt::format("waits for {}",
+                            a.pending.waits_for.empty() ? a.pending.label : a.pending.waits_for),
+                -1};
+      }
       if (a.pending.kind == OpKind::kJoin && !enabled(agent)) {
         const int t = controlled[a.pending.object];
         return {fmt::format("waits for {} to finish", agents[t].name), t};

@@ -79,7 +79,9 @@ std::string Runtime::Impl::op_text(const Pending& p) const {
 //   join                     nothing but the joined thread's end (dpor_events.cc)
 //   point                    what its table declares it stands for (live.h, PointAccess: reads
 //                            and writes of named state); one that declares nothing writes "the
-//                            program's state", as every other undeclared point does
+//                            program's state", as every other undeclared point does. A guarded
+//                            point's (Python's queues, events, semaphores, barriers:
+//                            racelab_sync.py) adds what its local code declares with touch()
 //   return, start            nothing of their own
 //   foreign operations       a foreign thread's lock, unlock, access or point while a step ran
 //                            (inside the blocking call that step entered, or on a lock it released)
@@ -149,7 +151,13 @@ void Runtime::Impl::point_touches(const std::vector<PointAccess>& accesses,
                                   std::vector<sched::Touch>& out) {
   if (accesses.empty()) out.push_back({program_state_id(), true});
   for (const PointAccess& x : accesses)
-    out.push_back({footprint_id(resource_key("object", x.object)), x.write});
+    out.push_back({footprint_id(resource_key("object", x.object)), x.write, x.awaited});
+}
+
+void Runtime::Impl::note_touch(std::string_view object, bool write, bool awaited) {
+  if (!options.footprints || steps.empty()) return;
+  steps.back().touches.push_back(
+      {footprint_id(resource_key("object", std::string(object))), write, awaited});
 }
 
 void Runtime::Impl::note_foreign(int mutex, int var, bool write,
@@ -349,6 +357,11 @@ const sched::Op* Runtime::pending_op(ThreadId t) const {
 }
 std::int64_t Runtime::step_result(std::uint64_t step) const {
   return step < impl_->steps.size() ? impl_->steps[step].result : 0;
+}
+std::span<const sched::Touch> Runtime::pending_touches(ThreadId t) const {
+  const auto i = static_cast<std::size_t>(t);
+  if (!impl_->decided || i >= impl_->finals.size()) return {};
+  return impl_->finals[i].blocked;
 }
 std::span<const sched::Touch> Runtime::step_touches(std::uint64_t step) const {
   if (step >= impl_->steps.size()) return {};

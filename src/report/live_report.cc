@@ -78,7 +78,8 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
 
 // Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
 std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
-                          const live::Outcome& o, const std::string& strategy_desc) {
+                          const live::Outcome& o, const std::string& strategy_desc,
+                          std::optional<sched::Strategy::Classes> classes) {
   const std::filesystem::path dir(a.out);
   ensure_directory(dir);
   const live::StopAtFailure& kept = o.kept;
@@ -95,6 +96,9 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
   report["strategy"] = strategy_desc;
   const nlohmann::ordered_json explored = explored_json(o, !live::samples(a), Seconds::kAsMeasured);
   for (const auto& [key, value] : explored.items()) report[key] = value;
+  // dpor's own count: the Mazurkiewicz classes it explored (one complete execution each) and the
+  // executions it abandoned as sleep-set blocked (docs/live.md, "Proofs").
+  if (classes) report["dpor"] = {{"classes", classes->classes}, {"redundant", classes->redundant}};
   report["kinds_seen"] = kept.kinds;
   // Decisions that waited for a quiet period (--settle-ms) on top of quiescence: where a result
   // could depend on the machine's speed (docs/live.md, "Determinism").

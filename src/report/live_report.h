@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include "live/search.h"
 #include "sched/schedule.h"
+#include "sched/strategy.h"
 
 namespace racelab::report {
 
@@ -51,8 +53,10 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
                            const live::Result& r, std::uint64_t execution,
                            const std::string& strategy_desc);
 // Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
+// `classes`: dpor's interleaving classes and redundant executions (report.json "dpor").
 std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
-                          const live::Outcome& o, const std::string& strategy_desc);
+                          const live::Outcome& o, const std::string& strategy_desc,
+                          std::optional<sched::Strategy::Classes> classes = std::nullopt);
 
 // One plain run of a script (racelab live python --uncontrolled): real threads, nothing
 // interposed, the time limit its only bound.

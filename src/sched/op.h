@@ -53,9 +53,14 @@ std::string op_text(OpKind kind, std::string_view name);
 // An access to a shared variable made by the local code that runs after a scheduling point, not
 // through an operation (Context::touch). Partial-order reduction (dpor) counts it as part of the
 // step that ran that code; nothing else sees it.
+//
+// `awaited` (live subjects only): a read the step waited for, a guarded point's (live.h): the
+// write it reads enabled the step, which could not have run before it; dpor orders the two and
+// never tries the other order (as a take and the submit of its job).
 struct Touch {
   std::int32_t var = -1;
   bool write = false;
+  bool awaited = false;
 };
 
 }  // namespace racelab::sched

@@ -43,6 +43,10 @@ class ThreadView {
   virtual std::int64_t step_result(std::uint64_t /*step*/) const { return 0; }
   // What executed step `step`'s local code touched beyond its operation's own object.
   virtual std::span<const Touch> step_touches(std::uint64_t /*step*/) const { return {}; }
+  // What t's pending operation accesses when t is blocked on it (a live guarded point, live.h):
+  // a thread left blocked at the end races with the last event that wrote what it reads or
+  // writes (dpor_events.h, add_blocked). Empty when t is not blocked on a guarded point.
+  virtual std::span<const Touch> pending_touches(ThreadId /*t*/) const { return {}; }
   // True when a fatal finding ended the execution after its last step (oom, assertion, ...).
   virtual bool ended_by_finding() const { return false; }
   // True when the execution has taken as many steps as it may (the livelock check).

@@ -175,21 +175,36 @@ PYBIND11_EMBEDDED_MODULE(_racelab, m) {
       .def(py::init<std::string, std::string>(), py::arg("what"), py::arg("served_by") = "")
       .def("__enter__", [](PyBlocking& b) { b.enter(); })
       .def("__exit__", [](PyBlocking& b, py::args) { parking([&] { b.exit(); }); });
-  // reads, writes: what the point stands for (live::PointAccess), for dpor.
+  // reads, writes: what the point stands for (live::PointAccess), for dpor; awaits: reads it
+  // waits for. `guard`: a counter (count) the point waits to see at least `at_least` (live::Guard;
+  // "": none), `waits_for` says what for.
   m.def(
       "point",
       [](const std::string& label, const std::vector<std::string>& reads,
-         const std::vector<std::string>& writes) {
+         const std::vector<std::string>& writes, const std::vector<std::string>& awaits,
+         const std::string& guard, std::int64_t at_least, const std::string& waits_for) {
         std::vector<PointAccess> accesses;
         for (const auto& r : reads) accesses.push_back({r, false});
         for (const auto& w : writes) accesses.push_back({w, true});
+        for (const auto& a : awaits) accesses.push_back({a, false, true});
         parking([&] {
           py::gil_scoped_release release;
-          point(label, std::move(accesses));
+          if (guard.empty())
+            point(label, std::move(accesses));
+          else
+            point(label, std::move(accesses), Guard{guard, at_least, waits_for});
         });
       },
       py::arg("label"), py::arg("reads") = std::vector<std::string>{},
-      py::arg("writes") = std::vector<std::string>{});
+      py::arg("writes") = std::vector<std::string>{},
+      py::arg("awaits") = std::vector<std::string>{}, py::arg("guard") = "",
+      py::arg("at_least") = 1, py::arg("waits_for") = "");
+  // Not scheduling points: a guarded point's counter, and what the running step touched.
+  m.def("count", [](const std::string& counter, std::int64_t delta) { count(counter, delta); });
+  m.def(
+      "touch",
+      [](const std::string& object, bool write, bool awaited) { touch(object, write, awaited); },
+      py::arg("object"), py::arg("write") = false, py::arg("awaited") = false);
   m.def("name_this_thread", [](const std::string& name) { name_this_thread(name); });
   // A finding of the bridge's own (an exception the interposition table classifies).
   m.def(
@@ -259,8 +274,9 @@ py::module_* load_module(const char* name, const char* source, const char* env) 
 
 }  // namespace
 
-// Starts the interpreter, loads the bridge's two modules (racelab_threads first: racelab_bridge
-// imports it; RACELAB_THREADS_PY and RACELAB_BRIDGE_PY override them) and the scripts' `racelab`
+// Starts the interpreter, loads the bridge's three modules (racelab_threads first, then
+// racelab_sync, which imports it, then racelab_bridge; RACELAB_THREADS_PY, RACELAB_SYNC_PY and
+// RACELAB_BRIDGE_PY override them) and the scripts' `racelab`
 // module (RACELAB_MODULE_PY), patches threading, then releases the GIL for the threads to come.
 // The interpreter lives until the process ends (racelab exits without finalizing it: foreign
 // threads may still be blocked in it).
@@ -320,6 +336,7 @@ void start_interpreter(std::uint32_t hash_seed, const std::string& python) {
     new py::scoped_interpreter(&config);  // intentionally never destroyed
     g_racelab = load_module("racelab", kRacelabPy, "RACELAB_MODULE_PY");
     g_threads = load_module("racelab_threads", kThreadsPy, "RACELAB_THREADS_PY");
+    load_module("racelab_sync", kSyncPy, "RACELAB_SYNC_PY");
     g_bridge = load_module("racelab_bridge", kBridgePy, "RACELAB_BRIDGE_PY");
     g_bridge->attr("patch_threading")();
     PyEval_SaveThread();

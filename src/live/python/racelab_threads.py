@@ -220,6 +220,7 @@ def restart_order():
     """Numbers threads and futures from 0 again (at the start of every execution)."""
     import itertools
     _order[0] = itertools.count()
+    sys.modules["racelab_sync"].restart()
 
 
 def _number(obj, frame):
@@ -607,3 +608,6 @@ def patch_threading(before_start):
 
     functools.update_wrapper(register_atexit, real_register)
     threading._register_atexit = register_atexit
+
+    # Queue, SimpleQueue, Event, Semaphore and Barrier as steps of their own (racelab_sync.py).
+    sys.modules["racelab_sync"].patch()

@@ -281,7 +281,7 @@ class DporStrategy : public SubtreeSearch {
     for (ThreadId t = 0; t < static_cast<ThreadId>(threads_); ++t) {
       if (view_->finished(t)) continue;
       const Op& pending = *view_->pending_op(t);
-      log_.add_blocked(t, pending);
+      log_.add_blocked(t, pending, view_->pending_touches(t));
       // A lock the thread is left waiting for is part of what the subtree does (dpor_cache.h).
       if (states_ && !stack_.empty() && pending.kind == OpKind::kLock) {
         const dpor::Access wants{dpor::AccessKind::kAcquire, pending.object};

@@ -82,21 +82,24 @@ std::int32_t EventLog::job_name(std::int32_t job) const {
   return jobs_[j].name;
 }
 
-void EventLog::add_source(std::size_t event, std::size_t self, bool mutex) {
-  if (event != self) sources_.push_back({event, mutex});
+void EventLog::add_source(std::size_t event, std::size_t self, bool mutex, bool awaited) {
+  if (event != self) sources_.push_back({event, mutex, awaited});
 }
 
-void EventLog::add_candidate(std::size_t event, std::size_t self, ThreadId thread,
-                             bool skip_mutex) {
+void EventLog::add_candidate(std::size_t event, std::size_t self, ThreadId thread, bool skip_mutex,
+                             bool skip_awaited) {
   if (event == self || events_[event].thread == thread) return;
-  for (const Candidate& c : candidates_) {
-    if (c.event == event) return;
+  for (Candidate& c : candidates_) {
+    if (c.event == event) {
+      c.skip_awaited = c.skip_awaited || skip_awaited;
+      return;
+    }
   }
-  candidates_.push_back({event, skip_mutex});
+  candidates_.push_back({event, skip_mutex, skip_awaited});
 }
 
 void EventLog::access_var(std::size_t self, ThreadId thread, std::int32_t var, bool write,
-                          bool status) {
+                          bool status, bool awaited) {
   VarState& v = grow(status ? statuses_ : vars_, var);
   if (status)
     accesses_.push_back({write ? AccessKind::kStatusWrite : AccessKind::kStatusRead, var});
@@ -104,8 +107,8 @@ void EventLog::access_var(std::size_t self, ThreadId thread, std::int32_t var, b
     accesses_.push_back({write ? AccessKind::kWrite : AccessKind::kRead, var});
   const auto last = static_cast<std::size_t>(v.last_write);
   if (v.last_write >= 0 && last != self) {
-    add_source(last, self);
-    add_candidate(last, self, thread);
+    add_source(last, self, false, awaited);
+    if (!awaited) add_candidate(last, self, thread, false, write);
   }
   if (!write) {
     if (std::find(v.reads.begin(), v.reads.end(), self) == v.reads.end()) v.reads.push_back(self);
@@ -260,7 +263,7 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       access_var(self, thread, op.object, op.kind == OpKind::kWrite);
       break;
   }
-  for (const Touch& t : touches) access_var(self, thread, t.var, t.write);
+  for (const Touch& t : touches) access_var(self, thread, t.var, t.write, false, t.awaited);
   for (const Touch& t : status) access_var(self, thread, t.var, t.write, true);
   if (fatal) {  // it disables every other thread: it conflicts with each one's last event
     accesses_.push_back({AccessKind::kFatal, -1});
@@ -288,7 +291,7 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
 }
 
 void EventLog::join_sources(Clock& out, std::span<const std::uint32_t> base, std::size_t skip,
-                            bool skip_mutex) const {
+                            bool skip_mutex, bool skip_awaited) const {
   out.assign(base.begin(), base.end());
   // A lock race with the acquire `skip`: the unlock that released it does not order the two, nor
   // does anything that follows the acquire and precedes that unlock (it ran while the mutex was
@@ -299,6 +302,7 @@ void EventLog::join_sources(Clock& out, std::span<const std::uint32_t> base, std
   }
   for (const Source& s : sources_) {
     if (s.event == skip || (skip_mutex && s.mutex)) continue;
+    if (skip_awaited && s.awaited) continue;
     if (skip_mutex && s.event < release && happens_before(skip, s.event)) continue;
     const auto c = clock(s.event);
     for (std::size_t u = 0; u < threads_; ++u) out[u] = std::max(out[u], c[u]);
@@ -309,7 +313,7 @@ void EventLog::find_races(std::size_t self, ThreadId thread, std::uint32_t local
                           std::span<const std::uint32_t> base) {
   for (const Candidate& c : candidates_) {
     Race race;
-    join_sources(race.reversed_clock, base, c.event, c.skip_mutex);
+    join_sources(race.reversed_clock, base, c.event, c.skip_mutex, c.skip_awaited);
     const Event& earlier = events_[c.event];
     // Something else between the two orders them: not a race of this pair.
     if (race.reversed_clock[static_cast<std::size_t>(earlier.thread)] > earlier.local) continue;
@@ -342,7 +346,15 @@ void EventLog::add_pending(ThreadId thread, std::size_t earlier) {
   races_.push_back(std::move(race));
 }
 
-void EventLog::add_blocked(ThreadId thread, const Op& pending) {
+void EventLog::add_blocked(ThreadId thread, const Op& pending, std::span<const Touch> touches) {
+  for (const Touch& t : touches) {
+    if (t.var < 0 || static_cast<std::size_t>(t.var) >= vars_.size()) continue;
+    const VarState& v = vars_[static_cast<std::size_t>(t.var)];
+    if (v.last_write >= 0) add_pending(thread, static_cast<std::size_t>(v.last_write));
+    if (t.write) {
+      for (std::size_t r : v.reads) add_pending(thread, r);
+    }
+  }
   if (pending.kind != OpKind::kLock || static_cast<std::size_t>(pending.object) >= mutexes_.size())
     return;
   const MutexState& m = mutexes_[static_cast<std::size_t>(pending.object)];

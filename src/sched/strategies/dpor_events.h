@@ -13,7 +13,9 @@
 //   job    complete and wait of one job (a job is named by its queue and its place among that
 //          queue's submits, not by the execution's id, which counts submits to every queue)
 //   event  set/set and set/wait (wait/wait commute)
-//   var    read/write and write/write, atomic and plain alike (reads commute)
+//   var    read/write and write/write, atomic and plain alike (reads commute); a read the step
+//          awaited (Touch::awaited: a live guarded point, e.g. a queue get of item k) is ordered
+//          after the write it reads, which enabled it, and never reversed with it
 //   start, point: nothing but program order
 //
 // Happens-before is program order plus the order of dependent events in the execution. A *race*
@@ -103,8 +105,11 @@ class EventLog {
   // `status`: the threads' symmetry statuses the event reads or writes (kStatusRead/Write).
   void append(ThreadId thread, const Op& op, std::int64_t result, std::span<const Touch> touches,
               bool fatal = false, std::span<const Touch> status = {});
-  // A thread blocked at the end on a lock: its pending lock races with the holder's acquire.
-  void add_blocked(ThreadId thread, const Op& pending);
+  // A thread blocked at the end on a lock: its pending lock races with the holder's acquire. One
+  // blocked on a guarded point (live): its pending accesses (`touches`) race with the last write
+  // of each variable they read or write, and with the reads since it of one they write (a get
+  // left waiting could have taken the item the last get took).
+  void add_blocked(ThreadId thread, const Op& pending, std::span<const Touch> touches = {});
   // A thread that could run when a fatal finding stopped the execution (the last event): its
   // pending operation races with that event, which disabled it.
   void add_stopped(ThreadId thread);
@@ -139,10 +144,16 @@ class EventLog {
   struct Source {
     std::size_t event;
     bool mutex;  // an earlier access to the mutex this event locks (skipped for a lock race)
+    // The write an awaited read reads (Touch::awaited), skipped for a race with an earlier write
+    // of a variable this event writes too (Candidate::skip_awaited): it enabled this event where
+    // it came second (a second get awaits the put of the second item); run first, the event
+    // takes what the first took, which was there when the first ran.
+    bool awaited = false;
   };
   struct Candidate {
     std::size_t event;
     bool skip_mutex;  // a lock race: the unlock in between does not order the two acquires
+    bool skip_awaited = false;  // a write after a write: see Source::awaited
   };
   struct MutexState {
     ThreadId owner = kNoThread;
@@ -175,18 +186,21 @@ class EventLog {
     return v[static_cast<std::size_t>(index)];
   }
   // A variable's access, or a symmetry status's (`status`: in statuses_, as kStatusRead/Write).
+  // `awaited`: a read the step waited for (Touch::awaited), ordered after the write, not a race.
   void access_var(std::size_t self, ThreadId thread, std::int32_t var, bool write,
-                  bool status = false);
+                  bool status = false, bool awaited = false);
   // A job's name in footprints: its queue and its place among that queue's submits. The id the
   // execution gave it counts submits to every queue, so two submits to different queues, which
   // commute, would swap their jobs' ids; a footprint with ids would then differ between two
   // equivalent executions, and a sleeping thread's footprint would be stale (woken for nothing).
   std::int32_t job_name(std::int32_t job) const;
-  void add_source(std::size_t event, std::size_t self, bool mutex = false);
-  void add_candidate(std::size_t event, std::size_t self, ThreadId thread, bool skip_mutex = false);
-  // The join of `base` and the clocks of the sources, leaving out `skip` (and the mutex sources).
+  void add_source(std::size_t event, std::size_t self, bool mutex = false, bool awaited = false);
+  void add_candidate(std::size_t event, std::size_t self, ThreadId thread, bool skip_mutex = false,
+                     bool skip_awaited = false);
+  // The join of `base` and the clocks of the sources, leaving out `skip` (and the mutex sources,
+  // and the awaited ones).
   void join_sources(Clock& out, std::span<const std::uint32_t> base, std::size_t skip,
-                    bool skip_mutex) const;
+                    bool skip_mutex, bool skip_awaited = false) const;
   void add_pending(ThreadId thread, std::size_t earlier);
   void find_races(std::size_t self, ThreadId thread, std::uint32_t local,
                   std::span<const std::uint32_t> base);

@@ -14,6 +14,10 @@ import types
 from . import optim  # noqa: F401  (torch.optim.optimizer)
 
 _lock = _thread.allocate_lock()  # a C-level lock, as real torch has
+# Frees a finalizer could not make at once (Tensor.__del__): cyclic GC may run a finalizer inside
+# a section that holds _lock (an allocation), and _lock is not re-entrant. Whoever holds the lock
+# makes them before releasing it (_locked).
+_deferred = []
 _recording = [False]
 _context = [None]  # _record_memory_history's context: "alloc" or "all" record alloc stacks
 _traces = {}  # device -> [event]
@@ -45,6 +49,29 @@ def _event(device, action, addr, size):
         _traces.setdefault(device, []).append(e)
 
 
+def _free_deferred():
+    while _deferred:
+        d, addr, nbytes = _deferred.pop(0)
+        _event(d, "free_requested", addr, nbytes)
+        _event(d, "free_completed", addr, nbytes)
+        _segments[d][addr][1] = False
+        _stats[d]["allocated"] -= nbytes
+
+
+class _locked:
+    """`with _locked():` holds _lock, making the deferred frees first and last."""
+
+    def __enter__(self):
+        _lock.acquire()
+        _free_deferred()
+
+    def __exit__(self, *exc):
+        try:
+            _free_deferred()
+        finally:
+            _lock.release()
+
+
 class device:  # noqa: N801 - torch's name
     def __init__(self, spec):
         if isinstance(spec, device):
@@ -66,7 +93,7 @@ class Tensor:
         if self.device.type != "cuda":
             return
         d = self.device.index
-        with _lock:
+        with _locked():
             segs = _segments.setdefault(d, {})
             st = _stats.setdefault(d, {"device_allocs": 0, "allocated": 0, "peak": 0})
             free = [a for a, (size, used) in segs.items() if not used and size == nbytes]
@@ -86,16 +113,23 @@ class Tensor:
     def free(self):
         if self.addr is None:
             return
-        d = self.device.index
-        with _lock:
-            _event(d, "free_requested", self.addr, self.nbytes)
-            _event(d, "free_completed", self.addr, self.nbytes)
-            _segments[d][self.addr][1] = False
-            _stats[d]["allocated"] -= self.nbytes
+        d, addr = self.device.index, self.addr
         self.addr = None
+        with _locked():
+            _deferred.append((d, addr, self.nbytes))
 
     def __del__(self):
-        self.free()
+        # A finalizer may run inside a section that holds _lock (cyclic GC during an allocation,
+        # on this thread): it never waits for _lock, it leaves the free to the holder.
+        if self.addr is None:
+            return
+        _deferred.append((self.device.index, self.addr, self.nbytes))
+        self.addr = None
+        if _lock.acquire(blocking=False):
+            try:
+                _free_deferred()
+            finally:
+                _lock.release()
 
 
 def empty(nbytes, device="cpu"):
@@ -105,7 +139,7 @@ def empty(nbytes, device="cpu"):
 
 def _memory_stats(dev=None):
     d = 0 if dev is None else (dev if isinstance(dev, int) else device(dev).index)
-    with _lock:
+    with _locked():
         segs = _segments.get(d, {})
         st = _stats.get(d, {"device_allocs": 0, "allocated": 0, "peak": 0})
         return {"reserved_bytes.all.current": sum(s for s, _ in segs.values()),
@@ -121,7 +155,7 @@ def _record(enabled="all", context="all", stacks="all", **kwargs):
 
 
 def _snapshot():
-    with _lock:
+    with _locked():
         n = max(list(_traces) + list(_segments) + [0]) + 1
         segments = []
         for d, segs in sorted(_segments.items()):
