@@ -35,6 +35,7 @@ struct ExploreArgs {
   bool no_symmetry = false;
   bool stateless = false;
   bool source_sets = false;
+  std::optional<std::uint64_t> cache_after;  // dpor: stateless executions before the state cache
   std::string backend = "coroutine";
   std::string torch;  // --torch: the torch version (profile) to explore under
 };
@@ -53,11 +54,15 @@ int run_explore(const ExploreArgs& a) {
   if (a.no_symmetry) o.strategy.dpor_symmetry = false;
   if (a.stateless) o.strategy.dpor_states = false;
   if (a.source_sets) o.strategy.dpor_optimal = false;
-  if ((a.no_symmetry || a.stateless || a.source_sets) &&
+  if (a.cache_after) o.strategy.dpor_stateless_first = *a.cache_after;
+  if (a.stateless && a.cache_after)
+    throw InputError("--cache-after: not with --stateless (which keeps no state cache)");
+  if ((a.no_symmetry || a.stateless || a.source_sets || a.cache_after) &&
       o.strategy.kind != sched::StrategyKind::kDpor) {
     throw InputError(fmt::format("{}: only for --strategy dpor (this run's strategy is {})",
                                  a.stateless     ? "--stateless"
                                  : a.source_sets ? "--source-sets"
+                                 : a.cache_after ? "--cache-after"
                                                  : "--no-symmetry",
                                  sched::strategy_info(o.strategy.kind).name));
   }
@@ -168,6 +173,10 @@ void add_explore(CLI::App& app, Runner& run) {
   cmd->add_flag("--source-sets", args->source_sets,
                 "dpor: source sets instead of wakeup trees (the search before optimal dpor, for "
                 "comparison; docs/concepts.md, Optimal dpor)");
+  cmd->add_option("--cache-after", args->cache_after,
+                  "dpor: run this many executions stateless before the state cache, which starts "
+                  "only if they did not finish (default 1000; 0: the cache from the start; "
+                  "docs/concepts.md, State cache)");
   cmd->add_option("--torch", args->torch,
                   "torch version to explore under instead of the scenario's [torch] profile (a "
                   "profile, data/profiles/, or a release one covers): does upgrading fix it?");

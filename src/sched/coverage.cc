@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
-
-#include "util/hash.h"
 
 namespace racelab::sched {
 
@@ -18,9 +17,12 @@ std::uint64_t key(Family f, std::int32_t object) {
   return (f << 32) | static_cast<std::uint32_t>(object);
 }
 
+// One word into the running hash: a multiply and a fold (the finaliser of MurmurHash3's 64-bit
+// variant) rather than FNV-1a's eight byte steps. A fingerprint names a class within a run and
+// between shards of one racelab version (racelab merge); nothing stores it across versions.
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  const char* p = reinterpret_cast<const char*>(&v);
-  return fnv1a64(std::string_view(p, sizeof v), h);
+  h = (h ^ v) * 0xff51afd7ed558ccdULL;
+  return h ^ (h >> 33);
 }
 
 }  // namespace
@@ -60,10 +62,74 @@ bool writes(const Op& op) {
   return op.kind != OpKind::kRead && op.kind != OpKind::kEventWait && op.kind != OpKind::kWaitJob;
 }
 
-std::uint64_t handoff_fingerprint(const Execution& exec) {
+namespace {
+
+// Scratch reused by every fingerprint of one thread (workers fingerprint their own executions):
+// the fingerprint runs once per execution, and allocating its buffers each time cost more than
+// hashing (docs/performance.md, "Against Relacy").
+struct FingerprintScratch {
   std::vector<Access> accesses;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> order;  // (resource, index in accesses)
+  std::vector<std::uint64_t> readers;
+};
+
+FingerprintScratch& scratch() {
+  thread_local FingerprintScratch s;
+  return s;
+}
+
+// The fingerprint of `accesses` (in execution order); `s`'s order and readers are scratch.
+std::uint64_t fingerprint_of(const std::vector<Access>& accesses, FingerprintScratch& s) {
+  // Per resource, in step order: the writers in order, a run of one thread's writes counted
+  // once, and between two writes the set of threads that read (their order among themselves does
+  // not matter: reads commute). Sorting by (resource, index) is a stable sort by resource without
+  // stable_sort's buffer.
+  auto& order = s.order;
+  order.clear();
+  for (std::size_t i = 0; i < accesses.size(); ++i)
+    order.emplace_back(accesses[i].resource, static_cast<std::uint32_t>(i));
+  std::sort(order.begin(), order.end());
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  constexpr std::uint64_t kNobody = ~std::uint64_t{0};
+  auto& readers = s.readers;
+  readers.clear();
+  std::uint64_t last_writer = kNobody;
+  auto flush_readers = [&] {
+    if (readers.empty()) return;
+    std::sort(readers.begin(), readers.end());
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+    h = mix(h, 0x5245414453ULL);  // "READS"
+    for (std::uint64_t t : readers) h = mix(h, t + 1);
+    readers.clear();
+    last_writer = kNobody;
+  };
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const Access& a = accesses[order[i].second];
+    if (i == 0 || order[i].first != order[i - 1].first) {
+      flush_readers();
+      last_writer = kNobody;
+      h = mix(h, a.resource);
+    }
+    if (!a.write) {
+      readers.push_back(a.thread);
+      continue;
+    }
+    flush_readers();
+    if (a.thread == last_writer) continue;
+    last_writer = a.thread;
+    h = mix(h, a.thread + 1);
+  }
+  flush_readers();
+  return h;
+}
+
+}  // namespace
+
+std::uint64_t handoff_fingerprint(const Execution& exec) {
+  FingerprintScratch& s = scratch();
+  std::vector<Access>& accesses = s.accesses;
+  accesses.clear();
   const auto& steps = exec.steps();
-  accesses.reserve(steps.size());
   const auto thread = [](ThreadId t) { return static_cast<std::uint64_t>(t); };
   for (std::uint64_t i = 0; i < steps.size(); ++i) {
     const Step& st = steps[i];
@@ -84,46 +150,11 @@ std::uint64_t handoff_fingerprint(const Execution& exec) {
     for (const Touch& t : exec.step_touches(i))
       accesses.push_back({touch_key(t), thread(steps[i].thread), t.write});
   }
-  return handoff_fingerprint(std::move(accesses));
+  return fingerprint_of(accesses, s);
 }
 
 std::uint64_t handoff_fingerprint(std::vector<Access> accesses) {
-  // Per resource, in step order (stable): the writers in order, a run of one thread's writes
-  // counted once, and between two writes the set of threads that read (their order among
-  // themselves does not matter: reads commute).
-  std::stable_sort(accesses.begin(), accesses.end(),
-                   [](const Access& a, const Access& b) { return a.resource < b.resource; });
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  constexpr std::uint64_t kNobody = ~std::uint64_t{0};
-  std::vector<std::uint64_t> readers;
-  std::uint64_t last_writer = kNobody;
-  auto flush_readers = [&] {
-    if (readers.empty()) return;
-    std::sort(readers.begin(), readers.end());
-    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
-    h = mix(h, 0x5245414453ULL);  // "READS"
-    for (std::uint64_t t : readers) h = mix(h, t + 1);
-    readers.clear();
-    last_writer = kNobody;
-  };
-  for (std::size_t i = 0; i < accesses.size(); ++i) {
-    const Access& a = accesses[i];
-    if (i == 0 || a.resource != accesses[i - 1].resource) {
-      flush_readers();
-      last_writer = kNobody;
-      h = mix(h, a.resource);
-    }
-    if (!a.write) {
-      readers.push_back(a.thread);
-      continue;
-    }
-    flush_readers();
-    if (a.thread == last_writer) continue;
-    last_writer = a.thread;
-    h = mix(h, a.thread + 1);
-  }
-  flush_readers();
-  return h;
+  return fingerprint_of(accesses, scratch());
 }
 
 std::string coverage_line(const CoverageSummary& c, bool sampling) {

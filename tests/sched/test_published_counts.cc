@@ -101,7 +101,9 @@ class Benchmark : public Subject, public StateSource {
 
 // The threads' code: coroutines with their parameters copied into their frames (a capturing
 // lambda coroutine would read its captures from the closure, which may move).
-Task lastzero_scan(Benchmark& b, Context& ctx, int n) {
+// `strict`: it also asserts that no setter ran before the scan met its cell, which fails in most
+// classes, with a message per cell where it stopped (lastzero_failing).
+Task lastzero_scan(Benchmark& b, Context& ctx, int n, bool strict = false) {
   int i = n;
   for (;;) {
     int v = 0;
@@ -110,6 +112,7 @@ Task lastzero_scan(Benchmark& b, Context& ctx, int n) {
     --i;
   }
   ctx.check(i >= 0, "a zero exists");
+  if (strict) ctx.check(i == n, "the last zero is a[" + std::to_string(i) + "]");
 }
 Task lastzero_set(Benchmark& b, Context& ctx, int j) {
   int v = 0;
@@ -132,6 +135,15 @@ Benchmark lastzero(int n) {
   for (int j = 1; j <= n; ++j)
     threads.push_back([j](Benchmark& b, Context& ctx) { return lastzero_set(b, ctx, j); });
   return Benchmark("lastzero(" + std::to_string(n) + ")", n + 1, std::move(threads));
+}
+
+// lastzero(N) with the strict check: failures in every class where a setter came first.
+Benchmark lastzero_failing(int n) {
+  std::vector<Benchmark::Body> threads;
+  threads.push_back([n](Benchmark& b, Context& ctx) { return lastzero_scan(b, ctx, n, true); });
+  for (int j = 1; j <= n; ++j)
+    threads.push_back([j](Benchmark& b, Context& ctx) { return lastzero_set(b, ctx, j); });
+  return Benchmark("lastzero_failing(" + std::to_string(n) + ")", n + 1, std::move(threads));
 }
 
 // readers(N): one writer writes x, N readers read it once each.
@@ -229,6 +241,13 @@ void check_published(const Published& p) {
   const Count cached = run_all(program, *stateful);
   CHECK(stateful->exhausted());
   CHECK(cached.failures == dpor.failures);
+  // dpor as it runs by default (stateless first, then the cache if that did not end): never
+  // more executions than stateless dpor.
+  auto by_default = make_dpor(std::nullopt, true, true, true, {}, kDporStatelessFirst);
+  const Count usual = run_all(program, *by_default);
+  CHECK(by_default->exhausted());
+  CHECK(usual.executions <= best.executions);
+  CHECK(usual.failures == dpor.failures);
 }
 
 TEST_CASE("dpor explores as many classes as published: lastzero(N)", "[published]") {
@@ -251,6 +270,35 @@ TEST_CASE("dpor explores as many classes as published: casrot(N)", "[published]"
   // 2, 5, 14, 43, 144 for N = 2..6: a failed CAS is a read, a successful one a write.
   const std::uint64_t traces[] = {2, 5, 14, 43, 144};
   for (int n = 2; n <= 6; ++n) check_published({casrot, n, traces[n - 2]});
+}
+
+// With failures to find: every stop of lastzero's scan but the last cell is its own message.
+// Stateless dpor (source sets and optimal), the state cache from the first execution and dpor by
+// default find the same set, each in a class of its own.
+TEST_CASE("the state cache and dpor by default find every failure stateless dpor finds",
+          "[published]") {
+  for (int n = 2; n <= 5; ++n) {
+    Benchmark program = lastzero_failing(n);
+    auto source_sets = make_dpor(std::nullopt, true, false, false);
+    auto optimal = make_dpor(std::nullopt, true, false, true);
+    auto cache = make_dpor(std::nullopt, true, true, true, {}, 0);
+    auto by_default = make_dpor(std::nullopt, true, true, true, {}, kDporStatelessFirst);
+    const Count a = run_all(program, *source_sets);
+    const Count b = run_all(program, *optimal);
+    const Count c = run_all(program, *cache);
+    const Count d = run_all(program, *by_default);
+    INFO(program.name() << ": failures " << a.failures.size() << "; executions: source sets "
+                        << a.executions << ", optimal " << b.executions << ", cache "
+                        << c.executions << ", by default " << d.executions);
+    CHECK(a.failures.size() == static_cast<std::size_t>(n));  // a[0] .. a[n-1]
+    CHECK(b.failures == a.failures);
+    CHECK(c.failures == a.failures);
+    CHECK(d.failures == a.failures);
+    CHECK(optimal->classes()->redundant == 0);
+    CHECK(d.executions <= b.executions);
+    CHECK(cache->exhausted());
+    CHECK(by_default->exhausted());
+  }
 }
 
 TEST_CASE("dpor explores as many classes as published: indexer(N)", "[published]") {

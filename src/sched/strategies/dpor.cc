@@ -95,14 +95,18 @@ class DporStrategy : public SubtreeSearch {
  public:
   // `fixed`: the threads of the first steps, run as given; the search explores what follows them
   // (make_dpor). Symmetry is off below a fixed prefix: it could gate the thread the prefix runs.
+  // `stateless_first`: with `states`, the first executions run stateless, and the cache starts
+  // from scratch only when they did not exhaust the space (kDporStatelessFirst).
   DporStrategy(std::optional<int> max_preemptions, bool symmetry, bool states = false,
-               bool optimal = false, std::vector<ThreadId> fixed = {})
+               bool optimal = false, std::vector<ThreadId> fixed = {},
+               std::uint64_t stateless_first = 0)
       : bound_(max_preemptions),
         use_symmetry_(symmetry && !max_preemptions && fixed.empty()),
         optimal_(optimal),
         frozen_(fixed.size()),
         fixed_(std::move(fixed)),
-        want_states_(states && !max_preemptions) {}
+        want_states_(states && !max_preemptions),
+        stateless_first_(stateless_first) {}
   // The top part of a split: every decision above `depth` in full; each execution stops at
   // `depth` (or ends before it) and its prefix is appended to `out`.
   DporStrategy(std::optional<int> max_preemptions, bool symmetry, std::size_t depth, Prefixes* out)
@@ -130,6 +134,26 @@ class DporStrategy : public SubtreeSearch {
       first_new_ = 0;
       return true;
     }
+    if (!next_branch()) {
+      exhausted_ = true;
+      return false;
+    }
+    if (states_capable_ && !states_ && executions() >= stateless_first_) {
+      // The stateless search did not end within its share: the state cache from the start. What
+      // the stateless executions found stays found; the cache's search covers every class again.
+      states_ = true;
+      use_symmetry_ = false;  // the digest renames alike threads instead
+      switched_after_ = executions();
+      stack_.clear();
+      deferred_.clear();
+      first_new_ = 0;
+    }
+    return true;
+  }
+
+  // Moves the stack to the next execution to explore: the deepest node with an alternative left
+  // chooses it (first_new_); false when none is left.
+  bool next_branch() {
     while (stack_.size() > frozen_) {
       const std::size_t k = stack_.size() - 1;
       Node& n = stack_[k];
@@ -157,7 +181,6 @@ class DporStrategy : public SubtreeSearch {
       leave(k);
       stack_.pop_back();
     }
-    exhausted_ = true;
     return false;
   }
 
@@ -171,7 +194,8 @@ class DporStrategy : public SubtreeSearch {
       threads_ = d.exec->thread_capacity();
       if (!states_decided_) {  // stateful only where the subject describes its state
         states_decided_ = true;
-        states_ = want_states_ && d.exec->state_digest().has_value();
+        states_capable_ = want_states_ && d.exec->state_digest().has_value();
+        states_ = states_capable_ && stateless_first_ == 0;
         if (states_) use_symmetry_ = false;  // the digest renames alike threads instead
       }
       if (states_) roles_.reset(*d.exec, threads_);
@@ -310,6 +334,7 @@ class DporStrategy : public SubtreeSearch {
     return states_ ? std::optional<std::uint64_t>(cache_.states()) : std::nullopt;
   }
   bool reads_states() const override { return want_states_ && (!states_decided_ || states_); }
+  std::uint64_t executions() const { return classes_ + redundant_ + cached_; }
 
   std::string describe() const override {
     // "symmetry": alike threads of a symmetry group are explored once (its classes are those of
@@ -317,7 +342,13 @@ class DporStrategy : public SubtreeSearch {
     // "states": the state cache (dpor_cache.h), whose digests rename alike threads and parts.
     // "source sets": the search before optimal dpor (wakeup trees, dpor_wakeup.h), which can run
     // sleep-set blocked executions; named only when asked for.
-    const char* symmetry = use_symmetry_ ? ", symmetry" : states_ ? ", states" : "";
+    // "states after N stateless": the first N executions ran stateless (kDporStatelessFirst).
+    const std::string symmetry =
+        use_symmetry_ ? ", symmetry"
+        : states_
+            ? (switched_after_ > 0 ? fmt::format(", states after {} stateless", switched_after_)
+                                   : std::string(", states"))
+            : "";
     const char* search = optimal_ ? "" : ", source sets";
     // A fixed prefix: the search covers the continuations of its steps only.
     std::string after;
@@ -514,8 +545,11 @@ class DporStrategy : public SubtreeSearch {
   dpor::Symmetry symmetry_;  // alike threads once (dpor_symmetry.h)
   // The state cache (dpor_cache.h).
   bool want_states_ = false;
-  bool states_decided_ = false;  // at the first step: whether the subject describes its state
-  bool states_ = false;
+  bool states_decided_ = false;        // at the first step: whether the subject describes its state
+  bool states_capable_ = false;        // requested, and the subject describes its state
+  bool states_ = false;                // the cache is on now
+  std::uint64_t stateless_first_ = 0;  // executions to run stateless before the cache
+  std::uint64_t switched_after_ = 0;   // the stateless executions run before the cache, if any
   dpor::StateCache cache_;
   dpor::Roles roles_;
   std::vector<ThreadId> canonical_;  // scratch: the last digest's renaming
@@ -612,9 +646,10 @@ class DporSplitter : public Splitter {
 }  // namespace
 
 std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry, bool states,
-                                    bool optimal, std::vector<ThreadId> prefix) {
+                                    bool optimal, std::vector<ThreadId> prefix,
+                                    std::uint64_t stateless_first) {
   return std::make_unique<DporStrategy>(max_preemptions, symmetry, states, optimal,
-                                        std::move(prefix));
+                                        std::move(prefix), stateless_first);
 }
 
 std::unique_ptr<Splitter> make_dpor_splitter(std::optional<int> max_preemptions, bool symmetry,

@@ -119,7 +119,7 @@ std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
       return make_dfs(p.max_preemptions);
     case StrategyKind::kDpor:
       return make_dpor(p.dpor_max_preemptions, p.dpor_symmetry, p.dpor_states, p.dpor_optimal,
-                       p.prefix);
+                       p.prefix, p.dpor_stateless_first);
     case StrategyKind::kPos:
       return make_pos(p.seed);
     case StrategyKind::kSurw:

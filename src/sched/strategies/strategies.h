@@ -60,6 +60,16 @@ bool strategy_proves(StrategyKind kind);
 // The table's row for `kind`.
 const StrategyInfo& strategy_info(StrategyKind kind);
 
+// dpor's state cache runs only where a stateless search does not end within this many
+// executions: stateless first, then, if the space is not exhausted, the cache from scratch. The
+// cache can cost more executions than stateless dpor where classes rarely meet again (at a hit it
+// expands every conflicting node in full, dpor_cache.h): measured on the bundled scenarios, up to
+// 4.7 times on those whose stateless search ends within 80 executions (docs/performance.md); where
+// it pays, stateless dpor needs 1,452 to millions and the cache 10 to 50 times fewer. A thousand
+// stateless executions of the pipeline model take about 10 ms; every bundled scenario then runs
+// no more executions than stateless dpor (tests/model/test_dpor_scenarios.cc checks it).
+inline constexpr std::uint64_t kDporStatelessFirst = 1000;
+
 struct StrategyParams {
   StrategyKind kind = StrategyKind::kPct;
   std::uint64_t seed = 1;
@@ -75,6 +85,9 @@ struct StrategyParams {
   // dpor_cache.h), which replaces the symmetry reduction by the digest's renaming; off: stateless,
   // one execution per class. One job only: a split dpor is stateless.
   bool dpor_states = true;
+  // dpor with dpor_states: how many executions run stateless before the cache starts
+  // (kDporStatelessFirst; 0: the cache from the first execution).
+  std::uint64_t dpor_stateless_first = kDporStatelessFirst;
   // dpor: optimal exploration with wakeup trees (dpor_wakeup.h); off: source sets, which can run
   // sleep-set blocked executions.
   bool dpor_optimal = true;
@@ -104,9 +117,12 @@ std::unique_ptr<Strategy> make_dfs(int max_preemptions);
 // every class of what follows them (racelab replay against a fix: every continuation of the
 // steps that still apply); no race is reversed inside the prefix, and symmetry is off. A prefix
 // thread that is not enabled at its step is a StrategyError.
+// `stateless_first` (with `states`): run that many executions stateless first, and the cache
+// only if they did not exhaust the space (kDporStatelessFirst); 0: the cache from the start.
 std::unique_ptr<Strategy> make_dpor(std::optional<int> max_preemptions, bool symmetry = true,
                                     bool states = false, bool optimal = true,
-                                    std::vector<ThreadId> prefix = {});
+                                    std::vector<ThreadId> prefix = {},
+                                    std::uint64_t stateless_first = 0);
 // POS, partial-order sampling (Yuan, Yang, Gu: "Partial Order Aware Concurrency Sampling", CAV
 // 2018): random priorities per pending event, re-drawn for the events that race with each
 // executed one (pos.cc).
