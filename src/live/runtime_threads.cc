@@ -73,8 +73,13 @@ std::string Runtime::Impl::op_text(const Pending& p) const {
 // ---- Footprints (Options::footprints), what dpor reads of a live step (dpor_events.h):
 //
 //   lock, try lock, unlock   the mutex, as the model's are (MutexState::footprint), and the mutex
-//                            as a variable written, which foreign threads' operations on it
-//                            (below) conflict with
+//                            as a variable read, which foreign threads' operations on it (below,
+//                            writes) conflict with. Read, not written: among the controlled
+//                            threads' own operations the mutex's rules alone order them
+//                            (dpor_events.h). A write would add an unlock -> lock order through
+//                            the variable that the lock race rule does not skip, so the race
+//                            between two acquires was never reversed, and an unlock -> lock race
+//                            that no execution can reverse (3 threads x one lock: 4 of 6 orders)
 //   read, write              the variable (VarState::footprint)
 //   join                     nothing but the joined thread's end (dpor_events.cc)
 //   point                    what its table declares it stands for (live.h, PointAccess: reads
@@ -137,7 +142,7 @@ void Runtime::Impl::note_step(int agent) {
     case OpKind::kLock:
     case OpKind::kTryLock:
     case OpKind::kUnlock:
-      s.touches.push_back({s.op.object, true});
+      s.touches.push_back({s.op.object, false});
       break;
     case OpKind::kPoint:
       point_touches(a.pending.accesses, s.touches);
