@@ -96,11 +96,14 @@ with tempfile.TemporaryDirectory() as tmp:
               f"{case}: no exception finding with '{text}'", r)
 
     # The user-style pipeline on the stand-in, threads and pool alike.
-    for pool in ([], ["--pool"]):
+    # (A seed whose walk meets the FX tracing error before it stops at the deadlock: since the
+    # barrier's discarded index commutes, seed 1 of the threads variant deadlocks first.)
+    for pool, seed in (([], "3"), (["--pool"], "1")):
         name = "pool" if pool else "threads"
         base = ["--interpose", "standin", "--dict", "__main__._attention_cache"]
-        r = live(f"{tmp}/train-lazy-{name}", *base, "--strategy", "random", "--executions", "300",
-                 "--expect", "deadlock", train, "--", "--warmup", "none", *pool)
+        r = live(f"{tmp}/train-lazy-{name}", *base, "--strategy", "random", "--seed", seed,
+                 "--executions", "300", "--expect", "deadlock", train, "--", "--warmup", "none",
+                 *pool)
         f = first(r)
         check(r.returncode == 0 and f.get("kind") == "deadlock" and
               "holds compile_lock and is inside _engine_run_backward, served by autograd worker "

@@ -116,6 +116,15 @@ def party(n):
     rec(n, b.wait())
 threads = [threading.Thread(target=party, args=(n,)) for n in ("a", "b", "c")]
 """, 6),
+    # The same with the index discarded (`b.wait()` as a statement, no action): the parties leave
+    # the barrier alike whatever the arrivals' order, so the arrivals commute: 1 class.
+    "barrier-three-discarded": ("""
+b = threading.Barrier(3)
+def party(n):
+    b.wait()
+    rec(n, "passed")
+threads = [threading.Thread(target=party, args=(n,)) for n in ("a", "b", "c")]
+""", 1),
 }
 
 
@@ -157,7 +166,10 @@ def gen_program(seed):
             chosen.insert(rng.randint(0, len(chosen)), "barrier")
         body = [f"def t{i}():", f"    me = 't{i}'"]
         for j, op in enumerate(chosen):
-            if op == "barrier":
+            if op == "barrier" and (seed + i) % 2:  # the index discarded (racelab_sync)
+                body.append("    b.wait()")
+                body.append("    rec(me, ('b',))")
+            elif op == "barrier":
                 body.append("    rec(me, ('b', b.wait()))")
             else:
                 body.append("    " + ops[op].format(v=f"'{i}.{j}'"))

@@ -56,7 +56,7 @@ start = threading.Barrier(2)
 
 
 def add():
-    start.wait()
+    index = start.wait()  # kept, so the arrivals are ordered: a proof of 2 executions
     seen = total[0]
     for _ in range(3_000_000):  # work, no scheduling point: natively, the other thread runs here
         pass

@@ -25,6 +25,10 @@ whose footprint says what it reads and writes of the object (docs/live.md, "Proo
               among themselves, releases among themselves; a bounded release reads the acquires.
   Barrier     an arrival writes the barrier's state (arrivals are ordered: each gets its index);
               the last arrival releases its generation (writes its epoch), which the others await.
+              An arrival whose index the caller discards (`b.wait()` as a statement) at a barrier
+              without action or timeout only reads the state and writes its own arrival, so the
+              arrivals of one generation commute; every party then passes by a step that awaits
+              all of them (issue 34: the parties leave alike whatever the arrivals' order).
 
 Condition stays at the level of its lock (the user's lock is the user's, and mutual exclusion is
 what its dependence is). An operation whose counterpart never comes is a thread blocked at a
@@ -510,6 +514,7 @@ def _barrier_init(real):
             s.epoch = 0  # generations released so far (passed, broken or reset)
             s.passed = {}  # epoch -> whether its waiters passed (False: broken)
             s.arrived = 0
+            s.arrivals = {}  # epoch -> the threads that arrived in it
             s.broken = False
             self._racelab_sync = s
     return init
@@ -537,6 +542,8 @@ def _barrier_wait(real):
             return real(self, timeout)
         if timeout is None:
             timeout = self._timeout
+        if timeout is None and self._action is None and _discarded(sys._getframe(1)):
+            return _barrier_wait_discarded(self, s)
         s.point("wait at", writes=("state",))
         with s.lock:
             if s.broken:
@@ -544,6 +551,7 @@ def _barrier_wait(real):
             index = s.arrived
             s.arrived += 1
             epoch = s.epoch
+            s.arrivals.setdefault(epoch, []).append(rt._thread_name())
             last = s.arrived == self._parties
         if last:
             try:
@@ -566,6 +574,7 @@ def _barrier_wait(real):
             s.point("pass", reads=(f"epoch {epoch}",))
         with s.lock:
             if s.epoch > epoch:
+                _await_arrivals(s, epoch)
                 if s.passed[epoch]:
                     return index
                 raise threading.BrokenBarrierError
@@ -574,6 +583,66 @@ def _barrier_wait(real):
             _barrier_break(s)
         raise threading.BrokenBarrierError
     return wait
+
+
+_pop_after = {}
+
+
+def _await_arrivals(s, epoch):
+    """A pass awaits every arrival of its generation: an arrival whose index is discarded writes
+    only its own `arrival THREAD` (below), and the last of them does not say it released."""
+    for t in s.arrivals.get(epoch, []):
+        s.touch(f"arrival {t}", awaited=True)
+
+
+def _discarded(f):
+    """Whether the caller drops the call's result: the instruction after the call (CPython's
+    f_lasti is the call's, or its last inline cache entry's) is POP_TOP."""
+    import dis
+    code = f.f_code
+    table = _pop_after.get(code)
+    if table is None:
+        ins = list(dis.get_instructions(code))
+        table = [(i.offset, i.opname) for i in ins]
+        _pop_after[code] = table
+    after = [op for off, op in table if off > f.f_lasti]
+    before = [op for off, op in table if off <= f.f_lasti]
+    return bool(after) and after[0] == "POP_TOP" and bool(before) and before[-1].startswith("CALL")
+
+
+def _barrier_wait_discarded(self, s):
+    """An arrival whose index nobody reads (`b.wait()` as a statement), at a barrier without
+    action or timeout: after the generation's release every party is in the same state whatever
+    the arrivals' order, so arrivals of one generation commute: each writes only its own
+    `arrival THREAD` and reads `state` (ordered against abort, reset, a timed-out party and an
+    arrival that keeps its index, which write it) and `observed` (ordered against n_waiting and
+    broken, which write it). Every party, the last included, then passes by a guarded step that
+    awaits all the generation's arrivals. (_discarded looks at the nearest Python frame: C code
+    that calls wait and keeps the index, under a Python call whose result is dropped, would be
+    taken for a discarded index; waiting at a barrier from such code is not a known use.)"""
+    me = rt._thread_name()
+    s.point("wait at", reads=("state", "observed"), writes=(f"arrival {me}",))
+    with s.lock:
+        if s.broken:
+            raise threading.BrokenBarrierError
+        index = s.arrived
+        s.arrived += 1
+        epoch = s.epoch
+        s.arrivals.setdefault(epoch, []).append(me)
+        if s.arrived == self._parties:
+            s.passed[s.epoch] = True
+            s.count(f"epoch {s.epoch}", 1)
+            s.epoch += 1
+            s.arrived = 0
+    s.point("pass", awaits=(f"epoch {epoch}",), guard=f"epoch {epoch}",
+            waits=f"the other parties of {s.words}" + _site().format("wait"))
+    if not _racelab.controlled():
+        _blocking(s, lambda: s.epoch > epoch, False)
+    with s.lock:
+        _await_arrivals(s, epoch)
+        if s.passed[epoch]:
+            return index
+    raise threading.BrokenBarrierError
 
 
 def _barrier_reset(real):
@@ -605,7 +674,7 @@ def _barrier_reader(real, what):
         s = _managed(self)
         if s is None:
             return real.fget(self)
-        s.point(what, reads=("state",))
+        s.point(what, reads=("state",), writes=("observed",))
         return s.arrived if what == "waiting at" else s.broken
     return property(read)
 
