@@ -15,6 +15,12 @@ shift
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export LD_LIBRARY_PATH="$PWD/.gpu-deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# build.sh unpacks toml++ beside the tree; a later call that carries .gpu-deps anew needs it again.
+if ! [ -e /usr/include/toml++/toml.h ]; then
+  for d in .gpu-deps/libtomlplusplus*.deb; do
+    [ -e .gpu-deps/root/usr/lib/x86_64-linux-gnu/libtomlplusplus.so.3 ] || dpkg -x "$d" .gpu-deps/root
+  done
+fi
 if ! [ -x build/gpu/harness/racelab-torch ] || ! [ -x build/gpu/harness/racelab-python ]; then
   start=$(date +%s)
   tools/gpu/build.sh racelab racelab_python racelab_torch > "$out/build.log" 2>&1 ||
