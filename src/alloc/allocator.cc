@@ -85,39 +85,71 @@ std::uint64_t CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPo
 // ---------------------------------------------------------------------------------------------
 // Addresses and inspection
 
+bool CachingAllocator::reserved(std::uint64_t start, std::uint64_t size) const {
+  auto it = address_space_.upper_bound(start);
+  if (it != address_space_.end() && it->first < start + size) return true;
+  return it != address_space_.begin() && std::prev(it)->second.end > start;
+}
+
 std::uint64_t CachingAllocator::new_address(std::uint64_t size) {
-  auto overlaps = [&](std::uint64_t start) {
-    auto it = address_space_.upper_bound(start);
-    if (it != address_space_.end() && it->first < start + size) return true;
-    if (it != address_space_.begin() && std::prev(it)->second > start) return true;
-    return false;
-  };
   std::optional<std::uint64_t> addr;
   if (hint_) addr = hint_(size);
-  if (!addr || *addr == 0 || overlaps(*addr)) {
-    // Synthetic (a what-if, where no real address exists). Best fit breaks ties between free
-    // blocks of one size by address, so the order of segments matters, not their values. On the
-    // H200 (docs/allocator.md, Conformance) cudaMalloc hands out each segment above 2 MiB below
-    // every earlier one, and 2 MiB segments (the small pool's) upwards in gaps of their own:
-    // the model does the same, 2 MiB aligned.
-    if (size == kSmallBuffer) {
-      std::uint64_t a = std::max(synthetic_small_next_, kSyntheticSmallBase);
-      while (overlaps(a)) a += kSmallBuffer;
-      addr = a;
-      synthetic_small_next_ = a + size;
-    } else {
-      std::uint64_t low = synthetic_large_low_ == 0 ? kSyntheticLargeTop : synthetic_large_low_;
-      std::uint64_t a = (low - size) / kRoundLarge * kRoundLarge;
-      while (overlaps(a)) a -= kRoundLarge;
-      addr = a;
-      synthetic_large_low_ = a;
-    }
-  }
-  address_space_[*addr] = *addr + size;
+  const bool synthetic = !addr || *addr == 0 || reserved(*addr, size);
+  if (synthetic) addr = driver_address(size);
+  address_space_[*addr] = {*addr + size, synthetic};
   return *addr;
 }
 
-void CachingAllocator::release_address(std::uint64_t addr) { address_space_.erase(addr); }
+// A what-if has no real address to give a new segment, and best fit breaks ties between free
+// blocks of one size by address, so the order of segments matters. The model places them as the
+// H200's driver placed every segment of the conformance runs (docs/allocator.md, Conformance):
+// a request goes to the lowest free range that holds it, at that range's start; with none, to a
+// new range of whole 32 MiB units, 32 MiB aligned, below every earlier one, at its start, the
+// rest of the range left free for later, smaller requests. Freed ranges are free again.
+std::uint64_t CachingAllocator::driver_address(std::uint64_t size) {
+  for (;;) {
+    auto fit = std::find_if(driver_free_.begin(), driver_free_.end(),
+                            [&](const auto& r) { return r.second - r.first >= size; });
+    std::uint64_t a = 0;
+    if (fit != driver_free_.end()) {
+      a = fit->first;
+      const std::uint64_t end = fit->second;
+      driver_free_.erase(fit);
+      if (a + size < end) driver_free_[a + size] = end;
+    } else {
+      const std::uint64_t range = (size + kDriverUnit - 1) / kDriverUnit * kDriverUnit;
+      a = (driver_low_ == 0 ? kSyntheticTop : driver_low_) - range;  // both 32 MiB aligned
+      driver_low_ = a;
+      if (size < range) driver_release(a + size, a + range);
+    }
+    // A replay that ran out of real addresses mixes them with these: never overlap one (the
+    // range taken stays taken, and the search goes on).
+    if (!reserved(a, size)) return a;
+  }
+}
+
+void CachingAllocator::driver_release(std::uint64_t start, std::uint64_t end) {
+  auto next = driver_free_.lower_bound(start);
+  if (next != driver_free_.end() && next->first == end) {
+    end = next->second;
+    next = driver_free_.erase(next);
+  }
+  if (next != driver_free_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->second == start) {
+      prev->second = end;
+      return;
+    }
+  }
+  driver_free_[start] = end;
+}
+
+void CachingAllocator::release_address(std::uint64_t addr) {
+  auto it = address_space_.find(addr);
+  if (it == address_space_.end()) return;
+  if (it->second.synthetic) driver_release(addr, it->second.end);
+  address_space_.erase(it);
+}
 
 std::uint64_t CachingAllocator::capacity() const {
   return config_.device_total > config_.device_other ? config_.device_total - config_.device_other

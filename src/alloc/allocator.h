@@ -6,8 +6,9 @@
 // the source it follows.
 //
 // Device memory is simulated: a new segment gets the address the AddressHint returns (the k-th
-// real segment address when replaying a trace, so that placements are comparable) unless that
-// would overlap a live segment, in which case it gets a fresh synthetic address.
+// real segment address when replaying a trace, so that placements are comparable) unless there is
+// none (a what-if) or it would overlap a live segment; then it gets a synthetic address where the
+// CUDA driver would put it (driver_address).
 //
 // allocator.cc keeps the blocks, pools and addresses; allocator_policy.cc is malloc and free,
 // allocator_expandable.cc expandable segments, allocator_stats.cc the statistics.
@@ -249,6 +250,9 @@ class CachingAllocator {
   }
 
   std::uint64_t new_address(std::uint64_t size);
+  bool reserved(std::uint64_t start, std::uint64_t size) const;
+  std::uint64_t driver_address(std::uint64_t size);
+  void driver_release(std::uint64_t start, std::uint64_t end);
   void release_address(std::uint64_t addr);
   std::uint64_t capacity() const;
   std::string oom_message(std::uint64_t alloc_size) const;
@@ -266,13 +270,17 @@ class CachingAllocator {
   std::uint64_t allowed_memory_maximum_ = 0;
   bool set_fraction_ = false;
   std::vector<SegmentEvent> events_;
-  std::map<std::uint64_t, std::uint64_t> address_space_;  // live reservations: start -> end
-  // Synthetic addresses (new_address): large segments downwards from the top, small ones upwards
-  // from their own base, far apart (expandable reservations are 1.125 x device memory each).
-  static constexpr std::uint64_t kSyntheticLargeTop = 0x7f0000000000ULL;
-  static constexpr std::uint64_t kSyntheticSmallBase = 0x7f8000000000ULL;
-  std::uint64_t synthetic_large_low_ = 0;
-  std::uint64_t synthetic_small_next_ = 0;
+  struct Reservation {
+    std::uint64_t end;
+    bool synthetic;  // placed by driver_address, not a real (hinted) address
+  };
+  std::map<std::uint64_t, Reservation> address_space_;  // live reservations by start
+  // Synthetic addresses (driver_address): ranges of 32 MiB units downwards from the top, and the
+  // free ranges among them (start -> end).
+  static constexpr std::uint64_t kSyntheticTop = 0x7f0000000000ULL;
+  static constexpr std::uint64_t kDriverUnit = 33554432;
+  std::uint64_t driver_low_ = 0;
+  std::map<std::uint64_t, std::uint64_t> driver_free_;
   CacheMiss last_miss_;
 };
 

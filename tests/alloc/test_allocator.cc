@@ -181,6 +181,59 @@ TEST_CASE("allocator: empty_cache releases only unsplit cached segments", "[allo
   CHECK(cur(m.stats().reserved_bytes) == 0);
 }
 
+TEST_CASE("allocator: without real addresses, segments go where the H200's driver put them",
+          "[allocator]") {
+  // A new range of whole 32 MiB units below every earlier one, the segment at its start; later
+  // segments take the lowest free remainder that holds them; freed ranges are free again
+  // (docs/allocator.md, Conformance: the order decides best fit's ties between equal blocks).
+  CachingAllocator m{Config{}};
+  Block* a = m.malloc(90 * MiB, 0).block;  // a 96 MiB range, 6 MiB left above the segment
+  REQUIRE(a);
+  CHECK(a->ptr % (32 * MiB) == 0);
+  Block* s = m.malloc(1000, 0).block;  // a 2 MiB small segment, in those 6 MiB
+  CHECK(s->ptr == a->ptr + 90 * MiB);
+  Block* b = m.malloc(20 * MiB, 0).block;  // a 20 MiB segment: the next 32 MiB range down
+  CHECK(b->ptr == a->ptr - 32 * MiB);
+  Block* c = m.malloc(54 * MiB, 0).block;  // a 64 MiB range below that, 10 MiB left
+  CHECK(c->ptr == b->ptr - 64 * MiB);
+  Block* d = m.malloc(12 * MiB, 0).block;  // c's 10 MiB are too few: b's 12 MiB, above c's
+  CHECK(d->ptr == b->ptr + 20 * MiB);
+  Block* s1 = m.malloc(1 * MiB, 0).block;  // fits the first small segment
+  Block* s2 = m.malloc(1 * MiB, 0).block;  // a second one: the lowest remainder, c's
+  CHECK(s1->ptr == s->ptr + 1024);
+  CHECK(s2->ptr == c->ptr + 54 * MiB);
+  m.free(c);
+  m.empty_cache();                         // c's range is free again
+  Block* e = m.malloc(40 * MiB, 0).block;  // the lowest free range that holds it
+  CHECK(e->ptr == c->ptr);
+  Block* f = m.malloc(64 * MiB, 0).block;  // none holds it: a new range below
+  CHECK(f->ptr == c->ptr - 64 * MiB);
+}
+
+TEST_CASE("allocator: best fit's tie between equal blocks follows the driver's placement",
+          "[allocator]") {
+  // tools/alloc-capture/sequences.py placement: y's segment lies in the rest of x's range, above
+  // x's, so the 10 MiB request splits x's segment and the 32 MiB request finds no block (with y's
+  // segment below x's it would split y's, x's would merge to 40 MiB and serve the 32 MiB).
+  CachingAllocator m{Config{}};
+  Block* x = m.malloc(40 * MiB, 0).block;
+  Block* y = m.malloc(20 * MiB, 0).block;
+  REQUIRE(x);
+  REQUIRE(y);
+  CHECK(y->ptr == x->ptr + 40 * MiB);
+  const std::uint64_t x_segment = x->ptr;
+  m.free(x);
+  Block* a = m.malloc(20 * MiB, 0).block;
+  m.free(y);
+  Block* b = m.malloc(10 * MiB, 0).block;
+  CHECK(b->ptr == x_segment + 20 * MiB);
+  m.free(a);
+  Block* c = m.malloc(32 * MiB, 0).block;
+  REQUIRE(c);
+  CHECK(m.stats().num_device_alloc == 3);
+  CHECK(cur(m.stats().reserved_bytes) == static_cast<std::int64_t>(92 * MiB));
+}
+
 TEST_CASE("allocator: expandable segments map pages at the end of one segment", "[allocator]") {
   CachingAllocator m{parse_config("expandable_segments:True")};
   Block* a = m.malloc(30 * MiB, 0).block;

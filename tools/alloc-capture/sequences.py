@@ -48,6 +48,10 @@ SEQUENCES = {
     "streams": ("blocks belong to their stream; a block used on another stream is freed when "
                 "that use completes (free_requested, later free_completed)",
                 ["expandable_segments:True"], 0.0),
+    "placement": ("where cudaMalloc puts a segment decides best fit's tie between equal blocks: "
+                  "a 20 MiB segment in the rest of a 40 MiB one's 64 MiB range, above it, so a "
+                  "10 MiB request splits the 40 MiB segment and a 32 MiB one needs a third; then "
+                  "small segments about a new stream", ["roundup_power2_divisions:4"], 0.0),
     "mixed": ("a seeded random mix of 3000 allocations and frees from 256 bytes to 96 MiB on two "
               "streams", ["expandable_segments:True", "max_split_size_mb:64",
                           "roundup_power2_divisions:4",
@@ -254,6 +258,27 @@ def streams(d):
         d.free(n)
 
 
+def placement(d):
+    # docs/allocator.md, Conformance: the driver puts a new segment in the lowest free range that
+    # holds it, else in a new range of whole 32 MiB units below every earlier one. Every size is
+    # on a step of roundup_power2_divisions:4, so both runs make the same requests.
+    d.alloc("x", 40 * MiB)   # a 64 MiB range, 24 MiB free above the segment
+    d.alloc("y", 20 * MiB)   # a second segment, in those 24 MiB: above x's
+    d.free("x")
+    d.alloc("a", 20 * MiB)   # splits x's segment: 20 MiB free at its end
+    d.free("y")              # two free 20 MiB blocks; x's is the lower
+    d.alloc("b", 10 * MiB)   # best fit's tie: the lower block, in x's segment
+    d.free("a")              # no merge with b between: 20 + 10 free there, 20 in y's
+    d.alloc("c", 32 * MiB)   # no block of 32 MiB: a third segment (y's below x's: none)
+    d.alloc("s0", 300 * KiB)             # a small segment, then one made with a new stream,
+    d.alloc("s1", 300 * KiB, stream=1)   # and one after it: where do they go?
+    d.alloc("s2", 1 * MiB)
+    d.alloc("s3", 1 * MiB)
+    d.sync()
+    for n in ("b", "c", "s0", "s1", "s2", "s3"):
+        d.free(n)
+
+
 def mixed(d):
     state = 12345  # a fixed LCG: the same requests on every run
     live = []
@@ -282,7 +307,8 @@ def mixed(d):
 
 FUNCTIONS = {"pools_rounding": pools_rounding, "small_split": small_split,
              "large_split": large_split, "no_merge": no_merge, "oversize": oversize,
-             "expandable": expandable, "gc": gc, "streams": streams, "mixed": mixed}
+             "expandable": expandable, "gc": gc, "streams": streams, "placement": placement,
+             "mixed": mixed}
 
 
 def record(args):

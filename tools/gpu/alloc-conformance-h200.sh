@@ -11,6 +11,7 @@
 # Everything lands in OUT as a few archives; replay, whatif and the tables are made on the CPU
 # from them (tools/alloc-capture/conformance.py, docs/results/alloc-conformance-h200/).
 #   tools/gpu/alloc-conformance-h200.sh OUT
+#   ONLY=placement CAPTURES=0 tools/gpu/alloc-conformance-h200.sh OUT   # one sequence, no captures
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: tools/gpu/alloc-conformance-h200.sh OUT}
@@ -25,21 +26,27 @@ start=$(date +%s)
 # 1 and 2: the sequences, then the overhead, in the background (SEQUENCES=0 skips them).
 mkdir -p "$work/seq"
 [ "${SEQUENCES:-1}" = 1 ] && (
-  python3 tools/alloc-capture/sequences.py --list | tr '\t' '|' |
+  python3 tools/alloc-capture/sequences.py --list | awk -F '\t' -v only="${ONLY:-}" \
+    'only == "" || $1 == only' | tr '\t' '|' |
     xargs -P 4 -d '\n' -n 1 bash -c 'IFS="|" read -r s c f <<< "$1"
       PYTORCH_CUDA_ALLOC_CONF="$c" timeout 120 python3 tools/alloc-capture/sequences.py \
         --sequence "$s" --out "$0" > "$0/log_${s}__$(echo "$c" | tr -c "a-zA-Z0-9\n" _).txt" 2>&1 \
         || echo "FAILED: $s [$c]"' "$work/seq"
-  timeout 120 python3 tools/alloc-capture/sequences.py --overhead --out "$work/seq" \
-    > "$work/seq/log_overhead.txt" 2>&1 || echo "FAILED: overhead"
+  [ -z "${ONLY:-}" ] && { timeout 120 python3 tools/alloc-capture/sequences.py --overhead \
+    --out "$work/seq" > "$work/seq/log_overhead.txt" 2>&1 || echo "FAILED: overhead"; }
   echo "sequences done after $(( $(date +%s) - start )) s"
 ) > "$work/sequences.log" 2>&1 &
 seq_pid=$!
 [ "${SEQUENCES:-1}" = 1 ] || seq_pid=
 # 3: racelab, then the captures side by side (RUNS="flex_compiled:r1 flex_compiled:r2 ..." repeats
 # one: attention[:tag]).
-RACELAB_TORCH=OFF tools/gpu/build.sh racelab > "$work/build.log" 2>&1
-build_rc=$?
+if [ "${CAPTURES:-1}" = 1 ]; then
+  RACELAB_TORCH=OFF tools/gpu/build.sh racelab > "$work/build.log" 2>&1
+  build_rc=$?
+else
+  echo "CAPTURES=0: no build, no captures" > "$work/build.log"
+  build_rc=1
+fi
 tail -n 3 "$work/build.log" > "$out/build-tail.txt"
 echo "build exit $build_rc after $(( $(date +%s) - start )) s" | tee -a "$out/build-tail.txt"
 racelab=$PWD/build/gpu/harness/racelab
