@@ -459,6 +459,17 @@ class DporStrategy : public SubtreeSearch {
     }
     for (const dpor::Race& race : races) {
       if (race.earlier < std::max(frozen_, cut_depth_)) continue;  // a split's top: all explored
+      // A race through symmetry statuses alone (dpor_symmetry.h) is not reversed. Statuses are
+      // the gating rule's bookkeeping, not state: as program steps the two commute (the
+      // symmetry argument's (b)), both orders reach one state with the same histories, so the
+      // same gates after it. Run first, the later step typically reads no status (it read one
+      // only because the earlier step made its thread alike to another): the reversal would
+      // explore again what this execution explores, and end sleep-set blocked, the earlier
+      // thread asleep and never woken (sequential-forward-backward: one blocked execution of
+      // seven, docs/performance.md).
+      if (race.later != dpor::Race::kPending &&
+          !dpor::dependent_beyond_status(log_.footprint(race.earlier), log_.footprint(race.later)))
+        continue;
       Node& n = stack_[race.earlier];
       const std::vector<ThreadId> initials = log_.initials(race);
       if (optimal_) {

@@ -60,6 +60,18 @@ bool dependent(std::span<const Access> a, std::span<const Access> b) {
   return false;
 }
 
+bool dependent_beyond_status(std::span<const Access> a, std::span<const Access> b) {
+  auto fatal = [](const Access& x) { return x.kind == AccessKind::kFatal; };
+  if (std::any_of(a.begin(), a.end(), fatal) || std::any_of(b.begin(), b.end(), fatal)) return true;
+  for (const Access& x : a) {
+    if (object_class(x.kind) == ObjectClass::kStatus) continue;
+    for (const Access& y : b) {
+      if (conflict(x, y)) return true;
+    }
+  }
+  return false;
+}
+
 void EventLog::reset(std::size_t threads, std::size_t first_new) {
   threads_ = threads;
   first_new_ = first_new;

@@ -82,6 +82,8 @@ inline std::int32_t job_queue(std::int32_t job_name) { return job_name >> kJobPl
 bool conflict(const Access& a, const Access& b);
 // True when two footprints (of two threads' events) conflict anywhere, or one of them is fatal.
 bool dependent(std::span<const Access> a, std::span<const Access> b);
+// True when two footprints conflict on something other than a symmetry status (or one is fatal).
+bool dependent_beyond_status(std::span<const Access> a, std::span<const Access> b);
 
 using Clock = std::vector<std::uint32_t>;  // per thread: how many of its events happen before
 

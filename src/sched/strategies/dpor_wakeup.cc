@@ -32,6 +32,20 @@ Sequence reversal(const EventLog& log, const Race& race, const Op* later_op, boo
   const auto lt = static_cast<std::size_t>(race.later_thread);
   SequenceEvent last{
       race.later_thread, race.reversed_clock[lt] - 1, false, {}, race.reversed_clock};
+  if (race.later != Race::kPending) {
+    // What the reversed event waits for in E.v: race.reversed_clock holds its own thread's past
+    // and its sources in E that stay, but a source that happens after `earlier` is left out,
+    // and with it the events it ordered the reversed one after: an access it hid (t0 writes x,
+    // then t2 after `earlier`, then the reversed event: without t2 it follows t0's write
+    // directly). Every event of the sequence that conflicts with the reversed event's accesses
+    // in E happens before it (when its footprint changes, more may: see below).
+    const auto fp = log.footprint(race.later);
+    for (const SequenceEvent& x : v) {
+      if (!dependent(x.footprint, fp)) continue;
+      for (std::size_t u = 0; u < last.clock.size(); ++u)
+        last.clock[u] = std::max(last.clock[u], x.clock[u]);
+    }
+  }
   if (touches_fixed && later_op != nullptr && race.later != Race::kPending) {
     const auto fp = log.footprint(race.later);
     const bool fixed_op = later_op->kind == OpKind::kRead || later_op->kind == OpKind::kWrite ||
