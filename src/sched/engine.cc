@@ -56,13 +56,20 @@ namespace {
 // exploration runs one execution after another, and building each afresh (its threads, objects,
 // steps, names, waiter lists) cost more allocation than the run itself (docs/performance.md,
 // "Against Relacy").
-std::unique_ptr<Execution>& spare_execution() {
-  thread_local std::unique_ptr<Execution> spare;
-  return spare;
+// The decisions' buffers go with it (Decider::reuse_buffers).
+struct Spare {
+  std::unique_ptr<Execution> exec;
+  std::vector<ThreadId> choices;
+  std::vector<std::uint64_t> preemption_steps;
+};
+
+Spare& spare() {
+  thread_local Spare s;
+  return s;
 }
 
 std::unique_ptr<Execution> fresh_execution(std::uint64_t max_steps) {
-  if (auto exec = std::move(spare_execution())) {
+  if (auto exec = std::move(spare().exec)) {
     exec->reset(max_steps);
     return exec;
   }
@@ -75,8 +82,11 @@ ExecutionResult::~ExecutionResult() {
   if (exec == nullptr) return;
   // Its coroutines go now, as they would with the Execution; the rest stays for the next run.
   exec->reset(exec->max_steps());
-  auto& spare = spare_execution();
-  if (spare == nullptr) spare = std::move(exec);
+  Spare& s = spare();
+  if (s.exec != nullptr) return;
+  s.exec = std::move(exec);
+  s.choices = std::move(choices);
+  s.preemption_steps = std::move(preemption_steps);
 }
 
 std::string ExecutionResult::trace_text() const {
@@ -130,6 +140,11 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
   if (!strategy.begin_execution(index)) return std::nullopt;
   ExecutionResult result;
   result.exec = fresh_execution(options.max_steps);
+  // Empty buffers for the Decider (decide_execution).
+  result.choices = std::move(spare().choices);
+  result.choices.clear();
+  result.preemption_steps = std::move(spare().preemption_steps);
+  result.preemption_steps.clear();
   Execution& exec = *result.exec;
   exec.keep_states(strategy.reads_states());
   std::unique_ptr<ThreadBackend> threads;
