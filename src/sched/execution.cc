@@ -81,6 +81,62 @@ std::string op_text(OpKind kind, std::string_view name) {
   return {};
 }
 
+namespace {
+
+// Freed coroutine frames by size class (kFrameGrain bytes each), per thread, a bounded number of
+// each: a frame freed on another thread (the thread backend's) simply joins that thread's lists.
+constexpr std::size_t kFrameGrain = 64;
+constexpr std::size_t kFrameClasses = 16;  // frames up to 960 bytes; larger ones are not kept
+constexpr std::size_t kKeptFrames = 256;   // per class
+
+struct FramePool {
+  std::vector<void*> freed[kFrameClasses];
+  FramePool() {
+    for (auto& list : freed) list.reserve(kKeptFrames);  // frees never allocate
+  }
+  ~FramePool();
+};
+
+thread_local bool frame_pool_gone = false;  // a frame freed at thread exit after the pool
+
+FramePool::~FramePool() {
+  frame_pool_gone = true;
+  for (auto& list : freed) {
+    for (void* frame : list) ::operator delete(frame);
+  }
+}
+
+FramePool& frame_pool() {
+  thread_local FramePool pool;
+  return pool;
+}
+
+std::size_t frame_class(std::size_t size) { return (size + kFrameGrain - 1) / kFrameGrain; }
+
+}  // namespace
+
+void* Task::promise_type::operator new(std::size_t size) {
+  const std::size_t c = frame_class(size);
+  if (c >= kFrameClasses) return ::operator new(size);
+  auto& list = frame_pool().freed[c];
+  if (list.empty()) return ::operator new(c* kFrameGrain);
+  void* frame = list.back();
+  list.pop_back();
+  return frame;
+}
+
+void Task::promise_type::operator delete(void* frame, std::size_t size) noexcept {
+  const std::size_t c = frame_class(size);
+  if (c < kFrameClasses && !frame_pool_gone) {
+    auto& list = frame_pool().freed[c];
+    if (list.size() < kKeptFrames) {
+      list.push_back(frame);
+      return;
+    }
+  }
+  ::operator delete(frame);
+}
+
 std::coroutine_handle<> Task::promise_type::FinalAwaiter::await_suspend(
     std::coroutine_handle<promise_type> h) noexcept {
   auto& p = h.promise();
