@@ -534,10 +534,13 @@ void Execution::apply(ThreadId id) {
                     id, t.name, steps_.size(), op_kind_name(op.kind));
       break;
   }
-  Step step{id, op, t.vtime};
+  // Filled in place: a Step built on the stack and copied in stalled on its partial stores.
+  Step& step = steps_.emplace_back();
+  step.thread = id;
+  step.op = op;
+  step.vtime = t.vtime;
   if (op.kind == OpKind::kSubmit || op.kind == OpKind::kTake) step.result = t.result;
   step.touch_begin = static_cast<std::uint32_t>(touches_.size());
-  steps_.push_back(step);
   if (state_source_ != nullptr) observe(id, op);
 }
 
