@@ -13,10 +13,45 @@ using sched::Context;
 using sched::Task;
 
 PipelineModel::PipelineModel(Scenario scenario)
-    : scenario_(std::move(scenario)), profile_(torch_profile(scenario_.profile)) {}
+    : scenario_(std::move(scenario)), profile_(torch_profile(scenario_.profile)) {
+  name_objects();
+}
 
 PipelineModel::PipelineModel(Scenario scenario, TorchProfile profile)
-    : scenario_(std::move(scenario)), profile_(std::move(profile)) {}
+    : scenario_(std::move(scenario)), profile_(std::move(profile)) {
+  name_objects();
+}
+
+void PipelineModel::name_objects() {
+  for (int d = 0; d < scenario_.devices; ++d) {
+    queue_names_.push_back(fmt::format("autograd {}", d));
+    worker_names_.push_back(fmt::format("autograd {}", d));
+    allocator_names_.push_back(fmt::format("allocator cuda:{}", d));
+    for (int i = 0; i < scenario_.drafters_per_device; ++i) {
+      drafter_names_.push_back(fmt::format("drafter {}.{}", d, i));
+      private_lock_names_.push_back(fmt::format("warmup_lock {}.{}", d, i));
+    }
+  }
+}
+
+const PipelineModel::CompileText& PipelineModel::compile_text(int kind, int device,
+                                                              std::int64_t length) {
+  for (const CompileText& t : compile_texts_) {
+    if (t.kind == kind && t.device == device && t.length == length) return t;
+  }
+  std::string what;
+  if (kind == 0) {
+    what = fmt::format("forward (cuda:{}, L={})", device, length);
+  } else if (kind == 1) {
+    what = fmt::format("backward (cuda:{}, {})", device,
+                       length < 0 ? std::string("dynamic") : fmt::format("L={}", length));
+  } else {
+    what = fmt::format("backward (cuda:{}, dynamic) ahead of time", device);
+  }
+  std::string note = "compile " + what;
+  compile_texts_.push_back(CompileText{kind, device, length, std::move(what), std::move(note)});
+  return compile_texts_.back();
+}
 
 std::string PipelineModel::format_size(std::uint64_t bytes) { return racelab::format_size(bytes); }
 
@@ -70,7 +105,7 @@ void PipelineModel::setup(Context& ctx) {
   worker_queue_.clear();
   for (int d = 0; d < s.devices; ++d) {
     ctx.part(d);
-    worker_queue_.push_back(ctx.queue(fmt::format("autograd {}", d)));
+    worker_queue_.push_back(ctx.queue(queue_names_[static_cast<std::size_t>(d)]));
   }
   ctx.part(-1);
   // State the local code after a scheduling point touches (Context::touch), for dpor's dependency
@@ -85,7 +120,8 @@ void PipelineModel::setup(Context& ctx) {
   allocator_var_.clear();
   for (int d = 0; d < s.devices; ++d) {
     ctx.part(d);
-    allocator_var_.push_back(ctx.atomic_var(fmt::format("allocator cuda:{}", d)));  // used_bytes_
+    allocator_var_.push_back(
+        ctx.atomic_var(allocator_names_[static_cast<std::size_t>(d)]));  // used_bytes_
   }
   ctx.part(-1);
 
@@ -94,18 +130,20 @@ void PipelineModel::setup(Context& ctx) {
   for (int d = 0; d < s.devices; ++d) {
     ctx.part(d);
     for (int i = 0; i < s.drafters_per_device; ++i) {
+      const auto at = static_cast<std::size_t>(d * s.drafters_per_device + i);
       if (s.warmup == WarmupMode::kPerThreadLock) {
-        private_locks_.push_back(ctx.mutex(fmt::format("warmup_lock {}.{}", d, i)));
+        private_locks_.push_back(ctx.mutex(private_lock_names_[at]));
       }
       // The drafters of one device are alike (their index picks only a per-thread warmup lock,
       // which nothing else touches): dpor may explore one of two that have done the same.
-      ctx.spawn_symmetric(fmt::format("drafter {}.{}", d, i), drafter(ctx, d, i), d);
+      ctx.spawn_symmetric(drafter_names_[at], drafter(ctx, d, i), d);
     }
   }
   for (int d = 0; d < s.devices; ++d) {
     // F3: one autograd engine worker per device, serving its FIFO queue one job at a time.
     ctx.part(d);
-    const auto worker = ctx.spawn(fmt::format("autograd {}", d), autograd_worker(ctx, d), true);
+    const auto worker =
+        ctx.spawn(worker_names_[static_cast<std::size_t>(d)], autograd_worker(ctx, d), true);
     ctx.serve(worker_queue_[d], worker);
   }
   ctx.part(-1);
@@ -261,12 +299,12 @@ Task PipelineModel::eager_forward(Context& ctx, int device, std::int64_t length,
   ctx.advance(profile_.eager_forward);
 }
 
-void PipelineModel::compile_starts(Context& ctx, const std::string& what) {
-  ctx.note("compile " + what);
+void PipelineModel::compile_starts(Context& ctx, const CompileText& text) {
+  ctx.note(text.note);
   if (drafters_started_) {
     ctx.report(sched::kinds::kCompileAfterWarmup,
                fmt::format("{} compiles {} after main started the drafters",
-                           ctx.execution().thread_name(ctx.self()), what));
+                           ctx.execution().thread_name(ctx.self()), text.what));
   }
 }
 
@@ -337,7 +375,7 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
   const Scenario& s = scenario_;
   // F1: every frame compile runs under compile_lock. F5: no second look at the cache.
   co_await ctx.lock(compile_lock_);
-  compile_starts(ctx, fmt::format("forward (cuda:{}, L={})", device, length));
+  compile_starts(ctx, compile_text(0, device, length));
   // M2c / F10: make_fx sets the process-wide FX flag for the joint-graph trace (set with the lock
   // step and cleared with the trace job's return: docs/model.md).
   fx_trace_begins(ctx, false);
@@ -385,7 +423,7 @@ Task PipelineModel::compile_forward(Context& ctx, int device, std::int64_t lengt
     if (shape < 0 && profile_.dynamic_backward_ahead_of_time) {
       // M2e / F11: a dynamic entry saves SymInts for backward, so AOTAutograd compiles its
       // backward here, on this thread, still inside compile_lock: no worker compiles it later.
-      compile_starts(ctx, fmt::format("backward (cuda:{}, dynamic) ahead of time", device));
+      compile_starts(ctx, compile_text(2, device, -1));
       ctx.advance(profile_.compile_backward * compile_scale());
       Entry& e = entries_.back();
       e.backward_compiled = true;
@@ -423,9 +461,7 @@ Task PipelineModel::autograd_worker(Context& ctx, int device) {
         // compile_lock.
         co_await ctx.lock(compile_lock_);
         Entry& e = entries_[static_cast<std::size_t>(job.entry)];
-        compile_starts(ctx, fmt::format("backward (cuda:{}, {})", device,
-                                        e.length < 0 ? std::string("dynamic")
-                                                     : fmt::format("L={}", e.length)));
+        compile_starts(ctx, compile_text(1, device, e.length));
         if (++e.backward_compiles > 1) {
           ctx.report(sched::kinds::kDuplicateCompile,
                      fmt::format("backward of the (cuda:{}) entry compiled twice", device));

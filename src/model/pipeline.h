@@ -83,13 +83,27 @@ class PipelineModel : public sched::Subject, public sched::StateSource {
   sched::Task eager_forward(sched::Context& ctx, int device, std::int64_t length, Forward& out);
   void fx_trace_begins(sched::Context& ctx, bool eager);
   void fx_trace_ends(sched::Context& ctx);
-  void compile_starts(sched::Context& ctx, const std::string& what);
+  // What a compile compiles ("forward (cuda:0, L=1024)") and its note ("compile " and that),
+  // formatted once per subject: kind 0 a forward, 1 a backward, 2 a backward ahead of time;
+  // `length` -1 for a dynamic entry.
+  struct CompileText {
+    int kind, device;
+    std::int64_t length;
+    std::string what, note;
+  };
+  const CompileText& compile_text(int kind, int device, std::int64_t length);
+  void compile_starts(sched::Context& ctx, const CompileText& text);
+  void name_objects();
   bool allocate(sched::Context& ctx, int device, std::uint64_t bytes);
   std::uint64_t dense_scores_bytes(std::int64_t length) const;
   double compile_scale() const;
 
   Scenario scenario_;
   TorchProfile profile_;
+  // Names of the per-device objects and threads, formatted once (name_objects), not per execution.
+  std::vector<std::string> queue_names_, allocator_names_, worker_names_;
+  std::vector<std::string> drafter_names_, private_lock_names_;  // by device, then index
+  std::vector<CompileText> compile_texts_;  // compile_text's, as they were first needed
 
   // Per-execution state, reset by setup(). Touched only in the step right after the scheduling
   // point on the object that guards it (the dict and cache vars, compile_lock, the job hand-off).

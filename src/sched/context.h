@@ -33,23 +33,23 @@ class Context {
   Context(Execution& exec, ThreadBackend* threads) : exec_(exec), threads_(threads) {}
 
   // ---- Setup.
-  int mutex(std::string name) { return exec_.make_mutex(std::move(name), false); }
-  int recursive_mutex(std::string name) { return exec_.make_mutex(std::move(name), true); }
-  int event(std::string name) { return exec_.make_event(std::move(name)); }
+  int mutex(std::string_view name) { return exec_.make_mutex(name, false); }
+  int recursive_mutex(std::string_view name) { return exec_.make_mutex(name, true); }
+  int event(std::string_view name) { return exec_.make_event(name); }
   // A FIFO job queue served by one worker thread (the worker calls take/complete).
-  int queue(std::string name) { return exec_.make_queue(std::move(name)); }
-  int shared_var(std::string name) { return exec_.make_var(std::move(name)); }
-  int atomic_var(std::string name) { return exec_.make_var(std::move(name), true); }
+  int queue(std::string_view name) { return exec_.make_queue(name); }
+  int shared_var(std::string_view name) { return exec_.make_var(name); }
+  int atomic_var(std::string_view name) { return exec_.make_var(name, true); }
   int label(std::string_view text) { return exec_.label(text); }
-  ThreadId spawn(std::string name, Task body, bool daemon = false) {
-    return exec_.spawn(std::move(name), std::move(body), daemon);
+  ThreadId spawn(std::string_view name, Task body, bool daemon = false) {
+    return exec_.spawn(name, std::move(body), daemon);
   }
   // A thread of symmetry group `group` (ThreadView::symmetry_group), for dpor's symmetry
   // reduction. The subject vouches that the threads of one group run the same code; that what
   // that code does depends only on what its operations and touches see (not on self(), now() or
   // the thread's name, other than in messages); and that every other thread treats them alike.
-  ThreadId spawn_symmetric(std::string name, Task body, int group) {
-    return exec_.spawn(std::move(name), std::move(body), false, group);
+  ThreadId spawn_symmetric(std::string_view name, Task body, int group) {
+    return exec_.spawn(name, std::move(body), false, group);
   }
   void serve(int queue, ThreadId worker) { exec_.set_queue_worker(queue, worker); }
   // Opts in to the states strategy (state.h lists what the subject vouches for); `source` must
@@ -82,7 +82,7 @@ class Context {
   ThreadId self() const { return exec_.current(); }
   void advance(double seconds) { exec_.advance(seconds); }
   double now() const { return exec_.vtime(exec_.current()); }
-  void note(std::string text) { exec_.note(std::move(text)); }
+  void note(std::string_view text) { exec_.note(text); }
   void report(std::string kind, std::string message, bool fatal = false) {
     exec_.report(std::move(kind), std::move(message), fatal);
   }

@@ -25,10 +25,10 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return h ^ (h >> 33);
 }
 
-}  // namespace
-
-std::optional<std::uint64_t> resource_key(const Op& op) {
-  if (op.object < 0) return std::nullopt;
+// resource_key's body, 0 for none (no key is 0: families start at 1), for the fingerprint's loop
+// to inline.
+std::uint64_t op_key(const Op& op) {
+  if (op.object < 0) return 0;
   switch (op.kind) {
     case OpKind::kLock:
     case OpKind::kTryLock:
@@ -53,7 +53,15 @@ std::optional<std::uint64_t> resource_key(const Op& op) {
     case OpKind::kReturn:
       break;
   }
-  return std::nullopt;
+  return 0;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> resource_key(const Op& op) {
+  const std::uint64_t k = op_key(op);
+  if (k == 0) return std::nullopt;
+  return k;
 }
 
 std::uint64_t touch_key(const Touch& touch) { return key(kVar, touch.var); }
@@ -69,8 +77,10 @@ namespace {
 // hashing (docs/performance.md, "Against Relacy").
 struct FingerprintScratch {
   std::vector<Access> accesses;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> order;  // (resource, index in accesses)
+  std::vector<std::uint32_t> order;   // indices into accesses, by (resource, index)
+  std::vector<std::uint32_t> starts;  // counting sort: where each resource's accesses start
   std::vector<std::uint64_t> readers;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> pairs;  // the general sort's keys
 };
 
 FingerprintScratch& scratch() {
@@ -78,17 +88,61 @@ FingerprintScratch& scratch() {
   return s;
 }
 
-// The fingerprint of `accesses` (in execution order); `s`'s order and readers are scratch.
+// The largest object id the counting sort takes; a model's objects and jobs are numbered from 0
+// and are a few dozen, a live subject's keys are hashes (they take the general sort).
+constexpr std::uint64_t kDenseObjects = 1u << 16;
+
+// Sorts the indices of `accesses` by (resource, index) into s.order: the order a stable sort by
+// resource gives. Where every key is a model key (key() above: a family in the top bits, a small
+// object id below), a counting sort over (family, object), a pass over the accesses and one over
+// the resources; otherwise the general sort of (resource, index) pairs.
+void order_by_resource(const std::vector<Access>& accesses, FingerprintScratch& s) {
+  auto& order = s.order;
+  order.resize(accesses.size());
+  std::uint64_t max_object[kVar + 1] = {};
+  bool dense = true;
+  for (const Access& a : accesses) {
+    const std::uint64_t family = a.resource >> 32, object = a.resource & 0xffffffffULL;
+    if (family < kMutex || family > kVar || object >= kDenseObjects) {
+      dense = false;
+      break;
+    }
+    max_object[family] = std::max(max_object[family], object + 1);
+  }
+  if (!dense) {
+    auto& pairs = s.pairs;
+    pairs.clear();
+    for (std::size_t i = 0; i < accesses.size(); ++i)
+      pairs.emplace_back(accesses[i].resource, static_cast<std::uint32_t>(i));
+    std::sort(pairs.begin(), pairs.end());
+    for (std::size_t i = 0; i < pairs.size(); ++i) order[i] = pairs[i].second;
+    return;
+  }
+  // Bucket b of family f's object o is base[f] + o; families in key order, then objects.
+  std::uint64_t base[kVar + 1] = {};
+  std::uint64_t buckets = 0;
+  for (std::uint64_t f = kMutex; f <= kVar; ++f) {
+    base[f] = buckets;
+    buckets += max_object[f];
+  }
+  auto bucket = [&](const Access& a) {
+    return base[a.resource >> 32] + (a.resource & 0xffffffffULL);
+  };
+  auto& starts = s.starts;
+  starts.assign(buckets + 1, 0);
+  for (const Access& a : accesses) ++starts[bucket(a) + 1];
+  for (std::size_t b = 1; b <= buckets; ++b) starts[b] += starts[b - 1];
+  for (std::size_t i = 0; i < accesses.size(); ++i)
+    order[starts[bucket(accesses[i])]++] = static_cast<std::uint32_t>(i);
+}
+
+// The fingerprint of `accesses` (in execution order); the rest of `s` is scratch.
 std::uint64_t fingerprint_of(const std::vector<Access>& accesses, FingerprintScratch& s) {
   // Per resource, in step order: the writers in order, a run of one thread's writes counted
   // once, and between two writes the set of threads that read (their order among themselves does
-  // not matter: reads commute). Sorting by (resource, index) is a stable sort by resource without
-  // stable_sort's buffer.
-  auto& order = s.order;
-  order.clear();
-  for (std::size_t i = 0; i < accesses.size(); ++i)
-    order.emplace_back(accesses[i].resource, static_cast<std::uint32_t>(i));
-  std::sort(order.begin(), order.end());
+  // not matter: reads commute).
+  order_by_resource(accesses, s);
+  const auto& order = s.order;
   std::uint64_t h = 0xcbf29ce484222325ULL;
   constexpr std::uint64_t kNobody = ~std::uint64_t{0};
   auto& readers = s.readers;
@@ -104,8 +158,8 @@ std::uint64_t fingerprint_of(const std::vector<Access>& accesses, FingerprintScr
     last_writer = kNobody;
   };
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const Access& a = accesses[order[i].second];
-    if (i == 0 || order[i].first != order[i - 1].first) {
+    const Access& a = accesses[order[i]];
+    if (i == 0 || a.resource != accesses[order[i - 1]].resource) {
       flush_readers();
       last_writer = kNobody;
       h = mix(h, a.resource);
@@ -144,8 +198,8 @@ std::uint64_t handoff_fingerprint(const Execution& exec) {
           st.result >= 0
               ? Access{key(kJob, static_cast<std::int32_t>(st.result)), thread(st.thread), true}
               : Access{key(kQueue, st.op.object), thread(st.thread), false});
-    } else if (auto r = resource_key(st.op)) {
-      accesses.push_back({*r, thread(st.thread), writes(st.op)});
+    } else if (const std::uint64_t r = op_key(st.op)) {
+      accesses.push_back({r, thread(st.thread), writes(st.op)});
     }
     for (const Touch& t : exec.step_touches(i))
       accesses.push_back({touch_key(t), thread(steps[i].thread), t.write});

@@ -39,6 +39,18 @@ ThreadId Decider::pick(const Decision& d, bool may_abandon) {
   return t;
 }
 
+void Decider::reuse_buffers(ExecutionRecord& record) {
+  if (choices_.empty() && record.choices.capacity() > choices_.capacity()) {
+    choices_ = std::move(record.choices);
+    choices_.clear();
+  }
+  if (preemption_steps_.empty() &&
+      record.preemption_steps.capacity() > preemption_steps_.capacity()) {
+    preemption_steps_ = std::move(record.preemption_steps);
+    preemption_steps_.clear();
+  }
+}
+
 void Decider::record_into(ExecutionRecord& record) {
   record.choices = std::move(choices_);
   record.preemptions = preemption_steps_.size();

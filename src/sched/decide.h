@@ -42,6 +42,9 @@ class Decider {
   const std::vector<std::uint64_t>& preemption_steps() const { return preemption_steps_; }
   // What was decided, moved into `record`: the choices, the preemptions and their steps.
   void record_into(ExecutionRecord& record);
+  // Decides into the buffers of `record`'s vectors (emptied), where a caller kept them from an
+  // earlier record (engine.cc), rather than growing new ones step by step.
+  void reuse_buffers(ExecutionRecord& record);
 
  private:
   Strategy& strategy_;
@@ -111,6 +114,7 @@ template <class World>
 LoopEnd decide_execution(World& world, Strategy& strategy, std::uint64_t max_steps,
                          const ThreadView& view, bool may_abandon, ExecutionRecord& record) {
   Decider decider(strategy, max_steps);
+  decider.reuse_buffers(record);
   LoopEnd end;
   try {
     end = decide_loop(world, decider, view, may_abandon);

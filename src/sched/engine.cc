@@ -50,6 +50,45 @@ Nondeterminism::Nondeterminism(std::string_view strategy, std::uint64_t step, st
       first_(std::move(first)),
       now_(std::move(now)) {}
 
+namespace {
+
+// An Execution no result holds any more, reset, for the next run_execution on this thread: an
+// exploration runs one execution after another, and building each afresh (its threads, objects,
+// steps, names, waiter lists) cost more allocation than the run itself (docs/performance.md,
+// "Against Relacy").
+// The decisions' buffers go with it (Decider::reuse_buffers).
+struct Spare {
+  std::unique_ptr<Execution> exec;
+  std::vector<ThreadId> choices;
+  std::vector<std::uint64_t> preemption_steps;
+};
+
+Spare& spare() {
+  thread_local Spare s;
+  return s;
+}
+
+std::unique_ptr<Execution> fresh_execution(std::uint64_t max_steps) {
+  if (auto exec = std::move(spare().exec)) {
+    exec->reset(max_steps);
+    return exec;
+  }
+  return std::make_unique<Execution>(max_steps);
+}
+
+}  // namespace
+
+ExecutionResult::~ExecutionResult() {
+  if (exec == nullptr) return;
+  // Its coroutines go now, as they would with the Execution; the rest stays for the next run.
+  exec->reset(exec->max_steps());
+  Spare& s = spare();
+  if (s.exec != nullptr) return;
+  s.exec = std::move(exec);
+  s.choices = std::move(choices);
+  s.preemption_steps = std::move(preemption_steps);
+}
+
 std::string ExecutionResult::trace_text() const {
   std::string out;
   const auto& steps = exec->steps();
@@ -100,7 +139,12 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
                                              std::uint64_t index, const RunOptions& options) {
   if (!strategy.begin_execution(index)) return std::nullopt;
   ExecutionResult result;
-  result.exec = std::make_unique<Execution>(options.max_steps);
+  result.exec = fresh_execution(options.max_steps);
+  // Empty buffers for the Decider (decide_execution).
+  result.choices = std::move(spare().choices);
+  result.choices.clear();
+  result.preemption_steps = std::move(spare().preemption_steps);
+  result.preemption_steps.clear();
   Execution& exec = *result.exec;
   exec.keep_states(strategy.reads_states());
   std::unique_ptr<ThreadBackend> threads;

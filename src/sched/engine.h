@@ -47,6 +47,12 @@ struct ExecutionResult : ExecutionRecord {
   // that every way on is equivalent to an execution it explores anyway.
   bool abandoned = false;
 
+  ExecutionResult() = default;
+  ExecutionResult(ExecutionResult&&) = default;
+  ExecutionResult& operator=(ExecutionResult&&) = default;
+  // Hands the Execution back for the next run_execution on this thread to reuse (its buffers).
+  ~ExecutionResult();
+
   // The trace as text, one "step thread: operation" line per step; byte-identical for the same
   // subject, strategy and seed.
   std::string trace_text() const;

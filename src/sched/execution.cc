@@ -81,6 +81,62 @@ std::string op_text(OpKind kind, std::string_view name) {
   return {};
 }
 
+namespace {
+
+// Freed coroutine frames by size class (kFrameGrain bytes each), per thread, a bounded number of
+// each: a frame freed on another thread (the thread backend's) simply joins that thread's lists.
+constexpr std::size_t kFrameGrain = 64;
+constexpr std::size_t kFrameClasses = 16;  // frames up to 960 bytes; larger ones are not kept
+constexpr std::size_t kKeptFrames = 256;   // per class
+
+struct FramePool {
+  std::vector<void*> freed[kFrameClasses];
+  FramePool() {
+    for (auto& list : freed) list.reserve(kKeptFrames);  // frees never allocate
+  }
+  ~FramePool();
+};
+
+thread_local bool frame_pool_gone = false;  // a frame freed at thread exit after the pool
+
+FramePool::~FramePool() {
+  frame_pool_gone = true;
+  for (auto& list : freed) {
+    for (void* frame : list) ::operator delete(frame);
+  }
+}
+
+FramePool& frame_pool() {
+  thread_local FramePool pool;
+  return pool;
+}
+
+std::size_t frame_class(std::size_t size) { return (size + kFrameGrain - 1) / kFrameGrain; }
+
+}  // namespace
+
+void* Task::promise_type::operator new(std::size_t size) {
+  const std::size_t c = frame_class(size);
+  if (c >= kFrameClasses) return ::operator new(size);
+  auto& list = frame_pool().freed[c];
+  if (list.empty()) return ::operator new(c* kFrameGrain);
+  void* frame = list.back();
+  list.pop_back();
+  return frame;
+}
+
+void Task::promise_type::operator delete(void* frame, std::size_t size) noexcept {
+  const std::size_t c = frame_class(size);
+  if (c < kFrameClasses && !frame_pool_gone) {
+    auto& list = frame_pool().freed[c];
+    if (list.size() < kKeptFrames) {
+      list.push_back(frame);
+      return;
+    }
+  }
+  ::operator delete(frame);
+}
+
 std::coroutine_handle<> Task::promise_type::FinalAwaiter::await_suspend(
     std::coroutine_handle<promise_type> h) noexcept {
   auto& p = h.promise();
@@ -97,48 +153,141 @@ Execution::~Execution() {
   }
 }
 
-int Execution::make_mutex(std::string name, bool recursive) {
-  mutexes_.push_back(Mutex{std::move(name), recursive});
+namespace {
+// The longest text a std::string holds without a heap buffer.
+const std::size_t kInlineChars = std::string().capacity();
+}  // namespace
+
+void Execution::keep_name(std::string& name) {
+  if (name.capacity() > kInlineChars) spare_names_.push_back(std::move(name));
+}
+
+std::string Execution::own(std::string_view text) {
+  if (text.size() <= kInlineChars || spare_names_.empty()) return std::string(text);
+  std::string name = std::move(spare_names_.back());
+  spare_names_.pop_back();
+  name.assign(text);
+  return name;
+}
+
+void Execution::reset(std::uint64_t max_steps) {
+  // Every member, as the constructor leaves it; containers are cleared, which keeps their
+  // buffers, and the buffers inside their elements are moved to the spares first.
+  for (auto& t : threads_) {
+    if (t.root) t.root.destroy();
+    keep_name(t.name);
+  }
+  threads_.clear();
+  for (Mutex& m : mutexes_) keep_name(m.name);
+  mutexes_.clear();
+  for (Event& e : events_) keep_name(e.name);
+  events_.clear();
+  for (Queue& q : queues_) {
+    keep_name(q.name);
+    q.waiting.clear();
+    spare_fifos_.push_back(std::move(q.waiting));
+  }
+  queues_.clear();
+  jobs_.clear();
+  for (Var& v : vars_) keep_name(v.name);
+  vars_.clear();
+  for (std::string& l : labels_) keep_name(l);
+  labels_.clear();
+  label_ids_.clear();
+  steps_.clear();
+  touches_.clear();
+  findings_.clear();
+  for (Note& n : notes_) keep_name(n.text);
+  notes_.clear();
+  current_ = kNoThread;
+  max_steps_ = max_steps;
+  stopped_ = false;
+  fatal_ = false;
+  touches_fixed_ = false;
+  track_races_ = false;
+  keep_states_ = false;
+  state_source_ = nullptr;
+  current_part_ = -1;
+  for (auto& part : parts_) {
+    for (auto& members : part) members.clear();
+    spare_parts_.push_back(std::move(part));
+  }
+  parts_.clear();
+  for (auto& places : places_) places.clear();
+  parts_checked_ = false;
+  enabled_.clear();
+  enabled_dirty_ = false;
+  enabled_bits_.clear();
+  // The waiter lists stay, emptied: a list past the objects of a run is never read.
+  for (auto& lists : waiters_) {
+    for (auto& list : lists) list.clear();
+  }
+}
+
+int Execution::make_mutex(std::string_view name, bool recursive) {
+  mutexes_.push_back(Mutex{own(name), recursive});
   join_part(kPartMutex, static_cast<int>(mutexes_.size() - 1));
   return static_cast<int>(mutexes_.size() - 1);
 }
 
-int Execution::make_event(std::string name) {
-  events_.push_back(Event{std::move(name)});
+int Execution::make_event(std::string_view name) {
+  events_.push_back(Event{own(name)});
   join_part(kPartEvent, static_cast<int>(events_.size() - 1));
   return static_cast<int>(events_.size() - 1);
 }
 
-int Execution::make_queue(std::string name) {
-  queues_.push_back(Queue{std::move(name)});
+int Execution::make_queue(std::string_view name) {
+  Queue q{own(name)};
+  if (!spare_fifos_.empty()) {
+    q.waiting = std::move(spare_fifos_.back());
+    spare_fifos_.pop_back();
+  }
+  queues_.push_back(std::move(q));
   join_part(kPartQueue, static_cast<int>(queues_.size() - 1));
   return static_cast<int>(queues_.size() - 1);
 }
 
-int Execution::make_var(std::string name, bool atomic) {
+int Execution::make_var(std::string_view name, bool atomic) {
   if (!atomic) track_races_ = true;
-  vars_.push_back(Var{std::move(name), atomic});
+  vars_.push_back(Var{own(name), atomic});
   join_part(kPartVar, static_cast<int>(vars_.size() - 1));
   return static_cast<int>(vars_.size() - 1);
 }
 
+namespace {
+// Up to this many labels label() scans them; beyond, it keeps an index.
+constexpr std::size_t kScannedLabels = 16;
+}  // namespace
+
 int Execution::label(std::string_view text) {
-  auto it = label_ids_.find(std::string(text));
-  if (it != label_ids_.end()) return it->second;
-  labels_.emplace_back(text);
-  int id = static_cast<int>(labels_.size() - 1);
-  label_ids_.emplace(labels_.back(), id);
+  if (labels_.size() <= kScannedLabels) {
+    for (std::size_t i = 0; i < labels_.size(); ++i) {
+      if (labels_[i] == text) return static_cast<int>(i);
+    }
+  } else if (auto it = label_ids_.find(std::string(text)); it != label_ids_.end()) {
+    return it->second;
+  }
+  labels_.push_back(own(text));
+  const int id = static_cast<int>(labels_.size() - 1);
+  if (labels_.size() > kScannedLabels) {
+    if (label_ids_.empty()) {
+      for (std::size_t i = 0; i < labels_.size(); ++i)
+        label_ids_.emplace(labels_[i], static_cast<int>(i));
+    } else {
+      label_ids_.emplace(labels_.back(), id);
+    }
+  }
   return id;
 }
 
-ThreadId Execution::spawn(std::string name, Task body, bool daemon, int symmetry) {
+ThreadId Execution::spawn(std::string_view name, Task body, bool daemon, int symmetry) {
   RACELAB_CHECK(steps_.empty(),
                 "spawn of thread {} after step {}: a model subject spawns its threads in setup, "
                 "before the first step",
                 name, steps_.size());
   ThreadId id = static_cast<ThreadId>(threads_.size());
   Thread t;
-  t.name = std::move(name);
+  t.name = own(name);
   t.daemon = daemon;
   t.symmetry = symmetry;
   t.root = body.release();
@@ -385,10 +534,13 @@ void Execution::apply(ThreadId id) {
                     id, t.name, steps_.size(), op_kind_name(op.kind));
       break;
   }
-  Step step{id, op, t.vtime};
+  // Filled in place: a Step built on the stack and copied in stalled on its partial stores.
+  Step& step = steps_.emplace_back();
+  step.thread = id;
+  step.op = op;
+  step.vtime = t.vtime;
   if (op.kind == OpKind::kSubmit || op.kind == OpKind::kTake) step.result = t.result;
   step.touch_begin = static_cast<std::uint32_t>(touches_.size());
-  steps_.push_back(step);
   if (state_source_ != nullptr) observe(id, op);
 }
 
@@ -440,9 +592,9 @@ void Execution::on_root_finished(ThreadId id) {
   }
 }
 
-void Execution::note(std::string text) {
+void Execution::note(std::string_view text) {
   notes_.push_back(Note{static_cast<std::int64_t>(steps_.size()), current_,
-                        current_ == kNoThread ? 0.0 : threads_[current_].vtime, std::move(text)});
+                        current_ == kNoThread ? 0.0 : threads_[current_].vtime, own(text)});
 }
 
 void Execution::report(std::string kind, std::string message, bool fatal) {

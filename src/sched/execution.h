@@ -9,7 +9,6 @@
 #include <array>
 #include <coroutine>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,17 +51,22 @@ class Execution final : public ThreadView {
   ~Execution();
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
+  // Makes this a new Execution, as Execution(max_steps) would, for another run of a subject: its
+  // threads' coroutines are destroyed and every object, step, note and finding is gone; only the
+  // buffers stay, so that an exploration does not allocate them afresh for every execution
+  // (run_execution recycles Executions: engine.cc).
+  void reset(std::uint64_t max_steps);
 
   // ---- Setup: called by the subject before the first step. Names appear in traces and reports.
-  int make_mutex(std::string name, bool recursive = false);
-  int make_event(std::string name);
-  int make_queue(std::string name);
+  int make_mutex(std::string_view name, bool recursive = false);
+  int make_event(std::string_view name);
+  int make_queue(std::string_view name);
   // A shared variable. Plain ones are checked for data races; atomic ones (state the interpreter
   // lock makes atomic, like a Python dict) order their accesses instead.
-  int make_var(std::string name, bool atomic = false);
+  int make_var(std::string_view name, bool atomic = false);
   int label(std::string_view text);  // interns a label for points and jobs
   // `symmetry`: the thread's symmetry group (ThreadView::symmetry_group), -1 for none.
-  ThreadId spawn(std::string name, Task body, bool daemon = false, int symmetry = -1);
+  ThreadId spawn(std::string_view name, Task body, bool daemon = false, int symmetry = -1);
   // Threads and objects made from now on belong to part `part` of the subject's alike parts
   // (state.h; parts are numbered from 0), or to none for -1.
   void set_part(int part) { current_part_ = part; }
@@ -127,7 +131,7 @@ class Execution final : public ThreadView {
   // ---- Subject-facing information.
   void advance(double seconds) { threads_[current_].vtime += seconds; }
   double vtime(ThreadId t) const { return threads_[t].vtime; }
-  void note(std::string text);
+  void note(std::string_view text);
   // Records that the current step's local code accessed `var` (Context::touch). Not a scheduling
   // point: it changes no trace, clock or race check; only dpor's dependency relation reads it.
   void touch(int var, bool write);
@@ -189,10 +193,31 @@ class Execution final : public ThreadView {
     double set_at = 0;
     Clock clock;
   };
+  // A queue's job ids not yet taken, oldest first: a vector and the place of its front (a deque
+  // allocates even empty); emptied, it starts again at its buffer's beginning.
+  class JobFifo {
+   public:
+    bool empty() const { return head_ == ids_.size(); }
+    int front() const { return ids_[head_]; }
+    void push_back(int id) { ids_.push_back(id); }
+    void pop_front() {
+      if (++head_ == ids_.size()) clear();
+    }
+    void clear() {
+      ids_.clear();
+      head_ = 0;
+    }
+    const int* begin() const { return ids_.data() + head_; }
+    const int* end() const { return ids_.data() + ids_.size(); }
+
+   private:
+    std::vector<int> ids_;
+    std::size_t head_ = 0;
+  };
   struct Queue {
     std::string name;
     ThreadId worker = kNoThread;
-    std::deque<int> waiting;  // job ids not yet taken
+    JobFifo waiting;  // job ids not yet taken
     bool closed = false;
     double closed_at = 0;
     Clock clock;  // for the close
@@ -235,6 +260,12 @@ class Execution final : public ThreadView {
   std::vector<std::vector<Waiter>> waiters_[4];
 
   std::string job_text(int job) const;
+  // ---- Buffers kept by reset() for the next run: names longer than a string holds inline, the
+  // queues' job lists and the parts' member lists.
+  std::string own(std::string_view text);  // a name, in a kept buffer where one fits
+  void keep_name(std::string& name);
+  std::vector<std::string> spare_names_;
+  std::vector<JobFifo> spare_fifos_;
   // ---- For state_digest (state_digest.cc).
   void observe(ThreadId id, const Op& op);
   class Names;
@@ -263,6 +294,7 @@ class Execution final : public ThreadView {
   std::vector<Job> jobs_;
   std::vector<Var> vars_;
   std::vector<std::string> labels_;
+  // The labels' index, built only once there are more than a few (label() scans until then).
   std::unordered_map<std::string, int> label_ids_;
   std::vector<Step> steps_;
   std::vector<Touch> touches_;  // every step's touches, in step order (Step::touch_begin)
@@ -279,6 +311,7 @@ class Execution final : public ThreadView {
   int current_part_ = -1;
   std::vector<std::array<std::vector<int>, kPartKinds>> parts_;  // each part's members by kind
   std::array<std::vector<PartPlace>, kPartKinds> places_;        // by kind and id, where made
+  std::vector<std::array<std::vector<int>, kPartKinds>> spare_parts_;  // reset() keeps them
   mutable bool parts_checked_ = false;
 };
 

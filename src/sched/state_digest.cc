@@ -47,8 +47,14 @@ void Execution::join_part(PartKind kind, int id) {
   if (current_part_ < 0) return;  // a lookup past the end of places_ means "no part"
   auto& places = places_[kind];
   places.resize(static_cast<std::size_t>(id) + 1);
-  if (parts_.size() <= static_cast<std::size_t>(current_part_))
-    parts_.resize(static_cast<std::size_t>(current_part_) + 1);
+  while (parts_.size() <= static_cast<std::size_t>(current_part_)) {
+    if (spare_parts_.empty()) {  // member lists a reset kept (emptied) first
+      parts_.emplace_back();
+    } else {
+      parts_.push_back(std::move(spare_parts_.back()));
+      spare_parts_.pop_back();
+    }
+  }
   auto& members = parts_[static_cast<std::size_t>(current_part_)][kind];
   places[static_cast<std::size_t>(id)] = {current_part_, static_cast<int>(members.size())};
   members.push_back(id);

@@ -12,6 +12,7 @@
 // the coroutine; on the OS-thread backend the scheduling point blocks the OS thread inside
 // await_ready and the coroutine never suspends (see context.h).
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <utility>
 
@@ -26,6 +27,12 @@ class [[nodiscard]] Task {
     std::exception_ptr error;
     Execution* root_of = nullptr;  // set for a thread's root Task
     int root_thread = -1;
+
+    // Every call of a thread body that reaches a scheduling point has a frame, made afresh in
+    // every execution; they come from a per-thread list of freed frames of their size
+    // (execution.cc), which the next execution's calls take again.
+    static void* operator new(std::size_t size);
+    static void operator delete(void* frame, std::size_t size) noexcept;
 
     Task get_return_object() {
       return Task(std::coroutine_handle<promise_type>::from_promise(*this));

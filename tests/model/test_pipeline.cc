@@ -1,4 +1,6 @@
 // The pipeline model against the H200 observations of docs/facts.md, and its rules M2-M4.
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -76,6 +78,54 @@ TEST_CASE("every bundled scenario's expectations hold; its dpor proof reaches bo
     CHECK(run.result.executions * 100 < dfs.result.executions);
   }
   CHECK(proofs >= 8);
+}
+
+namespace {
+
+// Everything an execution shows: its steps (with their virtual times and results), notes,
+// findings, decisions and threads.
+std::string everything(const sched::ExecutionResult& r) {
+  const sched::Execution& e = *r.exec;
+  std::string out;
+  for (const sched::Step& st : e.steps())
+    out += fmt::format("{} @{} ={}\n", e.describe_step(st), st.vtime, st.result);
+  for (const sched::Note& n : e.notes())
+    out += fmt::format("note {} {} @{}: {}\n", n.step, n.thread, n.vtime, n.text);
+  for (const sched::Finding& f : r.findings)
+    out += fmt::format("{} at {} by {}: {}\n", f.kind, f.step, f.thread, f.message);
+  for (sched::ThreadId t : r.choices) out += fmt::format("{} ", t);
+  for (sched::ThreadId t = 0; t < static_cast<sched::ThreadId>(e.thread_count()); ++t)
+    out += fmt::format("\n{} {} {}", e.thread_name(t), e.finished(t), e.vtime(t));
+  return out + fmt::format("\ncompleted {} preemptions {}", r.completed, r.preemptions);
+}
+
+}  // namespace
+
+TEST_CASE("an Execution recycled from another subject's run runs as a fresh one", "[pipeline]") {
+  // run_execution reuses the Execution of a result no longer held (engine.cc). Subjects with
+  // different objects, threads, labels and findings, in both orders: nothing of the earlier run
+  // may show in the later one.
+  PipelineModel big(
+      load_scenario(source_dir() + "/scenarios/recompile/eight-gpus-long-context.toml"));
+  PipelineModel lazy(load_scenario(source_dir() + "/scenarios/deadlock/lazy-2-drafters.toml"));
+  for (int order = 0; order < 2; ++order) {
+    PipelineModel& first = order == 0 ? big : lazy;
+    PipelineModel& second = order == 0 ? lazy : big;
+    for (std::uint64_t i = 0; i < 10; ++i) {
+      auto random = sched::make_random(7);
+      // Held while `fresh` runs, so that `fresh` gets a new Execution.
+      const auto held = sched::run_execution(first, *random, i);
+      const auto fresh = sched::run_execution(second, *random, i);
+      const sched::Execution* used = nullptr;
+      {
+        const auto earlier = sched::run_execution(first, *random, i + 1);
+        used = earlier->exec.get();
+      }
+      const auto again = sched::run_execution(second, *random, i);
+      CHECK(again->exec.get() == used);
+      CHECK(everything(*again) == everything(*fresh));
+    }
+  }
 }
 
 TEST_CASE("one lazy drafter never deadlocks (seen: pass), two always can (seen: 3/3 hang)",
