@@ -12,8 +12,10 @@
 # EXECUTIONS in the environment caps each search (default 1000000).
 # --kinds instead: the finding kinds live dpor reaches without a warmup (--expect deadlock, so that
 # it searches on past other failures: report.json's kinds_seen) on the stand-in and the queue-fed
-# pipeline, beside the kinds the model's dpor reaches for the same setting (one device, two
-# drafters, lazy compile: scenarios/deadlock/lazy-2-drafters.toml).
+# pipeline (one device, two drafters) and on the stand-in with one drafter on each of two
+# devices, each beside the kinds the model's dpor reaches for the same setting
+# (scenarios/deadlock/lazy-2-drafters.toml, lazy-one-drafter-per-gpu.toml). Evidence kinds
+# (duplicate_compile, compile_after_warmup) are the model's alone.
 #   bench/live_dpor.sh RACELAB [TIME_LIMIT_S] [--load N [RUNS] | --kinds]
 set -euo pipefail
 usage="usage: bench/live_dpor.sh RACELAB [TIME_LIMIT_S] [--load N [RUNS] | --kinds]"
@@ -69,32 +71,33 @@ PY
 }
 echo "machine: $(nproc) cores; date: $(date -u +%F); time limit ${limit} s; $("$racelab" --version)"
 if [[ "${3:-}" == "--kinds" ]]; then
-  printf '%-34s %-28s %s\n' subject search "kinds reached"
-  for c in "stand-in, 2 drafters|$standin|--warmup none --drafters 2" \
-           "queue-fed, 2 batches|$queue|--warmup none --batches 2"; do
-    IFS='|' read -r name script args <<<"$c"
+  printf '%-30s %-46s %s\n' subject search "kinds reached"
+  # name | script | args | the model's scenario for the same setting
+  for c in "stand-in, 2 drafters|$standin|--warmup none --drafters 2|deadlock/lazy-2-drafters" \
+           "queue-fed, 2 batches|$queue|--warmup none --batches 2|deadlock/lazy-2-drafters" \
+           "stand-in, 1 drafter x 2 GPUs|$standin|--warmup none --drafters 2 --gpus 2|deadlock/lazy-one-drafter-per-gpu"; do
+    IFS='|' read -r name script args model <<<"$c"
     extra=()
     [[ $script == "$queue" ]] && extra=(--dict __main__._attention_cache)
     # shellcheck disable=SC2086  # the script's arguments are words
     "$racelab" live python --interpose standin --strategy dpor --expect deadlock \
       --executions "${EXECUTIONS:-1000000}" --time-limit "$limit" --out "$out/k" "${extra[@]}" \
       "$script" -- $args >"$out/log" 2>&1 || true
-    python3 - "$out/k/report.json" "$name" <<'PY'
+    "$racelab" explore "scenarios/$model.toml" --strategy dpor --iterations 100000000 \
+      --time-limit "$limit" --no-shrink --out "$out/m" >"$out/mlog" 2>&1 || true
+    python3 - "$out/k/report.json" "$out/m/report.json" "$name" "${model#*/}" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))
-how = f'exhaustive, {r["executions"]}' if r.get("exhausted") else f'cut short at {r["executions"]}'
-print(f'{sys.argv[2]:<34} {"live dpor (" + how + ")":<28} {" ".join(sorted(r.get("kinds_seen", {})))}')
+live, model = (json.load(open(p)) for p in sys.argv[1:3])
+dead = [f["execution"] for f in live.get("findings", []) if f["kind"] == "deadlock"]
+# A live search ends at a deadlock (its threads stay stuck): it cannot go on to other kinds.
+how = (f'exhaustive, {live["executions"]}' if live.get("exhausted") else
+       f'ends at the deadlock, execution {dead[0]}' if dead else f'cut short at {live["executions"]}')
+print(f'{sys.argv[3]:<30} {"live dpor (" + how + ")":<46} {" ".join(sorted(live.get("kinds_seen", {})))}')
+how = f'exhaustive, {model["executions"]}' if model.get("exhausted") else f'cut short at {model["executions"]}'
+kinds = sorted({f["kind"] for f in model.get("findings", [])})
+print(f'{"":<30} {"model " + sys.argv[4] + " (dpor, " + how + ")":<46} {" ".join(kinds)}')
 PY
   done
-  "$racelab" explore scenarios/deadlock/lazy-2-drafters.toml --strategy dpor \
-    --iterations 100000000 --time-limit "$limit" --no-shrink --out "$out/m" >"$out/log" 2>&1 || true
-  python3 - "$out/m/report.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-how = f'exhaustive, {r["executions"]}' if r.get("exhausted") else f'cut short at {r["executions"]}'
-kinds = sorted({f["kind"] for f in r.get("findings", [])})
-print(f'{"model lazy-2-drafters":<34} {"dpor (" + how + ")":<28} {" ".join(kinds)}')
-PY
   exit 0
 fi
 if (( load == 0 )); then
@@ -119,7 +122,11 @@ for ((i = 0; i < load; i++)); do
   busy+=($!)
 done
 echo "beside $load CPU-bound processes, $runs runs each"
-printf '%-24s %-6s %-34s %-8s %s\n' case search "distinct executions:verdict" same "settled decisions per run"
+# same: whether every run took the same executions to the same verdict; a run cut short by the
+# time limit stops where the machine's speed put it, so runs cut short are not compared (cut:
+# how many were). nondet: the runs that ended with a nondeterministic finding.
+printf '%-24s %-6s %-34s %-5s %-4s %-6s %s\n' case search "distinct executions:verdict" same cut nondet \
+  "settled decisions per run"
 for c in "${cases[@]}"; do
   IFS='|' read -r name interpose script args <<<"$c"
   for strategy in ${STRATEGIES:-dpor dfs}; do
@@ -129,9 +136,12 @@ for c in "${cases[@]}"; do
       counts+=("$e:$v")
       settled+=("$s")
     done
-    same=$(printf '%s\n' "${counts[@]}" | sort -u | wc -l)
-    printf '%-24s %-6s %-34s %-8s %s\n' "$name" "$strategy" \
-      "$(printf '%s\n' "${counts[@]}" | sort -u | tr '\n' ' ')" \
-      "$([[ $same == 1 ]] && echo yes || echo "NO")" "${settled[*]}"
+    all=$(printf '%s\n' "${counts[@]}")
+    cut=$(grep -c ':cut-short$' <<<"$all" || true)
+    nondet=$(grep -c ':nondeterministic$' <<<"$all" || true)
+    whole=$(grep -v ':cut-short$' <<<"$all" | sort -u | grep -c . || true)
+    case $whole in 0) same=- ;; 1) same=yes ;; *) same=NO ;; esac
+    printf '%-24s %-6s %-34s %-5s %-4s %-6s %s\n' "$name" "$strategy" \
+      "$(sort -u <<<"$all" | tr '\n' ' ')" "$same" "$cut" "$nondet" "${settled[*]}"
   done
 done
