@@ -380,10 +380,16 @@ struct Runtime::Impl {
   sched::Op footprint_op(const Pending& p) const;
   // The step just applied for controlled `agent` (its op, result, touches).
   void note_step(int agent);
-  // A foreign thread's operation while the last step ran, part of that step's footprint: on
-  // `mutex` (an index into mutexes), else on the variable `var`, else (both -1) a point.
-  void note_foreign(int mutex, int var = -1, bool write = true,
+  // A foreign thread's (agent `foreign`) operation while the last step ran, part of that step's
+  // footprint: on `mutex` (an index into mutexes), else on the variable `var`, else (both -1) a
+  // point; and a write of the thread as a server (note_call).
+  void note_foreign(int foreign, int mutex, int var = -1, bool write = true,
                     const std::vector<PointAccess>* point = nullptr);
+  // The running step enters a blocking call served by the thread named `server`: a read of that
+  // thread as a server, so that the step depends on every step in which the server acted.
+  void note_call(std::string_view server);
+  // A server's number in footprints: its name's (footprint_id), as a variable.
+  static std::int32_t server_id(std::string_view server);
   // A point's footprint (PointAccess) as touches.
   void point_touches(const std::vector<PointAccess>& accesses, std::vector<sched::Touch>& out);
   // An access the running step's local code declares (live.h, touch).

@@ -57,7 +57,7 @@ void Mutex::lock_waiting_for(std::string waits_for) {
   clock_join(impl.agents[f].clock, mx.clock);
   impl.record(f, sched::op_text(OpKind::kLock, name_), false,
               Runtime::Impl::resource_key("mutex", name_), true);
-  impl.note_foreign(id_);
+  impl.note_foreign(f, id_);
   impl.bump();
 }
 
@@ -74,7 +74,7 @@ bool Mutex::try_lock() {
   if (!impl.can_take(mx, f)) {
     impl.record(f, sched::op_text(OpKind::kTryLock, name_) + " (busy)", false,
                 Runtime::Impl::resource_key("mutex", name_), false);
-    impl.note_foreign(id_);
+    impl.note_foreign(f, id_);
     impl.bump();
     return false;
   }
@@ -83,7 +83,7 @@ bool Mutex::try_lock() {
   clock_join(impl.agents[f].clock, mx.clock);
   impl.record(f, sched::op_text(OpKind::kLock, name_), false,
               Runtime::Impl::resource_key("mutex", name_), true);
-  impl.note_foreign(id_);
+  impl.note_foreign(f, id_);
   impl.bump();
   return true;
 }
@@ -135,7 +135,7 @@ void Mutex::unlock() {
   impl.release_mutex(f, id_);
   impl.record(f, sched::op_text(OpKind::kUnlock, name_), false,
               Runtime::Impl::resource_key("mutex", name_), true);
-  impl.note_foreign(id_);
+  impl.note_foreign(f, id_);
   impl.bump();
 }
 
@@ -151,7 +151,7 @@ void SharedVar::access(bool write, const std::function<void()>& touch) {
     impl.check_access(f, impl.vars[id_], write);
     impl.record(f, sched::op_text(write ? OpKind::kWrite : OpKind::kRead, name_), false,
                 Runtime::Impl::resource_key("var", name_), write);
-    impl.note_foreign(-1, id_, write);
+    impl.note_foreign(f, -1, id_, write);
     impl.bump();
   }
   touch();
@@ -168,8 +168,9 @@ void point(std::string_view label, std::vector<PointAccess> accesses) {
   if (rt == nullptr) return;
   Runtime::Impl& impl = *rt->impl_;
   std::lock_guard lk(impl.state_mutex);
-  impl.record(impl.foreign_self(), sched::op_text(OpKind::kPoint, label), false);
-  impl.note_foreign(-1, -1, true, &accesses);
+  const int f = impl.foreign_self();
+  impl.record(f, sched::op_text(OpKind::kPoint, label), false);
+  impl.note_foreign(f, -1, -1, true, &accesses);
   impl.bump();
 }
 
@@ -217,6 +218,7 @@ Blocking::Blocking(std::string what, std::string served_by) : rt_(tl_rt), id_(tl
   std::lock_guard lk(impl.state_mutex);
   Runtime::Impl::Agent& a = impl.agents[id_];
   impl.record(id_, "call " + what, false);
+  if (!served_by.empty()) impl.note_call(served_by);
   a.away.emplace_back(std::move(what), std::move(served_by));
   impl.set_state(a, State::kAway);
   impl.bump();

@@ -90,7 +90,14 @@ std::string Runtime::Impl::op_text(const Pending& p) const {
 //   return, start            nothing of their own
 //   foreign operations       a foreign thread's lock, unlock, access or point while a step ran
 //                            (inside the blocking call that step entered, or on a lock it released)
-//                            belong to that step
+//                            belong to that step, with a write of that thread as a server
+//   blocking call            a step that enters a call served by a thread (live.h, Blocking) reads
+//                            that thread as a server: it depends on every step in which the server
+//                            acted, since the server takes one call at a time and its work for one
+//                            may hold up the other (two drafters' calls to one autograd worker, the
+//                            first compiling its backward under a lock the second's caller holds:
+//                            the lazy-compile deadlock). Two calls to one server commute as long as
+//                            the server does nothing racelab sees for either.
 //
 // Objects are numbered by their names, process-wide, so that one name is one number in every
 // execution of a search (ids are per execution and in creation order).
@@ -165,9 +172,19 @@ void Runtime::Impl::note_touch(std::string_view object, bool write, bool awaited
       {footprint_id(resource_key("object", std::string(object))), write, awaited});
 }
 
-void Runtime::Impl::note_foreign(int mutex, int var, bool write,
+std::int32_t Runtime::Impl::server_id(std::string_view server) {
+  return footprint_id(resource_key("server", server));
+}
+
+void Runtime::Impl::note_call(std::string_view server) {
+  if (!options.footprints || steps.empty()) return;
+  steps.back().touches.push_back({server_id(server), false});
+}
+
+void Runtime::Impl::note_foreign(int foreign, int mutex, int var, bool write,
                                  const std::vector<PointAccess>* point) {
   if (!options.footprints || steps.empty()) return;  // before the first decision: before all
+  steps.back().touches.push_back({server_id(agents[foreign].name), true});
   if (mutex >= 0)
     steps.back().touches.push_back({mutexes[mutex].footprint, true});
   else if (var >= 0)

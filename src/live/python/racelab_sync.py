@@ -96,6 +96,21 @@ def _managed(obj):
     return s if s is not None and _racelab.active() else None
 
 
+def _operation(op):
+    """A managed method, from `op(self, ARGS, *, s, SETTINGS)`: `_operation(op)(real, SETTINGS)`
+    is the method that runs `op` on an object racelab manages, with its _Sync as `s`, and the real
+    method on any other object or while no execution is under way (`_replace` installs it).
+    `op`'s caller is the method, whose caller is the user's code."""
+    def make(real, **settings):
+        def method(self, *args, **kwargs):
+            s = _managed(self)
+            if s is None:
+                return real(self, *args, **kwargs)
+            return op(self, *args, s=s, **settings, **kwargs)
+        return method
+    return make
+
+
 def _words_of(lock):
     """"Queue at train.py:20": the name racelab gave the object's lock (racelab_threads)."""
     return lock.name
@@ -142,103 +157,91 @@ def _queue_init(real):
     return init
 
 
-def _queue_put(real):
-    def put(self, item, block=True, timeout=None):
-        s = _managed(self)
-        if s is None:
-            return real(self, item, block, timeout)
-        self.__dict__.setdefault("_racelab_putters", set()).add(rt._thread_name())
-        bounded = self.maxsize > 0
-        if bounded and block and timeout is not None and timeout < 0:
-            raise ValueError("'timeout' must be a non-negative number")
-        guarded = bounded and block and timeout is None
-        controlled = _racelab.controlled()
-        while True:
-            s.point("put into", writes=("puts" if s.fifo else "all",),
-                    guard="free" if guarded else None,
-                    waits=(f"space in {s.words}" + _site().format("put") +
-                           rt._queue_peers(self, False)) if guarded else "")
-            with s.lock:
-                ready = not bounded or s.puts - s.gets < self.maxsize
-                if not ready and guarded and controlled:
-                    continue  # a foreign thread took the slot: wait again
-                if not ready and not guarded:
-                    if s.fifo:
-                        s.touch(f"slot {s.puts - self.maxsize}")
-                    _wait_timeout(timeout if block else None)
-                    raise queue.Full
-                if ready:
-                    n = s.puts
-                    if s.fifo:
-                        s.touch(f"item {n}", write=True)
-                        if bounded and n >= self.maxsize:
-                            s.touch(f"slot {n - self.maxsize}", awaited=guarded)
-                    self._put(item)
-                    s.puts += 1
-                    self.unfinished_tasks += 1
-                    s.count("items", 1)
-                    s.count("idle", -1)
-                    if bounded:
-                        s.count("free", -1)
-                    return
-            _blocking(s, lambda: s.puts - s.gets < self.maxsize, False)
-    return put
-
-
-def _queue_get(real):
-    def get(self, block=True, timeout=None):
-        s = _managed(self)
-        if s is None:
-            return real(self, block, timeout)
-        self.__dict__.setdefault("_racelab_getters", set()).add(rt._thread_name())
-        if block and timeout is not None and timeout < 0:
-            raise ValueError("'timeout' must be a non-negative number")
-        guarded = block and timeout is None
-        controlled = _racelab.controlled()
-        while True:
-            s.point("get from", **({"writes": ("gets" if s.fifo else "all",)} if guarded else
-                                   {"reads": ("gets" if s.fifo else "all",)}),
-                    guard="items" if guarded else None,
-                    waits=(f"an item from {s.words}" + _site().format("get") +
-                           rt._queue_peers(self, True)) if guarded else "")
-            with s.lock:
-                ready = s.puts > s.gets
-                if not ready and guarded and controlled:
-                    continue
-                if not ready and not guarded:
-                    if s.fifo:
-                        s.touch(f"item {s.gets}")
-                    _wait_timeout(timeout if block else None)
-                    raise queue.Empty
-                if ready:
-                    k = s.gets
-                    if s.fifo:
-                        if not guarded:
-                            s.touch("gets", write=True)
-                        s.touch(f"item {k}", awaited=guarded)
-                        if self.maxsize > 0:
-                            s.touch(f"slot {k}", write=True)
-                    elif not guarded:
-                        s.touch("all", write=True)
-                    item = self._get()
-                    s.gets += 1
-                    s.count("items", -1)
-                    if self.maxsize > 0:
-                        s.count("free", 1)
-                    return item
-            _blocking(s, lambda: s.puts > s.gets, False)
-    return get
-
-
-def _queue_size(real, what):
-    def size(self):
-        s = _managed(self)
-        if s is None:
-            return real(self)
-        s.point(what, reads=("puts", "gets") if s.fifo else ("all",))
+@_operation
+def _queue_put(self, item, block=True, timeout=None, *, s):
+    self.__dict__.setdefault("_racelab_putters", set()).add(rt._thread_name())
+    bounded = self.maxsize > 0
+    if bounded and block and timeout is not None and timeout < 0:
+        raise ValueError("'timeout' must be a non-negative number")
+    guarded = bounded and block and timeout is None
+    controlled = _racelab.controlled()
+    while True:
+        s.point("put into", writes=("puts" if s.fifo else "all",),
+                guard="free" if guarded else None,
+                waits=(f"space in {s.words}" + _site().format("put") +
+                       rt._queue_peers(self, False)) if guarded else "")
         with s.lock:
-            return _sizes[what](self)
-    return size
+            ready = not bounded or s.puts - s.gets < self.maxsize
+            if not ready and guarded and controlled:
+                continue  # a foreign thread took the slot: wait again
+            if not ready and not guarded:
+                if s.fifo:
+                    s.touch(f"slot {s.puts - self.maxsize}")
+                _wait_timeout(timeout if block else None)
+                raise queue.Full
+            if ready:
+                n = s.puts
+                if s.fifo:
+                    s.touch(f"item {n}", write=True)
+                    if bounded and n >= self.maxsize:
+                        s.touch(f"slot {n - self.maxsize}", awaited=guarded)
+                self._put(item)
+                s.puts += 1
+                self.unfinished_tasks += 1
+                s.count("items", 1)
+                s.count("idle", -1)
+                if bounded:
+                    s.count("free", -1)
+                return
+        _blocking(s, lambda: s.puts - s.gets < self.maxsize, False)
+
+
+@_operation
+def _queue_get(self, block=True, timeout=None, *, s):
+    self.__dict__.setdefault("_racelab_getters", set()).add(rt._thread_name())
+    if block and timeout is not None and timeout < 0:
+        raise ValueError("'timeout' must be a non-negative number")
+    guarded = block and timeout is None
+    controlled = _racelab.controlled()
+    while True:
+        s.point("get from", **({"writes": ("gets" if s.fifo else "all",)} if guarded else
+                               {"reads": ("gets" if s.fifo else "all",)}),
+                guard="items" if guarded else None,
+                waits=(f"an item from {s.words}" + _site().format("get") +
+                       rt._queue_peers(self, True)) if guarded else "")
+        with s.lock:
+            ready = s.puts > s.gets
+            if not ready and guarded and controlled:
+                continue
+            if not ready and not guarded:
+                if s.fifo:
+                    s.touch(f"item {s.gets}")
+                _wait_timeout(timeout if block else None)
+                raise queue.Empty
+            if ready:
+                k = s.gets
+                if s.fifo:
+                    if not guarded:
+                        s.touch("gets", write=True)
+                    s.touch(f"item {k}", awaited=guarded)
+                    if self.maxsize > 0:
+                        s.touch(f"slot {k}", write=True)
+                elif not guarded:
+                    s.touch("all", write=True)
+                item = self._get()
+                s.gets += 1
+                s.count("items", -1)
+                if self.maxsize > 0:
+                    s.count("free", 1)
+                return item
+        _blocking(s, lambda: s.puts > s.gets, False)
+
+
+@_operation
+def _queue_size(self, *, s, what):
+    s.point(what, reads=("puts", "gets") if s.fifo else ("all",))
+    with s.lock:
+        return _sizes[what](self)
 
 
 _sizes = {
@@ -248,42 +251,34 @@ _sizes = {
 }
 
 
-def _queue_task_done(real):
-    def task_done(self):
-        s = _managed(self)
-        if s is None:
-            return real(self)
-        s.point("task done on", writes=("tasks",))
+@_operation
+def _queue_task_done(self, *, s):
+    s.point("task done on", writes=("tasks",))
+    with s.lock:
+        d = s.done
+        s.touch(f"item {d}" if s.fifo else "all")
+        if d >= s.puts:
+            raise ValueError("task_done() called too many times")
+        s.touch(f"done {d}", write=True)
+        s.done += 1
+        self.unfinished_tasks -= 1
+        s.count("idle", 1)
+
+
+@_operation
+def _queue_join(self, *, s):
+    controlled = _racelab.controlled()
+    while True:
+        s.point("join", reads=("puts" if s.fifo else "all",), guard="idle", at_least=0,
+                waits=f"{s.words} to be drained (task_done)" + _site().format("join"))
         with s.lock:
-            d = s.done
-            s.touch(f"item {d}" if s.fifo else "all")
-            if d >= s.puts:
-                raise ValueError("task_done() called too many times")
-            s.touch(f"done {d}", write=True)
-            s.done += 1
-            self.unfinished_tasks -= 1
-            s.count("idle", 1)
-    return task_done
-
-
-def _queue_join(real):
-    def join(self):
-        s = _managed(self)
-        if s is None:
-            return real(self)
-        controlled = _racelab.controlled()
-        while True:
-            s.point("join", reads=("puts" if s.fifo else "all",), guard="idle", at_least=0,
-                    waits=f"{s.words} to be drained (task_done)" + _site().format("join"))
-            with s.lock:
-                if s.done == s.puts:
-                    if s.puts > 0:
-                        s.touch(f"done {s.puts - 1}", awaited=True)
-                    return
-                if controlled:
-                    continue
-            _blocking(s, lambda: s.done == s.puts, False)
-    return join
+            if s.done == s.puts:
+                if s.puts > 0:
+                    s.touch(f"done {s.puts - 1}", awaited=True)
+                return
+            if controlled:
+                continue
+        _blocking(s, lambda: s.done == s.puts, False)
 
 
 # ---- queue.SimpleQueue (the pure-Python one racelab_threads installs: ThreadPoolExecutor's)
@@ -299,59 +294,47 @@ def _simple_init(real):
     return init
 
 
-def _simple_put(real):
-    def put(self, item, block=True, timeout=None):
-        s = _managed(self)
-        if s is None:
-            return real(self, item, block, timeout)
-        s.point("put into", writes=("puts",))
+@_operation
+def _simple_put(self, item, block=True, timeout=None, *, s):
+    s.point("put into", writes=("puts",))
+    with s.lock:
+        s.touch(f"item {s.puts}", write=True)
+        self._queue.append(item)
+        s.puts += 1
+        s.count("items", 1)
+
+
+@_operation
+def _simple_get(self, block=True, timeout=None, *, s):
+    if block and timeout is not None and timeout < 0:
+        raise ValueError("'timeout' must be a non-negative number")
+    guarded = block and timeout is None
+    controlled = _racelab.controlled()
+    while True:
+        s.point("get from", **({"writes": ("gets",)} if guarded else {"reads": ("gets",)}),
+                guard="items" if guarded else None,
+                waits=f"an item from {s.words}" + _site().format("get") if guarded else "")
         with s.lock:
-            s.touch(f"item {s.puts}", write=True)
-            self._queue.append(item)
-            s.puts += 1
-            s.count("items", 1)
-    return put
-
-
-def _simple_get(real):
-    def get(self, block=True, timeout=None):
-        s = _managed(self)
-        if s is None:
-            return real(self, block, timeout)
-        if block and timeout is not None and timeout < 0:
-            raise ValueError("'timeout' must be a non-negative number")
-        guarded = block and timeout is None
-        controlled = _racelab.controlled()
-        while True:
-            s.point("get from", **({"writes": ("gets",)} if guarded else {"reads": ("gets",)}),
-                    guard="items" if guarded else None,
-                    waits=f"an item from {s.words}" + _site().format("get") if guarded else "")
-            with s.lock:
-                if s.puts > s.gets:
-                    if not guarded:
-                        s.touch("gets", write=True)
-                    s.touch(f"item {s.gets}", awaited=guarded)
-                    s.gets += 1
-                    s.count("items", -1)
-                    return self._queue.popleft()
+            if s.puts > s.gets:
                 if not guarded:
-                    s.touch(f"item {s.gets}")
-                    _wait_timeout(timeout if block else None)
-                    raise queue.Empty
-                if controlled:
-                    continue
-            _blocking(s, lambda: s.puts > s.gets, False)
-    return get
+                    s.touch("gets", write=True)
+                s.touch(f"item {s.gets}", awaited=guarded)
+                s.gets += 1
+                s.count("items", -1)
+                return self._queue.popleft()
+            if not guarded:
+                s.touch(f"item {s.gets}")
+                _wait_timeout(timeout if block else None)
+                raise queue.Empty
+            if controlled:
+                continue
+        _blocking(s, lambda: s.puts > s.gets, False)
 
 
-def _simple_size(real, empty):
-    def size(self):
-        s = _managed(self)
-        if s is None:
-            return real(self)
-        s.point("empty?" if empty else "size of", reads=("puts", "gets"))
-        return len(self._queue) == 0 if empty else len(self._queue)
-    return size
+@_operation
+def _simple_size(self, *, s, empty):
+    s.point("empty?" if empty else "size of", reads=("puts", "gets"))
+    return len(self._queue) == 0 if empty else len(self._queue)
 
 
 # ---- threading.Event
@@ -374,63 +357,51 @@ def _event_init(real):
     return init
 
 
-def _event_set(real):
-    def set_(self):
-        s = _managed(self)
-        if s is None:
-            return real(self)
-        s.point("set", reads=("flag",))
-        with s.lock:
-            if not self._flag:
-                self._flag = True
-                s.set_epoch = s.epoch
-                s.touch("flag", write=True)
-                s.touch(f"on {s.epoch}", write=True)
-                s.count(f"on {s.epoch}", 1)
-    return set_
+@_operation
+def _event_set(self, *, s):
+    s.point("set", reads=("flag",))
+    with s.lock:
+        if not self._flag:
+            self._flag = True
+            s.set_epoch = s.epoch
+            s.touch("flag", write=True)
+            s.touch(f"on {s.epoch}", write=True)
+            s.count(f"on {s.epoch}", 1)
 
 
-def _event_clear(real):
-    def clear(self):
-        s = _managed(self)
-        if s is None:
-            return real(self)
-        s.point("clear", reads=("flag",))
-        with s.lock:
-            if self._flag:
-                self._flag = False
-                s.touch("flag", write=True)
-                s.epoch += 1
-    return clear
+@_operation
+def _event_clear(self, *, s):
+    s.point("clear", reads=("flag",))
+    with s.lock:
+        if self._flag:
+            self._flag = False
+            s.touch("flag", write=True)
+            s.epoch += 1
 
 
-def _event_wait(real):
-    def wait(self, timeout=None):
-        s = _managed(self)
-        if s is None:
-            return real(self, timeout)
-        s.point("wait for", reads=("flag",))
-        with s.lock:
-            if self._flag:
-                return True
-            epoch = s.epoch
-        if timeout is not None and timeout <= 0:
-            return False
-        controlled = _racelab.controlled()
-        guarded = timeout is None
-        if guarded:
-            s.point("woken by", awaits=(f"on {epoch}",), guard=f"on {epoch}",
-                    waits=f"{s.words} to be set" + _site().format("wait"))
-        else:
-            s.point("woken by", reads=(f"on {epoch}",))
-        if guarded and not controlled:
-            _blocking(s, lambda: s.set_epoch >= epoch, False)
-        with s.lock:
-            if s.set_epoch >= epoch:
-                return True
-        _wait_timeout(timeout)
+@_operation
+def _event_wait(self, timeout=None, *, s):
+    s.point("wait for", reads=("flag",))
+    with s.lock:
+        if self._flag:
+            return True
+        epoch = s.epoch
+    if timeout is not None and timeout <= 0:
         return False
-    return wait
+    controlled = _racelab.controlled()
+    guarded = timeout is None
+    if guarded:
+        s.point("woken by", awaits=(f"on {epoch}",), guard=f"on {epoch}",
+                waits=f"{s.words} to be set" + _site().format("wait"))
+    else:
+        s.point("woken by", reads=(f"on {epoch}",))
+    if guarded and not controlled:
+        _blocking(s, lambda: s.set_epoch >= epoch, False)
+    with s.lock:
+        if s.set_epoch >= epoch:
+            return True
+    _wait_timeout(timeout)
+    return False
 
 
 # ---- threading.Semaphore and BoundedSemaphore
@@ -446,59 +417,51 @@ def _semaphore_init(real):
     return init
 
 
-def _semaphore_acquire(real):
-    def acquire(self, blocking=True, timeout=None):
-        s = _managed(self)
-        if s is None:
-            return real(self, blocking, timeout)
-        if not blocking and timeout is not None:
-            raise ValueError("can't specify timeout for non-blocking acquire")
-        guarded = blocking and timeout is None
-        controlled = _racelab.controlled()
-        while True:
-            s.point("acquire", **({"writes": ("acquires",)} if guarded else
-                                  {"reads": ("acquires",)}),
-                    guard="value" if guarded else None,
-                    waits=f"{s.words} to be released" + _site().format("acquire")
-                    if guarded else "")
-            with s.lock:
-                k = s.acquires
-                if self._value > 0:
-                    if not guarded:
-                        s.touch("acquires", write=True)
-                    if k >= s.initial:
-                        s.touch(f"token {k}", awaited=guarded)
-                    s.acquires += 1
-                    self._value -= 1
-                    s.count("value", -1)
-                    return True
-                if not guarded:
-                    s.touch(f"token {k}")
-                    _wait_timeout(timeout if blocking else None)
-                    return False
-                if controlled:
-                    continue
-            _blocking(s, lambda: self._value > 0, False)
-    return acquire
-
-
-def _semaphore_release(real, bounded):
-    def release(self, n=1):
-        s = _managed(self)
-        if s is None:
-            return real(self, n)
-        if n < 1:
-            raise ValueError("n must be one or more")
-        s.point("release", writes=("releases",), reads=("acquires",) if bounded else ())
+@_operation
+def _semaphore_acquire(self, blocking=True, timeout=None, *, s):
+    if not blocking and timeout is not None:
+        raise ValueError("can't specify timeout for non-blocking acquire")
+    guarded = blocking and timeout is None
+    controlled = _racelab.controlled()
+    while True:
+        s.point("acquire", **({"writes": ("acquires",)} if guarded else
+                              {"reads": ("acquires",)}),
+                guard="value" if guarded else None,
+                waits=f"{s.words} to be released" + _site().format("acquire")
+                if guarded else "")
         with s.lock:
-            if bounded and self._value + n > self._initial_value:
-                raise ValueError("Semaphore released too many times")
-            for i in range(n):
-                s.touch(f"token {s.initial + s.releases + i}", write=True)
-            s.releases += n
-            self._value += n
-            s.count("value", n)
-    return release
+            k = s.acquires
+            if self._value > 0:
+                if not guarded:
+                    s.touch("acquires", write=True)
+                if k >= s.initial:
+                    s.touch(f"token {k}", awaited=guarded)
+                s.acquires += 1
+                self._value -= 1
+                s.count("value", -1)
+                return True
+            if not guarded:
+                s.touch(f"token {k}")
+                _wait_timeout(timeout if blocking else None)
+                return False
+            if controlled:
+                continue
+        _blocking(s, lambda: self._value > 0, False)
+
+
+@_operation
+def _semaphore_release(self, n=1, *, s, bounded):
+    if n < 1:
+        raise ValueError("n must be one or more")
+    s.point("release", writes=("releases",), reads=("acquires",) if bounded else ())
+    with s.lock:
+        if bounded and self._value + n > self._initial_value:
+            raise ValueError("Semaphore released too many times")
+        for i in range(n):
+            s.touch(f"token {s.initial + s.releases + i}", write=True)
+        s.releases += n
+        self._value += n
+        s.count("value", n)
 
 
 # ---- threading.Barrier
@@ -535,54 +498,50 @@ def _barrier_break(s):
         _barrier_release(s, False)
 
 
-def _barrier_wait(real):
-    def wait(self, timeout=None):
-        s = _managed(self)
-        if s is None:
-            return real(self, timeout)
-        if timeout is None:
-            timeout = self._timeout
-        if timeout is None and self._action is None and _discarded(sys._getframe(1)):
-            return _barrier_wait_discarded(self, s)
-        s.point("wait at", writes=("state",))
-        with s.lock:
-            if s.broken:
-                raise threading.BrokenBarrierError
-            index = s.arrived
-            s.arrived += 1
-            epoch = s.epoch
-            s.arrivals.setdefault(epoch, []).append(rt._thread_name())
-            last = s.arrived == self._parties
-        if last:
-            try:
-                if self._action:
-                    self._action()
-            except BaseException:
-                with s.lock:
-                    _barrier_break(s)
-                raise
+@_operation
+def _barrier_wait(self, timeout=None, *, s):
+    if timeout is None:
+        timeout = self._timeout
+    if timeout is None and self._action is None and _discarded(sys._getframe(2)):
+        return _barrier_wait_discarded(self, s)
+    s.point("wait at", writes=("state",))
+    with s.lock:
+        if s.broken:
+            raise threading.BrokenBarrierError
+        index = s.arrived
+        s.arrived += 1
+        epoch = s.epoch
+        s.arrivals.setdefault(epoch, []).append(rt._thread_name())
+        last = s.arrived == self._parties
+    if last:
+        try:
+            if self._action:
+                self._action()
+        except BaseException:
             with s.lock:
-                _barrier_release(s, True)
-            return index
-        guarded = timeout is None
-        if guarded:
-            s.point("pass", awaits=(f"epoch {epoch}",), guard=f"epoch {epoch}",
-                    waits=f"the other parties of {s.words}" + _site().format("wait"))
-            if not _racelab.controlled():
-                _blocking(s, lambda: s.epoch > epoch, False)
-        else:
-            s.point("pass", reads=(f"epoch {epoch}",))
+                _barrier_break(s)
+            raise
         with s.lock:
-            if s.epoch > epoch:
-                _await_arrivals(s, epoch)
-                if s.passed[epoch]:
-                    return index
-                raise threading.BrokenBarrierError
-            _wait_timeout(timeout)
-            s.touch("state", write=True)
-            _barrier_break(s)
-        raise threading.BrokenBarrierError
-    return wait
+            _barrier_release(s, True)
+        return index
+    guarded = timeout is None
+    if guarded:
+        s.point("pass", awaits=(f"epoch {epoch}",), guard=f"epoch {epoch}",
+                waits=f"the other parties of {s.words}" + _site().format("wait"))
+        if not _racelab.controlled():
+            _blocking(s, lambda: s.epoch > epoch, False)
+    else:
+        s.point("pass", reads=(f"epoch {epoch}",))
+    with s.lock:
+        if s.epoch > epoch:
+            _await_arrivals(s, epoch)
+            if s.passed[epoch]:
+                return index
+            raise threading.BrokenBarrierError
+        _wait_timeout(timeout)
+        s.touch("state", write=True)
+        _barrier_break(s)
+    raise threading.BrokenBarrierError
 
 
 _pop_after = {}
@@ -645,46 +604,31 @@ def _barrier_wait_discarded(self, s):
     raise threading.BrokenBarrierError
 
 
-def _barrier_reset(real):
-    def reset(self):
-        s = _managed(self)
-        if s is None:
-            return real(self)
-        s.point("reset", writes=("state",))
-        with s.lock:
-            if s.arrived > 0:
-                _barrier_release(s, False)
-            s.broken = False
-    return reset
+@_operation
+def _barrier_reset(self, *, s):
+    s.point("reset", writes=("state",))
+    with s.lock:
+        if s.arrived > 0:
+            _barrier_release(s, False)
+        s.broken = False
 
 
-def _barrier_abort(real):
-    def abort(self):
-        s = _managed(self)
-        if s is None:
-            return real(self)
-        s.point("abort", writes=("state",))
-        with s.lock:
-            _barrier_break(s)
-    return abort
+@_operation
+def _barrier_abort(self, *, s):
+    s.point("abort", writes=("state",))
+    with s.lock:
+        _barrier_break(s)
 
 
-def _barrier_reader(real, what):
-    def read(self):
-        s = _managed(self)
-        if s is None:
-            return real.fget(self)
-        s.point(what, reads=("state",), writes=("observed",))
-        return s.arrived if what == "waiting at" else s.broken
-    return property(read)
+@_operation
+def _barrier_reader(self, *, s, what):
+    s.point(what, reads=("state",), writes=("observed",))
+    return s.arrived if what == "waiting at" else s.broken
 
 
-def _replace(cls, name, make, *args):
+def _replace(cls, name, make, **settings):
     real = cls.__dict__[name]
-    new = make(real, *args)
-    if not isinstance(new, property):
-        functools.update_wrapper(new, real)
-    setattr(cls, name, new)
+    setattr(cls, name, functools.update_wrapper(make(real, **settings), real))
 
 
 def patch():
@@ -697,7 +641,7 @@ def patch():
     _replace(Q, "put", _queue_put)
     _replace(Q, "get", _queue_get)
     for name, what in (("qsize", "size of"), ("empty", "empty?"), ("full", "full?")):
-        _replace(Q, name, _queue_size, what)
+        _replace(Q, name, _queue_size, what=what)
     _replace(Q, "task_done", _queue_task_done)
     _replace(Q, "join", _queue_join)
     Q._racelab_sync_patched = True
@@ -705,8 +649,8 @@ def patch():
     _replace(S, "__init__", _simple_init)
     _replace(S, "put", _simple_put)
     _replace(S, "get", _simple_get)
-    _replace(S, "empty", _simple_size, True)
-    _replace(S, "qsize", _simple_size, False)
+    _replace(S, "empty", _simple_size, empty=True)
+    _replace(S, "qsize", _simple_size, empty=False)
     E = threading.Event
     _replace(E, "__init__", _event_init)
     _replace(E, "set", _event_set)
@@ -716,12 +660,12 @@ def patch():
     _replace(Sem, "__init__", _semaphore_init)
     _replace(Sem, "acquire", _semaphore_acquire)
     Sem.__enter__ = Sem.acquire
-    _replace(Sem, "release", _semaphore_release, False)
-    _replace(threading.BoundedSemaphore, "release", _semaphore_release, True)
+    _replace(Sem, "release", _semaphore_release, bounded=False)
+    _replace(threading.BoundedSemaphore, "release", _semaphore_release, bounded=True)
     B = threading.Barrier
     _replace(B, "__init__", _barrier_init)
     _replace(B, "wait", _barrier_wait)
     _replace(B, "reset", _barrier_reset)
     _replace(B, "abort", _barrier_abort)
-    B.n_waiting = _barrier_reader(B.__dict__["n_waiting"], "waiting at")
-    B.broken = _barrier_reader(B.__dict__["broken"], "broken?")
+    B.n_waiting = property(_barrier_reader(B.__dict__["n_waiting"].fget, what="waiting at"))
+    B.broken = property(_barrier_reader(B.__dict__["broken"].fget, what="broken?"))
