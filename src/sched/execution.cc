@@ -88,6 +88,18 @@ namespace {
 constexpr std::size_t kFrameGrain = 64;
 constexpr std::size_t kFrameClasses = 16;  // frames up to 960 bytes; larger ones are not kept
 constexpr std::size_t kKeptFrames = 256;   // per class
+// Under AddressSanitizer no frame is kept: a use after free of a recycled frame would be hidden.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kKeepFrames = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kKeepFrames = false;
+#else
+constexpr bool kKeepFrames = true;
+#endif
+#else
+constexpr bool kKeepFrames = true;
+#endif
 
 struct FramePool {
   std::vector<void*> freed[kFrameClasses];
@@ -117,7 +129,7 @@ std::size_t frame_class(std::size_t size) { return (size + kFrameGrain - 1) / kF
 
 void* Task::promise_type::operator new(std::size_t size) {
   const std::size_t c = frame_class(size);
-  if (c >= kFrameClasses) return ::operator new(size);
+  if (!kKeepFrames || c >= kFrameClasses) return ::operator new(size);
   auto& list = frame_pool().freed[c];
   if (list.empty()) return ::operator new(c* kFrameGrain);
   void* frame = list.back();
@@ -127,7 +139,7 @@ void* Task::promise_type::operator new(std::size_t size) {
 
 void Task::promise_type::operator delete(void* frame, std::size_t size) noexcept {
   const std::size_t c = frame_class(size);
-  if (c < kFrameClasses && !frame_pool_gone) {
+  if (kKeepFrames && c < kFrameClasses && !frame_pool_gone) {
     auto& list = frame_pool().freed[c];
     if (list.size() < kKeptFrames) {
       list.push_back(frame);
