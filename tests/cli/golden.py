@@ -2,7 +2,8 @@
 
 Only what varies from run to run is replaced, nothing else, so that a changed word, count or key
 shows as a difference:
-  - wall-clock seconds: "0.04 s", "(53541 executions/s)", JSON "seconds": 0.000286 -> $T;
+  - wall-clock seconds: "0.04 s", "(53541 executions/s)", JSON "seconds": 0.000286, JUnit
+    time="0.050" -> $T;
   - the scratch directory and the source tree's path -> $DIR, $SRC;
   - racelab's version (`racelab 0.1.0`, "racelab_version") -> $VERSION;
   - the embedded interpreter's patch version (CPython 3.11.2) -> CPython $PYTHON;
@@ -31,6 +32,7 @@ class Env:
 _SECONDS = re.compile(r"\b\d+\.\d+ s\b")
 _RATE = re.compile(r"\(\d+ executions/s\)")
 _JSON_SECONDS = re.compile(r'("seconds": )-?\d+(\.\d+)?(e-?\d+)?')
+_JUNIT_TIME = re.compile(r'( time=")\d+(\.\d+)?"')
 _GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ .*\n", re.M)
 _CPYTHON = re.compile(r"CPython \d+\.\d+\.\d+")
 _TRACE_TIME = re.compile(r"^ *\d+\.\d+ ", re.M)  # a live trace.txt line's wall-clock seconds
@@ -44,6 +46,7 @@ def normalise_text(text, env):
     text = _SECONDS.sub("$T s", text)
     text = _RATE.sub("($N executions/s)", text)
     text = _JSON_SECONDS.sub(r"\1$T", text)
+    text = _JUNIT_TIME.sub(r'\1$T"', text)
     text = text.replace(f'"racelab_version": "{env.version}"', '"racelab_version": "$VERSION"')
     text = text.replace(f"racelab {env.version}", "racelab $VERSION")
     text = _CPYTHON.sub("CPython $PYTHON", text)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The README's "Using it" commands, run as written, against their golden outputs.
 
-usage: readme_golden.py RACELAB SOURCE_DIR ALLOC_DATA_DIR
+usage: readme_golden.py RACELAB SOURCE_DIR ALLOC_DATA_DIR [SET]
 
 Each command of the README's first ```sh block under "## Using it" runs in a scratch checkout
 (/tmp/racelab-cli-readme: scenarios/, tools/, tests/ and the unpacked allocator traces, racelab on
@@ -10,6 +10,12 @@ its exit code and every file it wrote or changed are normalised (golden.py) and 
 tests/data/golden/readme/NN-<slug>/: `cmd`, `exit`, `out.txt` and `files/<path>`. So "the
 README's commands print and write exactly what they did before" is a test, byte for byte apart
 from what varies from run to run (timings, the scratch directory, racelab's version).
+
+SET suite-mini runs tests/data/golden/suite-mini/commands instead, one command a line, with that
+folder's scenarios as mini/: five model scenarios, one per verdict and reason (a dpor proof that
+passes, must kinds found, a must_not kind found, a proof cut short by its execution cap, a must kind
+missing from a search that did not finish), as a suite, as two shards and their merge, and explored
+alone. Its fixtures are tests/data/golden/suite-mini/NN-<command>/.
 
 RACELAB_UPDATE_GOLDEN=1 writes the fixtures instead of comparing (tools/update-golden.sh); review
 the diff as you would review the output change itself.
@@ -30,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import golden  # noqa: E402
 
-SCRATCH = Path("/tmp/racelab-cli-readme")
+SCRATCH = Path("/tmp/racelab-cli-readme")  # suite-mini: /tmp/racelab-cli-suite-mini
 
 
 def readme_commands(source):
@@ -94,14 +100,20 @@ def record(command, code, out, files, env):
 
 
 def main():
+    global SCRATCH
     racelab, source, alloc = (Path(a).resolve() for a in sys.argv[1:4])
+    which = sys.argv[4] if len(sys.argv) > 4 else "readme"
     if os.environ.get("RACELAB_SKIP_README_COMMANDS"):
         print("RACELAB_SKIP_README_COMMANDS is set: the README's commands run in tools/test.sh")
         return 0
     update = os.environ.get("RACELAB_UPDATE_GOLDEN") == "1"
-    golden_dir = source / "tests/data/golden/readme"
+    golden_dir = source / "tests/data/golden" / which
+    if which != "readme":
+        SCRATCH = Path(f"/tmp/racelab-cli-{which}")
     shutil.rmtree(SCRATCH, ignore_errors=True)
     SCRATCH.mkdir(parents=True)
+    if which == "suite-mini":
+        (SCRATCH / "mini").symlink_to(golden_dir / "scenarios")
     for d in ("scenarios", "tools", "tests"):
         (SCRATCH / d).symlink_to(source / d)
     (SCRATCH / "build/ci/tests/data").mkdir(parents=True)
@@ -110,8 +122,9 @@ def main():
                              text=True).stdout.split()[-1]
     env = golden.Env(scratch=str(SCRATCH), source=str(source), version=version)
     path = f"{racelab.parent}:/usr/bin:/bin"
-    commands = readme_commands(source)
-    if len(commands) < 10:
+    commands = (readme_commands(source) if which == "readme" else
+                (golden_dir / "commands").read_text().splitlines())
+    if which == "readme" and len(commands) < 10:
         print(f"README: {len(commands)} commands under \"Using it\", expected at least 10")
         return 1
     problems, seen, compared = [], set(), 0
@@ -149,7 +162,7 @@ def main():
         problems += golden.compare(name, where, fixture)
     if update:
         for stale in golden_dir.iterdir() if golden_dir.is_dir() else []:
-            if stale.name not in seen:
+            if stale.name not in seen and (stale / "cmd").exists():
                 shutil.rmtree(stale)
         print(f"wrote {golden_dir}")
         return 0
@@ -159,11 +172,11 @@ def main():
     for p in problems:
         print(p)
     if problems:
-        print(f"{len(problems)} difference(s) from tests/data/golden/readme; if the change is "
+        print(f"{len(problems)} difference(s) from tests/data/golden/{which}; if the change is "
               "meant, RACELAB_UPDATE_GOLDEN=1 tools/update-golden.sh rewrites the fixtures")
         return 1
     shutil.rmtree(SCRATCH, ignore_errors=True)
-    print(f"{compared} README commands print and write what their fixtures say")
+    print(f"{compared} commands ({which}) print and write what their fixtures say")
     return 0
 
 
