@@ -11,6 +11,7 @@
 #include "alloc/outputs.h"
 #include "alloc/runs.h"
 #include "report/cli.h"
+#include "results/verdict.h"
 #include "util/errors.h"
 
 namespace racelab::cli {
@@ -123,8 +124,18 @@ int report_command(const ReportArgs& a) {
     print_written(write_report_outputs(a.out, reports));
   }
   if (a.expect.empty()) return kExitOk;
-  const std::vector<std::string> off = not_as_expected(reports, a.expect);
-  const std::vector<std::string> unmeasured = not_measured(reports);
+  // Each trace judged by the one rule (results::judge): not as expected fails, too few iterations
+  // after the warm phase to tell is inconclusive.
+  const results::MemoryExpect expect =
+      results::parse_memory_expect(a.expect).value_or(results::MemoryExpect::kStable);
+  std::vector<std::string> off, unmeasured;
+  for (const StabilityReport& r : reports) {
+    const results::Verdict v =
+        results::judge({.memory = expect}, {},
+                       results::MemoryFacts{.measured = r.measured, .stable = r.stable}, {});
+    if (v.why == results::Why::kNotAsExpected) off.push_back(r.name);
+    if (v.why == results::Why::kMemoryNotMeasured) unmeasured.push_back(r.name);
+  }
   if (!a.junit.empty()) {
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -42,10 +42,11 @@ int check_command(const model::CheckOptions& o) {
   fmt::print("\n{:<{}}  {:<12} {:<{}} {}\n", "variant", width, "verdict", "compile races",
              races_width, "memory");
   for (const auto& v : r.variants) {
-    const std::string word = v.verdict_word();
-    const Colour colour = word == "PASS"   ? Colour::kGreen
-                          : word == "FAIL" ? Colour::kRed
-                                           : Colour::kYellow;
+    const results::Outcome outcome = v.verdict().outcome;
+    const std::string word = results::outcome_word(outcome);
+    const Colour colour = outcome == results::Outcome::kPass   ? Colour::kGreen
+                          : outcome == results::Outcome::kFail ? Colour::kRed
+                                                               : Colour::kYellow;
     fmt::print("{:<{}}  {} {:<{}} {}\n", v.name, width, paint(fmt::format("{:<12}", word), colour),
                model::races_line(v), races_width, model::memory_summary(v.memory));
   }

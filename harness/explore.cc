@@ -107,10 +107,10 @@ int run_explore(const ExploreArgs& a) {
   if (run.has_expectations()) {
     // The suite's verdict words; where explore's exit code differs from the suite's (a failure
     // kind the scenario expects: explore exits 1 on any failure found), the same line says why.
-    const model::Verdict v = run.verdict();
+    const results::Outcome v = run.verdict();
     const std::string word = verdict_word(run);
     switch (v) {
-      case model::Verdict::kPass:
+      case results::Outcome::kPass:
         fmt::print("{}: expectations hold{}\n", word,
                    code == kExitFound
                        ? fmt::format(" (exit 1: explore exits 1 when it finds a failure, here {}; "
@@ -118,11 +118,12 @@ int run_explore(const ExploreArgs& a) {
                                      fmt::join(run.failures(), ", "))
                        : "");
         break;
-      case model::Verdict::kFail:
+      case results::Outcome::kFail:
         fmt::print("{}: expectations do not hold: {}\n", word, run.verdict_reason());
         break;
-      case model::Verdict::kInconclusive:
-      case model::Verdict::kPending:
+      case results::Outcome::kInconclusive:
+      case results::Outcome::kPending:
+      case results::Outcome::kSkipped:  // a model scenario always runs
         fmt::print("{}: expectations {}\n", word, run.verdict_reason());
         break;
     }

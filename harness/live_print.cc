@@ -51,9 +51,13 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
   const std::string& schedule = run.schedule;
   const std::string& strategy_desc = run.strategy_desc;
   const live::StopAtFailure& kept = o.kept;
-  const live::Judgement& verdict = run.verdict;
-  const bool failed = verdict.failed;
-  const bool inconclusive = verdict.inconclusive;
+  const results::Verdict& verdict = run.verdict;
+  using results::Why;
+  // What was found (facts, for the clean line); the verdict's frame comes from verdict.why.
+  bool found = false;
+  if (kept.failure)
+    for (const auto& f : kept.failure->findings)
+      found = found || is_failure(f.kind) || sched::kinds::is_inconclusive(f.kind);
   if (kept.failure) {
     for (const auto& f : kept.failure->findings) {
       if (!is_failure(f.kind) && !sched::kinds::is_inconclusive(f.kind)) continue;
@@ -92,12 +96,13 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
       if (is_failure(kind) && kind != sched::kinds::kDeadlock && kind != live::kinds::kHang)
         fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
   }
-  if (!verdict.schedule_ended.empty()) {
-    fmt::print("{}\n", paint(verdict.schedule_ended, Colour::kRed));
-  } else if (!failed && !inconclusive) {
-    fmt::print("{}\n", paint(verdict.cut_short ? "no deadlock, hang or exception so far"
-                                               : "no deadlock, hang or exception",
-                             verdict.cut_short ? Colour::kYellow : Colour::kGreen));
+  const bool cut_short = verdict.why == Why::kCutShort;
+  if (verdict.why == Why::kScheduleEnded) {
+    fmt::print("{}\n", paint(verdict.reason, Colour::kRed));
+  } else if (!found) {
+    fmt::print("{}\n", paint(cut_short ? "no deadlock, hang or exception so far"
+                                       : "no deadlock, hang or exception",
+                             cut_short ? Colour::kYellow : Colour::kGreen));
     // What a clean verdict does not cover (report.json's not_checked says the same).
     if (info.subject == sched::kLivePythonSubject) fmt::print("{}\n", report::kPythonNotChecked);
     if (sched::parse_strategy(so.strategy) == sched::StrategyKind::kDpor && so.replay.empty())
@@ -115,44 +120,30 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
         "machine's speed\n",
         kept.settled, so.settle_ms);
   fmt::print("report: {}/report.json, {}/trace.txt\n", so.out, so.out);
-  const bool want_deadlock = so.expect == "deadlock";
-  if (verdict.cut_short) {
-    fmt::print("{}; exit 1\n",
-               paint(sched::cut_short_sentence(
-                         so.strategy, o.stop, o.executions,
-                         sched::strategy_info(sched::parse_strategy(so.strategy)).bounded,
-                         "the program's absence of a deadlock, hang or exception",
-                         "raise --executions, or lower --max-preemptions"),
-                     Colour::kYellow));
-  } else if (verdict.nondeterministic) {
+  const bool want_deadlock = so.expect == results::LiveExpect::kDeadlock;
+  if (cut_short) {
+    fmt::print("{}; exit 1\n", paint(verdict.reason, Colour::kYellow));
+  } else if (verdict.why == Why::kNondeterministic) {
     fmt::print(
         "{}: the program took another path under the same schedule prefix (nondeterministic, "
         "above), so this search proves nothing about it{}; exit 1\n",
         paint("inconclusive", Colour::kRed),
         want_deadlock ? " (the expected deadlock was not seen)" : "");
-  } else if (inconclusive) {
+  } else if (verdict.why == Why::kLostControl) {
     fmt::print(
         "{}: racelab lost control of a thread, so this run says nothing about the "
         "program{}; exit 3\n",
         paint("inconclusive", Colour::kRed),
         want_deadlock ? " (the expected deadlock was not seen)" : "");
-  } else if (verdict.unfinished) {
-    fmt::print("expectation (deadlock) {}; exit 1\n",
-               paint(sched::unfinished_sentence(
-                         so.strategy, o.stop, o.executions, so.executions, !live::samples(so),
-                         sched::strategy_info(sched::parse_strategy(so.strategy)).bounded,
-                         sched::kinds::kDeadlock,
-                         o.stop == sched::StopReason::kTimeLimit ? "raise or drop --time-limit"
-                         : o.stop == sched::StopReason::kInterrupted
-                             ? "let it run to the end"
-                             : "raise --executions, or lower --max-preemptions"),
-                     Colour::kYellow));
+  } else if (verdict.why == Why::kUnfinished) {
+    fmt::print("expectation (deadlock) {}; exit 1\n", paint(verdict.reason, Colour::kYellow));
   } else if (want_deadlock) {
-    fmt::print("expectation (deadlock) {}\n", verdict.found_deadlock
+    const bool found_deadlock = kept.failure && kept.failure->found(sched::kinds::kDeadlock);
+    fmt::print("expectation (deadlock) {}\n", found_deadlock
                                                   ? paint("holds", Colour::kGreen)
                                                   : paint("does not hold", Colour::kRed));
   }
-  return verdict.exit_code;
+  return run.exit_code;
 }
 
 }  // namespace

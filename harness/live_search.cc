@@ -19,15 +19,14 @@ live::SearchOptions search_options(const LiveArgs& a) {
   o.hang_timeout = a.hang_timeout;
   o.settle_ms = a.settle_ms;
   o.cycle_confirm_ms = a.cycle_confirm_ms;
-  o.expect = a.expect;
+  // CLI11 checked the word (one_of); from here on it is a type.
+  o.expect = results::parse_live_expect(a.expect).value_or(results::LiveExpect::kClean);
   o.replay = a.replay;
   o.out = a.out;
   return o;
 }
 
 void check_common(const LiveArgs& a) {
-  if (a.expect != "clean" && a.expect != "deadlock")
-    throw InputError(fmt::format("--expect must be clean or deadlock, got '{}'", a.expect));
   if (a.hang_timeout <= 0) throw InputError("--hang-timeout must be positive");
   if (a.settle_ms < 0) throw InputError("--settle-ms must not be negative");
   if (a.cycle_confirm_ms <= 0) throw InputError("--cycle-confirm-ms must be positive");

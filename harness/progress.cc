@@ -138,10 +138,10 @@ std::function<void(const sched::ExploreProgress&)> progress_printer(const std::s
 }
 
 std::string verdict_word(const model::ScenarioRun& run) {
-  const model::Verdict v = run.verdict();
-  return paint(model::verdict_word(v), v == model::Verdict::kPass   ? Colour::kGreen
-                                       : v == model::Verdict::kFail ? Colour::kRed
-                                                                    : Colour::kYellow);
+  const results::Outcome v = run.verdict();
+  return paint(results::outcome_word(v), v == results::Outcome::kPass   ? Colour::kGreen
+                                         : v == results::Outcome::kFail ? Colour::kRed
+                                                                        : Colour::kYellow);
 }
 
 CLI::Validator integer_check(std::int64_t lo, std::int64_t hi) {

@@ -16,11 +16,11 @@ void print_suite_scenario(const model::ScenarioRun& run, const nlohmann::json& r
              run.coverage_brief(), run.result.seconds);
   for (const auto& d : run.result.determinism_failures)
     fmt::print("     not deterministic: {}\n", d);
-  const model::Verdict v = run.verdict();
+  const results::Outcome v = run.verdict();
   // Inconclusive and pending: the reason says it all.
-  if (v == model::Verdict::kInconclusive || v == model::Verdict::kPending)
+  if (v == results::Outcome::kInconclusive || v == results::Outcome::kPending)
     fmt::print("     {}\n", run.verdict_reason());
-  if (v != model::Verdict::kFail) return;
+  if (v != results::Outcome::kFail) return;
   if (!run.missing.empty())
     fmt::print("     expected but not found: {}\n", fmt::join(run.missing, ", "));
   for (const auto& k : run.unexpected) {
@@ -37,10 +37,10 @@ void print_suite_live_case(const model::LiveCaseRun& lr) {
   std::string found;
   for (const auto& [k, n] : lr.kinds) found += (found.empty() ? "" : ", ") + k;
   const std::string executions =
-      lr.proven && lr.verdict == model::LiveVerdict::kPass
+      lr.proven && lr.verdict == results::Outcome::kPass
           ? fmt::format("proven ({}, exhaustive, {} executions)", lr.strategy, lr.executions)
           : fmt::format("{} executions", lr.executions);
-  fmt::print("{} {:<34} (live) found [{}]; {}, {:.2f} s\n", model::live_verdict_word(lr.verdict),
+  fmt::print("{} {:<34} (live) found [{}]; {}, {:.2f} s\n", results::outcome_word(lr.verdict),
              lr.scenario.name, found, executions, lr.seconds);
   if (!lr.memory.empty()) fmt::print("     {:<34} memory: {}\n", "", lr.memory_summary);
   if (!lr.reason.empty()) fmt::print("     {}\n", lr.reason);
@@ -48,9 +48,9 @@ void print_suite_live_case(const model::LiveCaseRun& lr) {
     fmt::print("     {}\n", paint("warning: " + lr.outside_verified, Colour::kYellow));
   // A clean live verdict says what it does not cover (its report.json: not_checked), and a
   // proof what it covers.
-  if (lr.verdict == model::LiveVerdict::kPass && lr.scenario.must.empty())
+  if (lr.verdict == results::Outcome::kPass && lr.scenario.must.empty())
     fmt::print("     {}\n", report::kPythonNotChecked);
-  if (lr.verdict == model::LiveVerdict::kPass && lr.proven)
+  if (lr.verdict == results::Outcome::kPass && lr.proven)
     fmt::print("     {}\n", report::live_dpor_covers(sched::kLivePythonSubject));
 }
 

@@ -36,9 +36,11 @@ JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool(
   Outcome o =
       search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying, stop, progress);
   std::string schedule = report::write_outputs(so, job.info, o, desc, job.run.strategy->classes());
-  const Judgement verdict = judge(so, o);
+  results::Verdict verdict = judge(so, o);
+  const int code = exit_code(verdict);
   const bool end_process = job.exit_process || (o.kept.failure && o.kept.failure->hung);
-  return JobRun{std::move(o), std::move(schedule), std::move(desc), verdict, end_process};
+  return JobRun{std::move(o), std::move(schedule), std::move(desc), std::move(verdict),
+                code,         end_process};
 }
 
 }  // namespace racelab::live

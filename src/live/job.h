@@ -43,7 +43,8 @@ struct JobRun {
   Outcome outcome;
   std::string schedule;
   std::string strategy_desc;
-  Judgement verdict;
+  results::Verdict verdict;  // judge()'s
+  int exit_code = 0;         // exit_code(verdict)
   // The command ends the process with std::_Exit after printing: where the job says so
   // (Job::exit_process) or an execution hung (its threads are stuck in real calls and cannot be
   // joined).

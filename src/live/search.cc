@@ -145,66 +145,51 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
   const LiveRunner runner(subject, lo, a.replay, info.after_execution,
                           divergence_hint(a.recorded, info.subject, info.hash));
   const sched::Budget budget(a.executions, a.time_limit, stop);
-  Outcome o =
-      sched::explore_executions(runner, StopAtFailure(a.expect == "deadlock", replaying), strategy,
-                                budget, !replaying && !samples(a), [&](const Outcome& so_far) {
-                                  if (progress) progress(so_far.executions, a.executions);
-                                });
+  Outcome o = sched::explore_executions(
+      runner, StopAtFailure(a.expect == results::LiveExpect::kDeadlock, replaying), strategy,
+      budget, !replaying && !samples(a), [&](const Outcome& so_far) {
+        if (progress) progress(so_far.executions, a.executions);
+      });
   o.kept.finish();
   return o;
 }
 
-Judgement judge(const SearchOptions& a, const Outcome& o) {
-  Judgement j;
+results::Verdict judge(const SearchOptions& a, const Outcome& o) {
+  results::SearchFacts f;
   if (o.kept.failure) {
-    for (const auto& f : o.kept.failure->findings) {
-      j.failed = j.failed || is_failure(f.kind);
-      j.inconclusive = j.inconclusive || sched::kinds::is_inconclusive(f.kind);
+    for (const auto& finding : o.kept.failure->findings) {
+      f.failure_found = f.failure_found || is_failure(finding.kind);
+      f.lost_control = f.lost_control || sched::kinds::is_inconclusive(finding.kind);
     }
-    j.found_deadlock = o.kept.failure->found(sched::kinds::kDeadlock);
-    j.nondeterministic = o.kept.failure->found(sched::kinds::kNondeterministic);
+    if (o.kept.failure->found(sched::kinds::kDeadlock)) f.found.push_back(sched::kinds::kDeadlock);
+    f.nondeterministic = o.kept.failure->found(sched::kinds::kNondeterministic);
   }
-  // The one rule (sched::expectation_verdict): a dfs search asked to show the program clean
-  // proves nothing until it covers its space; a search asked for a deadlock that did not finish
-  // (the time limit, an interrupt, a proving search's execution cap) and did not find it shows
-  // nothing either way.
-  if (!j.inconclusive && a.replay.empty()) {
-    sched::ExpectationFacts facts{.proves = !samples(a), .stop = o.stop};
-    if (a.expect == "deadlock") {
-      facts.must_missing = !j.found_deadlock;
-    } else {
-      facts.wrong_found = j.failed;
-      facts.claims_absence = true;
-    }
-    const bool unproven =
-        sched::expectation_verdict(facts) == sched::ExpectationVerdict::kInconclusive;
-    j.cut_short = unproven && a.expect == "clean";
-    // (Not where the search ended at another failure that ends the process, a hang: that is
-    // the program's failure, said as such.)
-    j.unfinished = unproven && a.expect == "deadlock" && !o.kept.stopped_at_failure;
+  if (a.replay.empty()) {
+    const sched::StrategyKind kind = sched::parse_strategy(a.strategy);
+    f.strategy = a.strategy;
+    f.stop = o.stop;
+    f.executions = o.executions;
+    f.cap = a.executions;
+    f.proves = sched::strategy_proves(kind);
+    f.bounded = sched::strategy_info(kind).bounded;
+    f.stopped_at_failure = o.kept.stopped_at_failure;
   }
   // A replay whose steps all matched, that went past the last one without its recorded kind.
   const Result* replayed = o.kept.failure ? &*o.kept.failure : nullptr;
   if (!a.replay.empty() && !a.recorded.kind.empty() && replayed != nullptr &&
       !replayed->found(a.recorded.kind) && replayed->choices.size() > a.recorded.steps)
-    j.schedule_ended = fmt::format(
+    f.schedule_ended = fmt::format(
         "diverged: the schedule ended at step {} before its recorded {} happened (every step "
         "matched; the execution went on for {} more decisions without it): the file was cut "
         "short or edited; record it again",
         a.recorded.steps, a.recorded.kind, replayed->choices.size() - a.recorded.steps);
-  if (j.nondeterministic)
-    j.exit_code = kExitFound;
-  else if (j.inconclusive)
-    j.exit_code = kExitInternal;
-  else if (!j.schedule_ended.empty())
-    j.exit_code = kExitFound;
-  else if (j.cut_short || j.unfinished)
-    j.exit_code = kExitFound;
-  else if (a.expect == "deadlock")
-    j.exit_code = j.found_deadlock ? kExitOk : kExitFound;
-  else
-    j.exit_code = j.failed ? kExitFound : kExitOk;
-  return j;
+  return results::judge(results::expectations_for(a.expect), f, std::nullopt,
+                        results::live_wording());
+}
+
+int exit_code(const results::Verdict& v) {
+  if (v.passed()) return kExitOk;
+  return v.why == results::Why::kLostControl ? kExitInternal : kExitFound;
 }
 
 bool samples(const SearchOptions& a) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "live/live.h"
+#include "results/verdict.h"
 #include "sched/exploration.h"
 #include "sched/loop.h"
 #include "sched/schedule.h"
@@ -40,10 +41,10 @@ struct SearchOptions {
   double hang_timeout = 10;
   int settle_ms = 10;
   int cycle_confirm_ms = 2000;
-  std::string expect = "clean";  // clean | deadlock
-  std::string replay;            // the schedule replayed, for messages ("" for a search)
-  Recorded recorded;             // what it recorded (run_job fills it from the Prepared job)
-  std::string out;               // where the files go
+  results::LiveExpect expect = results::LiveExpect::kClean;
+  std::string replay;  // the schedule replayed, for messages ("" for a search)
+  Recorded recorded;   // what it recorded (run_job fills it from the Prepared job)
+  std::string out;     // where the files go
 };
 
 // The live keep policy (sched/exploration.h): a failure kind (the registry's, sched/kinds.h) or
@@ -170,26 +171,16 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
                sched::Strategy& strategy, bool replaying, const std::function<bool()>& stop,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress);
 
-// The verdict: a failure found, racelab lost control (inconclusive: exit 3 whatever was
-// expected), a proving search (dfs) expected clean that stopped before covering its bounded space
-// (cut_short: not a proof, exit 1, as a model search cut short), a search for the deadlock
-// (--expect deadlock) that did not finish without finding it (unfinished: inconclusive, exit 1),
-// the deadlock asked for found; and the exit code. sched::expectation_verdict is the rule.
-struct Judgement {
-  bool failed = false;
-  bool inconclusive = false;
-  bool cut_short = false;
-  bool unfinished = false;
-  // A replay whose steps all matched but ended before its recorded kind happened, the execution
-  // going on without it: the sentence that says so (exit 1), else "".
-  std::string schedule_ended;
-  bool found_deadlock = false;
-  // The search met a decision with other enabled threads than before (a `nondeterministic`
-  // finding): inconclusive, exit 1, worded as such rather than as lost control.
-  bool nondeterministic = false;
-  int exit_code = 0;
-};
-Judgement judge(const SearchOptions& a, const Outcome& o);
+// The verdict on what a search kept (results::judge, the one rule, with racelab live's wording):
+// --expect clean is no failure kind at all, --expect deadlock a deadlock that must be found.
+// A failure found fails clean; racelab losing control or a nondeterministic subject is
+// inconclusive whatever was expected; a proving search (dfs, dpor) expected clean that stopped
+// before covering its space is cut short (not a proof), a search for the deadlock that did not
+// finish without it (and did not end at another failure that ends the process) is unfinished;
+// a replay whose steps all matched but that ended before its recorded kind happened fails.
+results::Verdict judge(const SearchOptions& a, const Outcome& o);
+// racelab live's exit code for a verdict: 0 a pass, 3 racelab lost control, 1 otherwise.
+int exit_code(const results::Verdict& v);
 // True when the strategy samples (random, pct, pos, surw) rather than proves (dfs).
 bool samples(const SearchOptions& a);
 // What the search covered, for the terminal: "replayed SCHEDULE (1 execution)", "12 executions

@@ -12,6 +12,7 @@
 
 #include "model/live_case.h"
 #include "sched/kinds.h"
+#include "sched/loop.h"
 #include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -76,31 +77,18 @@ LiveRun run_live(const CheckOptions& o, const std::string& racelab,
                  const std::string& strategy, std::uint64_t executions) {
   LiveRun run;
   ensure_directory(out);
-  run.argv = {racelab,
-              "live",
-              "python",
-              "--interpose",
-              o.interpose,
-              "--strategy",
-              strategy,
-              "--seed",
-              std::to_string(o.seed),
-              "--executions",
-              std::to_string(executions),
-              "--hang-timeout",
-              fmt::format("{}", o.hang_timeout),
-              "--time-limit",
-              fmt::format("{}", o.time_limit),
-              "--expect",
-              "clean",
-              "--out",
-              out};
-  for (auto& f : live_flags(o, true)) run.argv.push_back(std::move(f));
-  run.argv.push_back(o.script);
-  if (!args.empty()) {
-    run.argv.push_back("--");
-    run.argv.insert(run.argv.end(), args.begin(), args.end());
-  }
+  run.argv = live_python_argv({.racelab = racelab,
+                               .interpose = o.interpose,
+                               .strategy = strategy,
+                               .seed = o.seed,
+                               .executions = executions,
+                               .hang_timeout = o.hang_timeout,
+                               .time_limit = o.time_limit,
+                               .expect = results::live_expect_name(results::LiveExpect::kClean),
+                               .out = out,
+                               .flags = live_flags(o, true),
+                               .script = o.script,
+                               .args = args});
   run.log = (fs::path(out) / "live.log").string();
   std::error_code ec;
   fs::remove(fs::path(out) / "report.json", ec);
@@ -202,16 +190,17 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
     r.argv = p.argv;
     r.log = p.log;
   } else if (r.state == RaceVerdict::State::kClean) {
-    if (p.exhausted) {
-      r.state = RaceVerdict::State::kProven;
-    } else {
-      r.state = RaceVerdict::State::kInconclusive;
-      r.reason = fmt::format(
-          "the dpor proof was cut short by {} after {} executions, before covering its space: "
-          "not a proof (raise --proof-executions or --time-limit)",
-          p.stopped_by == "time_limit" ? "the time limit" : "its cap (--proof-executions)",
-          p.executions);
-    }
+    // The rule (results::judge): an absence that the proof, cut short, did not prove.
+    const results::Verdict v = results::judge(
+        {.no_failure = true},
+        {.strategy = "dpor",
+         .stop = sched::parse_stop_reason(p.stopped_by).value_or(sched::StopReason::kBudget),
+         .executions = p.executions,
+         .cap = p.budget,
+         .proves = true},
+        std::nullopt, results::check_wording());
+    r.state = v.passed() ? RaceVerdict::State::kProven : RaceVerdict::State::kInconclusive;
+    r.reason = v.reason;
   }
   return r;
 }
@@ -248,22 +237,28 @@ DeviceMemory device_memory(const nlohmann::json& j) {
 
 }  // namespace
 
-bool VariantResult::passed() const {
-  return (races.state == RaceVerdict::State::kProven ||
-          races.state == RaceVerdict::State::kClean) &&
-         native.failed == 0 &&
-         (memory.state == MemoryVerdict::State::kStable ||
-          memory.state == MemoryVerdict::State::kNotMeasured) &&
-         memory.failure.empty();
-}
-
-const char* VariantResult::verdict_word() const {
-  if (passed()) return "PASS";
-  const bool rest_ok = native.failed == 0 &&
-                       (memory.state == MemoryVerdict::State::kStable ||
-                        memory.state == MemoryVerdict::State::kNotMeasured) &&
-                       memory.failure.empty();
-  return races.state == RaceVerdict::State::kInconclusive && rest_ok ? "INCONCLUSIVE" : "FAIL";
+results::Verdict VariantResult::verdict() const {
+  using State = RaceVerdict::State;
+  results::SearchFacts f{.strategy = "dpor",
+                         .stop = races.proof.ran ? sched::parse_stop_reason(races.proof.stopped_by)
+                                                       .value_or(sched::StopReason::kBudget)
+                                                 : sched::StopReason::kBudget,
+                         .executions = races.proof.ran ? races.proof.executions : races.executions,
+                         .cap = races.proof.ran ? races.proof.budget : races.budget,
+                         .proves = races.proof.ran,
+                         .failure_found = races.state == State::kFound,
+                         .other_run_failed = native.failed > 0,
+                         .nondeterministic = races.state == State::kInconclusive &&
+                                             races.kind == sched::kinds::kNondeterministic};
+  if (races.state == State::kError) f.error = races.reason;
+  // Inconclusive races are the proof cut short (clean, not exhausted: the rule says so from the
+  // facts above), the subject not deterministic, or else racelab's lost control (exit 3).
+  const bool cut_short = races.proof.ran && !races.proof.exhausted && races.kind.empty();
+  f.lost_control = races.state == State::kInconclusive && !f.nondeterministic && !cut_short;
+  return results::judge({.no_failure = true,
+                         .memory = results::MemoryExpect::kStable,
+                         .unmeasured_memory_passes = true},
+                        f, memory_facts(memory), results::check_wording());
 }
 
 int CheckResult::exit_code() const {
@@ -320,16 +315,15 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   std::error_code ec;
   fs::remove_all(alloc, ec);
   ensure_directory(plain.string());
-  m.argv = {
-      racelab,   "live",        "python",       "--uncontrolled", "--interpose",
-      interpose, "--alloc",     alloc.string(), "--time-limit",   fmt::format("{}", time_limit),
-      "--out",   plain.string()};
-  for (auto& f : python.flags(false)) m.argv.push_back(std::move(f));
-  m.argv.push_back(script);
-  if (!args.empty()) {
-    m.argv.push_back("--");
-    m.argv.insert(m.argv.end(), args.begin(), args.end());
-  }
+  m.argv = live_python_argv({.racelab = racelab,
+                             .uncontrolled = true,
+                             .interpose = interpose,
+                             .alloc = alloc.string(),
+                             .time_limit = time_limit,
+                             .out = plain.string(),
+                             .flags = python.flags(false),
+                             .script = script,
+                             .args = args});
   m.log = (plain / "live.log").string();
   const auto t0 = std::chrono::steady_clock::now();
   const int code = spawn_and_wait(m.argv, python_path, m.log);
@@ -424,16 +418,14 @@ NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
   for (std::uint64_t k = 0; k < o.native_runs; ++k) {
     const fs::path out = fs::path(dir) / fmt::format("native-{}", k + 1);
     ensure_directory(out.string());
-    std::vector<std::string> argv = {
-        racelab,       "live",      "python",       "--uncontrolled",
-        "--interpose", o.interpose, "--time-limit", fmt::format("{}", o.time_limit),
-        "--out",       out.string()};
-    for (auto& f : live_flags(o, false)) argv.push_back(std::move(f));
-    argv.push_back(o.script);
-    if (!args.empty()) {
-      argv.push_back("--");
-      argv.insert(argv.end(), args.begin(), args.end());
-    }
+    const std::vector<std::string> argv = live_python_argv({.racelab = racelab,
+                                                            .uncontrolled = true,
+                                                            .interpose = o.interpose,
+                                                            .time_limit = o.time_limit,
+                                                            .out = out.string(),
+                                                            .flags = live_flags(o, false),
+                                                            .script = o.script,
+                                                            .args = args});
     const std::string log = (out / "live.log").string();
     std::error_code ec;
     fs::remove(out / "report.json", ec);
@@ -618,6 +610,14 @@ std::string race_summary(const RaceVerdict& r) {
       return "error: " + r.reason;
   }
   return "?";
+}
+
+results::MemoryFacts memory_facts(const MemoryVerdict& m) {
+  return {.measured = m.state != MemoryVerdict::State::kNotMeasured,
+          .stable = m.state == MemoryVerdict::State::kStable,
+          .error = m.state == MemoryVerdict::State::kError,
+          .run_failed = !m.failure.empty(),
+          .summary = memory_summary(m)};
 }
 
 std::string memory_summary(const MemoryVerdict& m) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "model/live_case.h"
+#include "results/verdict.h"
 
 namespace racelab::model {
 
@@ -141,10 +142,13 @@ struct VariantResult {
   RaceVerdict races;
   NativeRuns native;
   MemoryVerdict memory;
-  bool passed() const;
-  // PASS, FAIL, or INCONCLUSIVE where the races alone were not settled (a proof cut short, a
-  // subject not deterministic under control, racelab's lost control) and nothing else failed.
-  const char* verdict_word() const;
+  // results::judge on the variant: no failure kind (races, native runs), memory stable or not
+  // measurable here. Fail where any run failed; inconclusive where the races alone were not
+  // settled (a proof cut short, a subject not deterministic under control, racelab's lost
+  // control) and nothing else failed; pass otherwise.
+  results::Verdict verdict() const;
+  bool passed() const { return verdict().passed(); }
+  const char* verdict_word() const { return results::outcome_word(verdict().outcome); }
 };
 
 struct CheckResult {
@@ -179,6 +183,8 @@ std::string races_line(const VariantResult& v);
 // Why a failure seen only natively escapes control, in one sentence.
 extern const char* const kNativeOnlyWhy;
 std::string memory_summary(const MemoryVerdict& m);  // one line for a table
+// What a capture showed, for results::judge (check's variants, a suite's live case).
+results::MemoryFacts memory_facts(const MemoryVerdict& m);
 
 nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o);
 

@@ -10,9 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/check.h"
-#include "model/expect.h"
 #include "sched/kinds.h"
-#include "sched/loop.h"
 #include "sched/strategies/strategies.h"
 #include "util/document.h"
 #include "util/errors.h"
@@ -23,34 +21,6 @@
 namespace racelab::model {
 
 namespace fs = std::filesystem;
-
-const char* live_verdict_word(LiveVerdict v) {
-  switch (v) {
-    case LiveVerdict::kPass:
-      return "PASS";
-    case LiveVerdict::kFail:
-      return "FAIL";
-    case LiveVerdict::kInconclusive:
-      return "INCONCLUSIVE";
-    case LiveVerdict::kSkipped:
-      return "SKIP";
-  }
-  return "?";
-}
-
-const char* live_verdict_name(LiveVerdict v) {
-  switch (v) {
-    case LiveVerdict::kPass:
-      return "pass";
-    case LiveVerdict::kFail:
-      return "fail";
-    case LiveVerdict::kInconclusive:
-      return "inconclusive";
-    case LiveVerdict::kSkipped:
-      return "skipped";
-  }
-  return "?";
-}
 
 std::string LiveCaseRun::command() const {
   return argv.empty() && !recorded_command.empty() ? recorded_command : shell_line(argv);
@@ -88,35 +58,25 @@ Attempt run_once(const Scenario& s, const std::string& racelab, const std::strin
   const LiveCase& c = *s.live;
   const fs::path dir = fs::absolute(s.path).parent_path();
   Attempt at;
-  at.argv = {racelab,
-             "live",
-             "python",
-             "--interpose",
-             c.interpose,
-             "--strategy",
-             c.strategy,
-             "--max-preemptions",
-             std::to_string(c.max_preemptions),
-             "--seed",
-             std::to_string(seed),
-             "--executions",
-             std::to_string(c.executions),
-             "--hang-timeout",
-             fmt::format("{}", c.hang_timeout),
-             "--expect",
-             s.must.empty() ? "clean" : "deadlock",
-             "--out",
-             out};
-  for (const auto& d : c.dicts) at.argv.push_back("--dict=" + d);
-  for (const auto& l : c.locks) at.argv.push_back("--lock=" + l);
-  for (const auto& p : c.points) at.argv.push_back("--point=" + p);
-  for (const auto& b : c.blocking) at.argv.push_back("--blocking=" + b);
-  for (auto& f : python.flags(true)) at.argv.push_back(std::move(f));
-  at.argv.push_back(relative_to(dir, c.script));
-  if (!c.args.empty()) {
-    at.argv.push_back("--");
-    at.argv.insert(at.argv.end(), c.args.begin(), c.args.end());
-  }
+  LivePythonChild child{
+      .racelab = racelab,
+      .interpose = c.interpose,
+      .strategy = c.strategy,
+      .max_preemptions = c.max_preemptions,
+      .seed = seed,
+      .executions = c.executions,
+      .hang_timeout = c.hang_timeout,
+      .expect = results::live_expect_name(s.must.empty() ? results::LiveExpect::kClean
+                                                         : results::LiveExpect::kDeadlock),
+      .out = out,
+      .script = relative_to(dir, c.script),
+      .args = c.args};
+  for (const auto& d : c.dicts) child.flags.push_back("--dict=" + d);
+  for (const auto& l : c.locks) child.flags.push_back("--lock=" + l);
+  for (const auto& p : c.points) child.flags.push_back("--point=" + p);
+  for (const auto& b : c.blocking) child.flags.push_back("--blocking=" + b);
+  for (auto& f : python.flags(true)) child.flags.push_back(std::move(f));
+  at.argv = live_python_argv(child);
   const std::string python_path = python_path_of(c, dir);
   ensure_directory(out);
   at.log = (fs::path(out) / "live.log").string();
@@ -130,6 +90,32 @@ Attempt run_once(const Scenario& s, const std::string& racelab, const std::strin
 }
 
 }  // namespace
+
+std::vector<std::string> live_python_argv(const LivePythonChild& c) {
+  std::vector<std::string> v = {c.racelab, "live", "python"};
+  auto flag = [&v](const char* name, std::string value) {
+    v.emplace_back(name);
+    v.push_back(std::move(value));
+  };
+  if (c.uncontrolled) v.emplace_back("--uncontrolled");
+  if (!c.interpose.empty()) flag("--interpose", c.interpose);
+  if (!c.alloc.empty()) flag("--alloc", c.alloc);
+  if (!c.strategy.empty()) flag("--strategy", c.strategy);
+  if (c.max_preemptions) flag("--max-preemptions", std::to_string(*c.max_preemptions));
+  if (c.seed) flag("--seed", std::to_string(*c.seed));
+  if (c.executions) flag("--executions", std::to_string(*c.executions));
+  if (c.hang_timeout) flag("--hang-timeout", fmt::format("{}", *c.hang_timeout));
+  if (c.time_limit) flag("--time-limit", fmt::format("{}", *c.time_limit));
+  if (!c.expect.empty()) flag("--expect", c.expect);
+  if (!c.out.empty()) flag("--out", c.out);
+  v.insert(v.end(), c.flags.begin(), c.flags.end());
+  v.push_back(c.script);
+  if (!c.args.empty()) {
+    v.emplace_back("--");
+    v.insert(v.end(), c.args.begin(), c.args.end());
+  }
+  return v;
+}
 
 std::vector<std::string> LivePython::flags(bool controlled) const {
   std::vector<std::string> v;
@@ -158,8 +144,10 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const s
   run.scenario = s;
   run.out_dir = out_dir;
   if (c.requires_cuda && !fs::exists("/dev/nvidiactl")) {
-    run.verdict = LiveVerdict::kSkipped;
-    run.reason = "requires CUDA, and this machine has no NVIDIA device (/dev/nvidiactl)";
+    const results::Verdict v =
+        results::skipped("requires CUDA, and this machine has no NVIDIA device (/dev/nvidiactl)");
+    run.verdict = v.outcome;
+    run.reason = v.reason;
     return run;
   }
   // A search stops at its first deadlock (its threads stay stuck; the process must end): while a
@@ -177,9 +165,13 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const s
     run.exit_code = at.exit_code;
     run.seconds += at.seconds;
     if (at.report.is_null()) {
-      run.verdict = LiveVerdict::kFail;
-      run.reason = fmt::format("racelab live python exited {} without a report: {} (see {})",
-                               at.exit_code, last_line(at.log), at.log);
+      const results::Verdict v = results::judge(
+          {},
+          {.error = fmt::format("racelab live python exited {} without a report: {} (see {})",
+                                at.exit_code, last_line(at.log), at.log)},
+          std::nullopt, results::live_case_wording());
+      run.verdict = v.outcome;
+      run.reason = v.reason;
       return run;
     }
     const std::uint64_t executions = at.report.value("executions", std::uint64_t{0});
@@ -203,75 +195,42 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const s
         !sched::strategy_info(sched::parse_strategy(c.strategy)).seeded)
       break;
   }
-  std::string memory_problem;  // why the allocator expectation does not hold
-  std::string memory_unknown;  // why it could not be checked (not measured: inconclusive)
-  if (!c.alloc.empty() && run.exit_code != 2 && run.exit_code != 3) {
+  const std::optional<results::MemoryExpect> memory_expect = results::parse_memory_expect(c.alloc);
+  std::optional<results::MemoryFacts> memory;
+  if (memory_expect && run.exit_code != 2 && run.exit_code != 3) {
     const MemoryVerdict m = capture_memory(racelab, relative_to(dir, c.script), c.args, c.interpose,
                                            python, python_path_of(c, dir), c.alloc_time_limit,
                                            c.alloc_settle, (fs::path(out_dir) / "memory").string());
     run.memory = memory_state_name(m.state);
     run.memory_summary = memory_summary(m);
     run.seconds += m.seconds;
-    if (!m.failure.empty())
-      memory_problem = "the allocator capture run failed: " + run.memory_summary;
-    else if (m.state == MemoryVerdict::State::kNotMeasured)
-      memory_unknown = fmt::format("memory expected {}, {}", c.alloc, run.memory_summary);
-    else if (run.memory != c.alloc)
-      memory_problem = fmt::format("memory expected {}, got {}", c.alloc, run.memory_summary);
+    memory = memory_facts(m);
   }
   run.strategy = c.strategy;
   run.proven = proves && stop == sched::StopReason::kExhausted;
   std::vector<std::string> found;
   for (const auto& [kind, executions] : run.kinds) found.push_back(kind);
-  ExpectationCheck check = check_expectations(s.must, s.must_not, found);
+  const std::string log = (fs::path(out_dir) / "live.log").string();
+  results::SearchFacts facts{
+      .strategy = c.strategy,
+      .stop = stop,
+      .executions = run.executions,
+      .cap = c.executions,
+      .proves = proves,
+      .bounded = sched::strategy_info(sched::parse_strategy(c.strategy)).bounded,
+      .found = found,
+      .lost_control = run.exit_code == 3 || run.kinds.count(sched::kinds::kLostControl) > 0};
+  if (!facts.lost_control && run.exit_code == 2)
+    facts.error = "racelab refused the case: " + last_line(log);
+  results::Verdict v =
+      results::judge({.must = s.must, .must_not = s.must_not, .memory = memory_expect}, facts,
+                     memory, results::live_case_wording());
+  if (v.why == results::Why::kLostControl) v.reason += fmt::format("; see {}/report.json", out_dir);
+  run.verdict = v.outcome;
+  run.reason = v.reason;
+  const results::ExpectationCheck check = results::check_expectations(s.must, s.must_not, found);
   run.missing = check.missing;
   run.unexpected = check.unexpected;
-  const std::string log = (fs::path(out_dir) / "live.log").string();
-  if (run.exit_code == 3 || run.kinds.count(sched::kinds::kLostControl)) {
-    run.verdict = LiveVerdict::kInconclusive;
-    run.reason = fmt::format(
-        "inconclusive: racelab lost control of a thread (a call it does not control), so the run "
-        "says nothing about the program; see {}/report.json",
-        out_dir);
-  } else if (run.exit_code == 2) {
-    run.verdict = LiveVerdict::kFail;
-    run.reason = "racelab refused the case: " + last_line(log);
-  } else {
-    // The one rule (sched::expectation_verdict): a `must` kind missing from a search that did
-    // not finish, or a `must_not` absence a proving search cut short did not prove, is
-    // inconclusive; a memory expectation that does not hold fails like a `must_not` kind found.
-    const sched::ExpectationVerdict v = sched::expectation_verdict(
-        {.proves = proves,
-         .stop = stop,
-         .must_missing = !check.missing.empty(),
-         .wrong_found = !check.unexpected.empty() || !memory_problem.empty(),
-         .claims_absence = !s.must_not.empty()});
-    const bool bounded = sched::strategy_info(sched::parse_strategy(c.strategy)).bounded;
-    const std::string remedy = stop == sched::StopReason::kTimeLimit
-                                   ? "raise or drop the time limit"
-                               : stop == sched::StopReason::kInterrupted
-                                   ? "let it run to the end"
-                                   : "raise [live] executions or lower max_preemptions";
-    if (v == sched::ExpectationVerdict::kFails) {
-      run.verdict = LiveVerdict::kFail;
-      std::string why = expectation_reason(check);
-      if (!memory_problem.empty()) why += std::string(why.empty() ? "" : "; ") + memory_problem;
-      run.reason = why;
-    } else if (v == sched::ExpectationVerdict::kInconclusive) {
-      run.verdict = LiveVerdict::kInconclusive;
-      run.reason = !check.missing.empty()
-                       ? sched::unfinished_sentence(
-                             c.strategy, stop, run.executions, c.executions, proves, bounded,
-                             fmt::format("{}", fmt::join(check.missing, ", ")), remedy)
-                       : sched::cut_short_sentence(
-                             c.strategy, stop, run.executions, bounded,
-                             fmt::format("must_not [{}]", fmt::join(s.must_not, ", ")), remedy);
-    } else if (!memory_unknown.empty()) {
-      // Too few iterations after the warm phase (or no CUDA): nothing shown either way.
-      run.verdict = LiveVerdict::kInconclusive;
-      run.reason = "inconclusive: " + memory_unknown;
-    }
-  }
   return run;
 }
 

@@ -6,19 +6,22 @@
 //
 // The search runs with `--expect deadlock` when [expect] has a `must` (it searches past other
 // failures, stopping at a deadlock), else `--expect clean` (it stops at the first failure, which
-// is all a `must_not` needs). Verdicts: skipped (requires_cuda without an NVIDIA device), pass,
-// fail (a `must_not` kind seen, a `must` kind never seen by searches that finished, or racelab
-// refused the case), and inconclusive (racelab lost control of a thread: exit 3; or, by the one
-// rule of sched::expectation_verdict, a `must` kind missing from a search that did not finish, a
-// `must_not` absence a proving search cut short did not prove).
+// is all a `must_not` needs). Verdicts (results::judge, the one rule): skipped (requires_cuda
+// without an NVIDIA device), pass, fail (a `must_not` kind seen, a `must` kind never seen by
+// searches that finished, memory not as [live] alloc expects, racelab refused the case or wrote no
+// report), and inconclusive (racelab lost control of a thread: exit 3; a `must` kind missing from a
+// search that did not finish; a `must_not` absence a proving search cut short did not prove;
+// memory not measured).
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/scenario.h"
+#include "results/verdict.h"
 #include "util/spawn.h"
 
 namespace racelab::model {
@@ -34,15 +37,33 @@ struct LivePython {
   std::vector<std::string> flags(bool controlled) const;
 };
 
-enum class LiveVerdict { kPass, kFail, kInconclusive, kSkipped };
-const char* live_verdict_word(LiveVerdict v);  // "PASS", "FAIL", "INCONCLUSIVE", "SKIP"
-const char* live_verdict_name(LiveVerdict v);  // "pass", ...
+// The command line of one `racelab live python` child, as racelab suite's live cases and racelab
+// check run it: built in one place (live_python_argv), its flags always in this order (the
+// recorded commands in summary.json and check.json read the same from run to run). Flags left
+// empty or unset are not passed.
+struct LivePythonChild {
+  std::string racelab;  // the racelab executable
+  bool uncontrolled = false;
+  std::string interpose;
+  std::string alloc;  // --alloc DIR: the allocator capture's directory
+  std::string strategy;
+  std::optional<int> max_preemptions;
+  std::optional<std::uint64_t> seed, executions;
+  std::optional<double> hang_timeout, time_limit;
+  std::string expect;  // results::live_expect_name
+  std::string out;
+  std::vector<std::string>
+      flags;  // table and interpreter flags, as given (--dict=..., --python=...)
+  std::string script;
+  std::vector<std::string> args;  // the script's, after "--"
+};
+std::vector<std::string> live_python_argv(const LivePythonChild& c);
 
 struct LiveCaseRun {
   Scenario scenario;
-  LiveVerdict verdict = LiveVerdict::kPass;
-  std::string reason;                          // empty for a pass
-  std::map<std::string, std::uint64_t> kinds;  // kind -> executions that saw it
+  results::Outcome verdict = results::Outcome::kPass;  // results::judge's
+  std::string reason;                                  // its one line; empty for a pass
+  std::map<std::string, std::uint64_t> kinds;          // kind -> executions that saw it
   std::uint64_t executions = 0;
   // A proving search (dpor) that exhausted its space: the pass is a proof over what racelab sees.
   bool proven = false;

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <map>
 
-#include "model/expect.h"
 #include "model/pipeline.h"
 #include "model/profile.h"
 #include "sched/strategies/strategies.h"
@@ -23,34 +22,6 @@ sched::ExploreOptions explore_options(const Scenario& s) {
   o.strategy = s.explore;
   o.iterations = s.iterations;
   return o;
-}
-
-const char* verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::kPass:
-      return "pass";
-    case Verdict::kFail:
-      return "fail";
-    case Verdict::kInconclusive:
-      return "inconclusive";
-    case Verdict::kPending:
-      return "pending";
-  }
-  return "?";
-}
-
-const char* verdict_word(Verdict v) {
-  switch (v) {
-    case Verdict::kPass:
-      return "PASS";
-    case Verdict::kFail:
-      return "FAIL";
-    case Verdict::kInconclusive:
-      return "INCONCLUSIVE";
-    case Verdict::kPending:
-      return "PENDING";
-  }
-  return "?";
 }
 
 std::string ScenarioRun::shard_label() const {
@@ -70,30 +41,25 @@ std::string ScenarioRun::shard_part() const {
   return fmt::format("subtrees {}, {}, …, {} of {}", k, k + n, last, m);
 }
 
-Verdict ScenarioRun::verdict() const {
-  if (shard()) {
-    // A part settles a failure it found and a `must` kind it found; the rest waits for merge.
-    if (!unexpected.empty() || !result.determinism_failures.empty()) return Verdict::kFail;
-    if (!missing.empty() || !scenario.must_not.empty()) return Verdict::kPending;
-    return Verdict::kPass;
-  }
-  // Finding a `must` kind is a witness (its schedule); missing one fails only a search that
-  // finished; claiming a `must_not` kind absent is a proof only when the proving strategy covered
-  // its whole bounded space (sched::expectation_verdict, the one rule).
-  switch (sched::expectation_verdict(
-      {.proves = proves(),
-       .stop = result.stop,
-       .must_missing = !missing.empty(),
-       .wrong_found = !unexpected.empty() || !result.determinism_failures.empty(),
-       .claims_absence = !scenario.must_not.empty()})) {
-    case sched::ExpectationVerdict::kHolds:
-      return Verdict::kPass;
-    case sched::ExpectationVerdict::kFails:
-      return Verdict::kFail;
-    case sched::ExpectationVerdict::kInconclusive:
-      return Verdict::kInconclusive;
-  }
-  return Verdict::kFail;
+results::Verdict ScenarioRun::judged() const {
+  std::vector<std::string> found;
+  for (const auto& f : result.found) found.push_back(f.finding.kind);
+  const sched::StrategyParams& p = options.strategy;
+  // Only a bounded search gets smaller with a lower bound (dfs; dpor given one).
+  const bool has_bound = p.kind == sched::StrategyKind::kDfs ||
+                         (p.kind == sched::StrategyKind::kDpor && p.dpor_max_preemptions);
+  return results::judge({.must = scenario.must, .must_not = scenario.must_not},
+                        {.strategy = sched::strategy_name(p.kind),
+                         .stop = result.stop,
+                         .executions = result.executions,
+                         .cap = options.iterations,
+                         .proves = proves(),
+                         .bounded = sched::strategy_info(p.kind).bounded,
+                         .found = std::move(found),
+                         .not_deterministic = result.determinism_failures,
+                         .shard = shard_label(),
+                         .shard_part = shard() ? shard_part() : ""},
+                        std::nullopt, results::model_wording(options.iterations, has_bound));
 }
 
 std::string ScenarioRun::coverage() const {
@@ -150,51 +116,6 @@ std::string ScenarioRun::coverage_brief() const {
   }
 }
 
-std::string ScenarioRun::verdict_reason() const {
-  switch (verdict()) {
-    case Verdict::kPass:
-      return "";
-    case Verdict::kPending: {
-      std::vector<std::string> open;
-      if (!missing.empty()) open.push_back(fmt::format("must [{}]", fmt::join(missing, ", ")));
-      if (!scenario.must_not.empty())
-        open.push_back(fmt::format("must_not [{}]", fmt::join(scenario.must_not, ", ")));
-      return fmt::format(
-          "pending: {} not settled by {} alone ({}): racelab merge of every shard judges it",
-          fmt::join(open, " and "), shard_label(), shard_part());
-    }
-    case Verdict::kInconclusive: {
-      // Only a bounded search gets smaller with a lower bound (dfs; dpor given one).
-      const bool has_bound = options.strategy.kind == sched::StrategyKind::kDfs ||
-                             (options.strategy.kind == sched::StrategyKind::kDpor &&
-                              options.strategy.dpor_max_preemptions);
-      const std::string remedy =
-          result.stop == sched::StopReason::kBudget
-              ? fmt::format("raise [explore] iterations above {}{}", options.iterations,
-                            has_bound ? " or lower max_preemptions" : "")
-          : result.stop == sched::StopReason::kTimeLimit ? "raise or drop --time-limit"
-                                                         : "let it run to the end";
-      const bool bounded = sched::strategy_info(options.strategy.kind).bounded;
-      if (!missing.empty())
-        return sched::unfinished_sentence(sched::strategy_name(options.strategy.kind), result.stop,
-                                          result.executions, options.iterations, proves(), bounded,
-                                          fmt::format("{}", fmt::join(missing, ", ")), remedy);
-      return sched::cut_short_sentence(
-          sched::strategy_name(options.strategy.kind), result.stop, result.executions, bounded,
-          fmt::format("must_not [{}]", fmt::join(scenario.must_not, ", ")), remedy);
-    }
-    case Verdict::kFail:
-      break;
-  }
-  std::vector<std::string> parts;
-  if (const std::string why = expectation_reason({missing, unexpected}); !why.empty())
-    parts.push_back(why);
-  if (!result.determinism_failures.empty()) {
-    parts.push_back(fmt::format("not deterministic: {}", result.determinism_failures.front()));
-  }
-  return fmt::format("{}", fmt::join(parts, "; "));
-}
-
 std::vector<std::string> ScenarioRun::failures() const {
   std::vector<std::string> out;
   for (const auto& f : result.found) {
@@ -210,15 +131,17 @@ void judge(ScenarioRun& run) {
                    });
   std::vector<std::string> found;
   for (const auto& f : run.result.found) found.push_back(f.finding.kind);
-  ExpectationCheck check = check_expectations(run.scenario.must, run.scenario.must_not, found);
+  results::ExpectationCheck check =
+      results::check_expectations(run.scenario.must, run.scenario.must_not, found);
   run.missing = std::move(check.missing);
   run.unexpected = std::move(check.unexpected);
 }
 
 int explore_exit_code(const ScenarioRun& run) {
   if (!run.failures().empty()) return kExitFound;
-  const Verdict v = run.verdict();
-  if (run.has_expectations() && v != Verdict::kPass && v != Verdict::kPending) return kExitFound;
+  const results::Outcome v = run.verdict();
+  if (run.has_expectations() && v != results::Outcome::kPass && v != results::Outcome::kPending)
+    return kExitFound;
   return kExitOk;
 }
 

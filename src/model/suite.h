@@ -6,26 +6,17 @@
 #include <vector>
 
 #include "model/scenario.h"
+#include "results/verdict.h"
 #include "sched/explore.h"
 #include "sched/schedule.h"
 
 namespace racelab::model {
 
-// The verdict on one scenario (docs/cli.md, "Verdicts"; sched::expectation_verdict is the rule):
-//  - fail: an expectation does not hold (a `must_not` kind found, a finding's schedule not
-//    deterministic, or a `must` kind not found by a search that finished);
-//  - inconclusive: a `must` kind not found by a search that did not finish (a proving search's
-//    execution cap, the time limit, an interrupt), or the expectations claim an absence
-//    (`must_not`) that only a proving strategy (dfs, dpor) can establish, and its search was cut
-//    short before covering its bounded space;
-//  - pass: otherwise. A sampling strategy (random, pct) passes on what it sampled, and says so.
-// A shard (--shard K/N) ran a part of the search and judges only what a part can settle: a
-// `must_not` kind it found fails (the whole finds it too), a `must` kind it found holds; a `must`
-// kind it did not find, or an absence it claims, is pending: racelab merge judges the whole.
-enum class Verdict { kPass, kFail, kInconclusive, kPending };
-const char* verdict_name(Verdict v);  // "pass", "fail", "inconclusive", "pending"
-const char* verdict_word(Verdict v);  // "PASS", "FAIL", "INCONCLUSIVE", "PENDING"
-
+// The verdict on one scenario is results::judge's (results/verdict.h: the one rule), from the
+// scenario's [expect] and what its search did. A shard (--shard K/N) ran a part of the search and
+// judges only what a part can settle: a `must_not` kind it found fails (the whole finds it too), a
+// `must` kind it found holds; a `must` kind it did not find, or an absence it claims, is pending:
+// racelab merge judges the whole.
 struct ScenarioRun {
   Scenario scenario;
   sched::ExploreOptions options;
@@ -48,7 +39,9 @@ struct ScenarioRun {
   // A shard's part of the search: "subtrees 1, 5, …, 229 of 232" (dfs, dpor), "executions 1, 5,
   // 9, … of the budget" (random, pct).
   std::string shard_part() const;
-  Verdict verdict() const;
+  // results::judge on this run (computed each time: merge changes `result.stop` after the run).
+  results::Verdict judged() const;
+  results::Outcome verdict() const { return judged().outcome; }
   // One line: how much of the space the run covered ("exhaustive within the bound: N executions",
   // "cut short by the execution cap after N executions: not a proof", "sampled N executions
   // (pct), not a proof").
@@ -62,8 +55,8 @@ struct ScenarioRun {
   // strategy, the Good-Turing chance that the next execution shows a new one and Chao1's estimate
   // of how many there are; empty when the result has no interleaving coverage (explore.h).
   std::string interleavings() const;
-  // One line, empty for a pass: why the verdict is fail or inconclusive.
-  std::string verdict_reason() const;
+  // One line, empty for a pass: why the verdict is fail, inconclusive or pending.
+  std::string verdict_reason() const { return judged().reason; }
   // The failure kinds (sched::kinds::is_failure) found, in report order.
   std::vector<std::string> failures() const;
   // Virtual time of a reference execution (no preemptions, lowest thread first): what the warmup

@@ -89,12 +89,14 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
       "<table class=\"variants\"><tr><th>variant</th><th>verdict</th><th>compile "
       "races</th><th>memory</th></tr>";
   for (const auto& v : r.variants) {
-    const std::string word = v.verdict_word();
+    const results::Outcome outcome = v.verdict().outcome;
+    const std::string word = results::outcome_word(outcome);
     body += fmt::format(
         "<tr class=\"verdict\" data-variant=\"{}\" data-verdict=\"{}\"><td><a "
         "href=\"#{}\"><code>{}</code></a></td>",
         escape(v.name), escape(word), escape(variant_id(r, v)), unbroken_words(v.name));
-    body += cell(v.passed(), word == "INCONCLUSIVE", word);
+    body +=
+        cell(outcome == results::Outcome::kPass, outcome == results::Outcome::kInconclusive, word);
     const bool races_pass = v.races.state == RS::kClean || v.races.state == RS::kProven;
     body += cell(races_pass && v.native.failed == 0, false, model::races_line(v));
     body += cell(v.memory.state == MS::kStable, v.memory.state == MS::kNotMeasured,
@@ -107,14 +109,15 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
   }
   body += "</table>";
   for (const auto& v : r.variants) {
-    const std::string word = v.verdict_word();
+    const results::Outcome outcome = v.verdict().outcome;
+    const std::string word = results::outcome_word(outcome);
     body += fmt::format(
         "<details class=\"variant scenario\" id=\"{}\"><summary><span class=\"{}\">{}</span> "
         "<code>{}</code> · {}</summary>",
         escape(variant_id(r, v)),
-        v.passed()               ? "pass"
-        : word == "INCONCLUSIVE" ? "pending"
-                                 : "fail",
+        outcome == results::Outcome::kPass           ? "pass"
+        : outcome == results::Outcome::kInconclusive ? "pending"
+                                                     : "fail",
         escape(word), escape(v.name), escape(model::races_line(v)));
     body += "<h3>Compile races</h3>";
     body +=

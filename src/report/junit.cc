@@ -11,14 +11,14 @@ std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double second
                       const std::vector<model::LiveCaseRun>& live, const std::string& shard) {
   int failures = 0, skipped = 0;
   for (const auto& r : runs) {
-    const model::Verdict v = r.verdict();
-    failures += v == model::Verdict::kFail || v == model::Verdict::kInconclusive;
-    skipped += v == model::Verdict::kPending;
+    const results::Outcome v = r.verdict();
+    failures += v == results::Outcome::kFail || v == results::Outcome::kInconclusive;
+    skipped += v == results::Outcome::kPending;
   }
   for (const auto& l : live) {
-    skipped += l.verdict == model::LiveVerdict::kSkipped;
+    skipped += l.verdict == results::Outcome::kSkipped;
     failures +=
-        l.verdict == model::LiveVerdict::kFail || l.verdict == model::LiveVerdict::kInconclusive;
+        l.verdict == results::Outcome::kFail || l.verdict == results::Outcome::kInconclusive;
   }
   const std::size_t tests = runs.size() + live.size();
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -34,13 +34,13 @@ std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double second
         xml_escape(r.scenario.name), xml_escape(r.scenario.path), r.result.seconds);
     const std::string props = fmt::format("{} executions, strategy {}: {}", r.result.executions,
                                           r.result.strategy, r.coverage());
-    const model::Verdict v = r.verdict();
-    if (v == model::Verdict::kPass) {
+    const results::Outcome v = r.verdict();
+    if (v == results::Outcome::kPass) {
       out +=
           fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(props));
       continue;
     }
-    if (v == model::Verdict::kPending) {
+    if (v == results::Outcome::kPending) {
       out += fmt::format(
           ">\n      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n    "
           "</testcase>\n",
@@ -56,7 +56,7 @@ std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double second
     out += fmt::format(
         ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
         xml_escape(r.verdict_reason()),
-        v == model::Verdict::kInconclusive ? "inconclusive" : "expectation", xml_escape(body));
+        v == results::Outcome::kInconclusive ? "inconclusive" : "expectation", xml_escape(body));
   }
   for (const auto& l : live) {
     out += fmt::format(
@@ -68,12 +68,12 @@ std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double second
     std::string props = fmt::format("{} executions; kinds: {}; {}", l.executions,
                                     kinds.empty() ? "none" : kinds, l.command());
     if (!l.memory.empty()) props += "; memory: " + l.memory_summary;
-    if (l.verdict == model::LiveVerdict::kSkipped) {
+    if (l.verdict == results::Outcome::kSkipped) {
       out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(l.reason));
-    } else if (l.verdict != model::LiveVerdict::kPass) {
+    } else if (l.verdict != results::Outcome::kPass) {
       out += fmt::format(
           "      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(l.reason),
-          l.verdict == model::LiveVerdict::kInconclusive ? "inconclusive" : "expectation",
+          l.verdict == results::Outcome::kInconclusive ? "inconclusive" : "expectation",
           xml_escape(props));
     }
     out += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(props));

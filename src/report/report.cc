@@ -118,7 +118,7 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                  {"iterations", run.options.iterations},
                  {"steps", run.result.steps},
                  {"coverage", run.coverage()},
-                 {"verdict", model::verdict_name(run.verdict())},
+                 {"verdict", results::outcome_name(run.verdict())},
                  {"verdict_reason", run.verdict_reason()},
                  {"findings", findings},
                  {"expectations",
@@ -179,7 +179,7 @@ json suite_summary_entry(const model::ScenarioRun& run, const json& report,
   return {
       {"scenario", run.scenario.name},
       {"path", run.scenario.path},
-      {"verdict", model::verdict_name(run.verdict())},
+      {"verdict", results::outcome_name(run.verdict())},
       {"verdict_reason", run.verdict_reason()},
       {"hold", run.holds()},
       {"found", report["findings"].size()},
@@ -204,7 +204,7 @@ json live_summary_entry(const model::LiveCaseRun& run) {
   return {{"scenario", run.scenario.name},
           {"path", run.scenario.path},
           {"live", true},
-          {"verdict", model::live_verdict_name(run.verdict)},
+          {"verdict", results::outcome_name(run.verdict)},
           {"verdict_reason", run.reason},
           {"kinds_seen", kinds},
           {"missing", run.missing},
@@ -236,10 +236,7 @@ model::LiveCaseRun live_case_from_summary(const json& e) {
   run.scenario.name = e.value("scenario", std::string());
   run.scenario.path = path;
   const std::string v = e.value("verdict", std::string());
-  run.verdict = v == "pass"           ? model::LiveVerdict::kPass
-                : v == "skipped"      ? model::LiveVerdict::kSkipped
-                : v == "inconclusive" ? model::LiveVerdict::kInconclusive
-                                      : model::LiveVerdict::kFail;
+  run.verdict = results::outcome_from_name(v).value_or(results::Outcome::kFail);
   run.reason = e.value("verdict_reason", std::string());
   if (e.contains("kinds_seen") && e["kinds_seen"].is_object()) {
     for (const auto& [k, n] : e["kinds_seen"].items()) run.kinds[k] = n.get<std::uint64_t>();

@@ -27,14 +27,16 @@ std::string expectation_text(const model::Scenario& sc) {
   return s.empty() ? "(none)" : s;
 }
 
-const char* verdict_class(model::Verdict v) {
-  return v == model::Verdict::kPass ? "pass" : v == model::Verdict::kPending ? "pending" : "fail";
+const char* verdict_class(results::Outcome v) {
+  return v == results::Outcome::kPass      ? "pass"
+         : v == results::Outcome::kPending ? "pending"
+                                           : "fail";
 }
 
-const char* live_class(model::LiveVerdict v) {
-  return v == model::LiveVerdict::kPass      ? "pass"
-         : v == model::LiveVerdict::kSkipped ? "skipped"
-                                             : "fail";
+const char* live_class(results::Outcome v) {
+  return v == results::Outcome::kPass      ? "pass"
+         : v == results::Outcome::kSkipped ? "skipped"
+                                           : "fail";
 }
 
 // One row of the verdict table, and under it, for anything but a pass, the one-line cause.
@@ -79,15 +81,15 @@ std::string heading(const std::string& name, const char* klass, const char* word
 
 std::string model_section(const HtmlScenario& h, bool open) {
   const model::ScenarioRun& run = *h.run;
-  const model::Verdict v = run.verdict();
+  const results::Outcome v = run.verdict();
   std::string kinds;
   for (const auto& f : run.result.found) kinds += (kinds.empty() ? "" : ", ") + f.finding.kind;
-  std::string body = heading(run.scenario.name, verdict_class(v), model::verdict_word(v), "",
+  std::string body = heading(run.scenario.name, verdict_class(v), results::outcome_word(v), "",
                              fmt::format("{} finding kind(s){}{}", run.result.found.size(),
                                          kinds.empty() ? "" : ": ", kinds),
                              open);
   body += fmt::format("<div class=\"sub\">{}</div>", escape(run.coverage()));
-  if (v != model::Verdict::kPass)
+  if (v != results::Outcome::kPass)
     body += fmt::format("<p class=\"{}\">{}</p>", verdict_class(v), escape(run.verdict_reason()));
   body +=
       fmt::format("<div class=\"sub\">{} · {} · {} executions, stopped by {} · {}</div>",
@@ -141,12 +143,11 @@ std::string model_section(const HtmlScenario& h, bool open) {
 }
 
 std::string live_section(const model::LiveCaseRun& l, bool open) {
-  std::string body =
-      heading(l.scenario.name, live_class(l.verdict), model::live_verdict_word(l.verdict),
-              " <span class=\"tag\">live</span>",
-              fmt::format("{} executions, found {}", l.executions,
-                          live_kinds(l).empty() ? "nothing" : live_kinds(l)),
-              open);
+  std::string body = heading(l.scenario.name, live_class(l.verdict),
+                             results::outcome_word(l.verdict), " <span class=\"tag\">live</span>",
+                             fmt::format("{} executions, found {}", l.executions,
+                                         live_kinds(l).empty() ? "nothing" : live_kinds(l)),
+                             open);
   if (!l.reason.empty())
     body += fmt::format("<p class=\"{}\">{}</p>", live_class(l.verdict), escape(l.reason));
   std::string kinds;
@@ -192,15 +193,15 @@ std::string suite_html(const SuitePage& p) {
     const model::ScenarioRun& run = *h.run;
     std::string found;
     for (const auto& f : run.result.found) found += (found.empty() ? "" : ", ") + f.finding.kind;
-    const model::Verdict v = run.verdict();
+    const results::Outcome v = run.verdict();
     body += verdict_row(run.scenario.name, run.scenario.name, "model",
-                        expectation_text(run.scenario), verdict_class(v), model::verdict_word(v),
+                        expectation_text(run.scenario), verdict_class(v), results::outcome_word(v),
                         found, run.coverage_brief(), run.result.seconds, run.verdict_reason());
   }
   if (p.live != nullptr) {
     for (const model::LiveCaseRun& l : *p.live) {
       body += verdict_row(l.scenario.name, l.scenario.name, "live", expectation_text(l.scenario),
-                          live_class(l.verdict), model::live_verdict_word(l.verdict), live_kinds(l),
+                          live_class(l.verdict), results::outcome_word(l.verdict), live_kinds(l),
                           fmt::format("{} executions", l.executions), l.seconds, l.reason);
     }
   }

@@ -18,20 +18,13 @@ bool stop_now(const SuiteOptions& o) { return o.interrupt != nullptr && o.interr
 
 }  // namespace
 
-void SuiteTotals::add(model::Verdict v) {
+void SuiteTotals::add(results::Outcome v) {
   ++scenarios;
-  passed += v == model::Verdict::kPass;
-  failed += v == model::Verdict::kFail;
-  inconclusive += v == model::Verdict::kInconclusive;
-  pending += v == model::Verdict::kPending;
-}
-
-void SuiteTotals::add(model::LiveVerdict v) {
-  ++scenarios;
-  passed += v == model::LiveVerdict::kPass;
-  failed += v == model::LiveVerdict::kFail;
-  inconclusive += v == model::LiveVerdict::kInconclusive;
-  skipped += v == model::LiveVerdict::kSkipped;
+  passed += v == results::Outcome::kPass;
+  failed += v == results::Outcome::kFail;
+  inconclusive += v == results::Outcome::kInconclusive;
+  pending += v == results::Outcome::kPending;
+  skipped += v == results::Outcome::kSkipped;
 }
 
 std::string SuiteTotals::line() const {

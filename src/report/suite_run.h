@@ -42,13 +42,12 @@ struct SuiteOptions {
 struct SuiteTotals {
   std::size_t scenarios = 0;
   int passed = 0, failed = 0, inconclusive = 0, skipped = 0;
-  int pending = 0;    // a shard's: what racelab merge judges (model::Verdict::kPending)
+  int pending = 0;    // a shard's: what racelab merge judges (results::Outcome::kPending)
   int elsewhere = 0;  // a shard's live cases that run whole on shard 0, not counted above
   std::string shard;  // "shard 1/4"; empty when not a shard
   bool interrupted = false;
   double seconds = 0;
-  void add(model::Verdict v);
-  void add(model::LiveVerdict v);
+  void add(results::Outcome v);  // a model scenario's or a live case's
   // Every scenario passed, was skipped or waits for merge, and nothing interrupted the run: exit 0.
   bool ok() const { return failed == 0 && inconclusive == 0 && !interrupted; }
   // "19 scenarios: 17 passed, 0 failed, 0 inconclusive, 2 skipped in 4.21 s", a shard's

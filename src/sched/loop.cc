@@ -76,35 +76,4 @@ std::string coverage_sentence(const SearchCover& c) {
                      c.strategy, stop_reason_words(c.stop));
 }
 
-std::string cut_short_sentence(std::string_view strategy_name, StopReason stop,
-                               std::uint64_t executions, bool bounded, std::string_view claim,
-                               std::string_view remedy) {
-  return fmt::format(
-      "inconclusive: the {} search was cut short by {} after {} executions, before covering its "
-      "{}space, so {} is not proven ({})",
-      strategy_name, stop_reason_words(stop), executions, bounded ? "bounded " : "", claim, remedy);
-}
-
-ExpectationVerdict expectation_verdict(const ExpectationFacts& f) {
-  if (f.wrong_found) return ExpectationVerdict::kFails;
-  if (f.must_missing)
-    return search_finished(f.proves, f.stop) ? ExpectationVerdict::kFails
-                                             : ExpectationVerdict::kInconclusive;
-  if (f.claims_absence && absence_cut_short(f.proves, f.stop))
-    return ExpectationVerdict::kInconclusive;
-  return ExpectationVerdict::kHolds;
-}
-
-std::string unfinished_sentence(std::string_view strategy_name, StopReason stop,
-                                std::uint64_t executions, std::uint64_t cap, bool proves,
-                                bool bounded, std::string_view missing, std::string_view remedy) {
-  return fmt::format(
-      "inconclusive: expected but not found: {}, but the {} search was cut short by {} after {} "
-      "executions, before {}: an unfinished search shows nothing either way ({})",
-      missing, strategy_name, stop_reason_words(stop), executions,
-      proves ? fmt::format("covering its {}space", bounded ? "bounded " : "")
-             : fmt::format("it ran its {} executions", cap),
-      remedy);
-}
-
 }  // namespace racelab::sched

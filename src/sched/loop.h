@@ -5,7 +5,8 @@
 // the last two, the budget being dealt out). A proving strategy (dfs, dpor) whose space is
 // exactly the budget has covered it: asking it for one more execution says so, and the
 // exploration is exhausted rather than cut short. And the words for how a search stopped and what
-// it covered, one sentence for every command.
+// it covered, one sentence for every command. What a search earned against its expectations is
+// results/verdict.h's rule, not the scheduler's.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -48,57 +49,6 @@ struct SearchCover {
   std::optional<std::uint64_t> states;       // the states strategy's distinct states
 };
 std::string coverage_sentence(const SearchCover& c);
-
-// A verdict that a proving search cut short did not earn, model and live alike: "inconclusive:
-// the dfs search was cut short by the execution cap after 3 executions, before covering its
-// bounded space, so <claim> is not proven (<remedy>)".
-std::string cut_short_sentence(std::string_view strategy_name, StopReason stop,
-                               std::uint64_t executions, bool bounded, std::string_view claim,
-                               std::string_view remedy);
-
-// The one rule for an absence claimed by a search (the model's ScenarioRun::verdict, a live
-// search's live::judge): it is proven only by a proving strategy (dfs, dpor) that covered its
-// whole (bounded) space. A proving search cut short is then not a pass but inconclusive; a
-// sampling strategy never claims a proof, so its absence is a sample's.
-inline bool absence_cut_short(bool proves, StopReason stop) {
-  return proves && stop != StopReason::kExhausted;
-}
-
-// Whether a search finished what it set out to do: a proving strategy covered its whole
-// (bounded) space; a sampling strategy ran all the executions it was given (not stopped by the
-// time limit or an interrupt). A kind that must be found and was not shows nothing either way
-// when the search did not finish.
-inline bool search_finished(bool proves, StopReason stop) {
-  if (proves) return stop == StopReason::kExhausted;
-  return stop == StopReason::kBudget || stop == StopReason::kExhausted;
-}
-
-// The one rule for what a search earned against its expectations, in every command that judges
-// them (explore, suite, merge and JUnit through model::ScenarioRun::verdict; a suite's live case;
-// racelab live --expect deadlock):
-//   fails         something was found that must not occur (or is otherwise wrong: a finding's
-//                 schedule not deterministic), or a kind that must be found was not, in a search
-//                 that finished (search_finished);
-//   inconclusive  a kind that must be found was not, in a search that did not finish (the
-//                 execution cap of a proving search, the time limit, an interrupt); or the
-//                 expectations claim an absence (`claims_absence`: must_not kinds) that a proving
-//                 search cut short did not prove (absence_cut_short);
-//   holds         otherwise.
-enum class ExpectationVerdict { kHolds, kFails, kInconclusive };
-struct ExpectationFacts {
-  bool proves = false;  // a proving strategy (strategy_proves; never a replay)
-  StopReason stop = StopReason::kBudget;
-  bool must_missing = false;    // a kind that must be found was not
-  bool wrong_found = false;     // a must_not kind found, or a finding not deterministic
-  bool claims_absence = false;  // the expectations have must_not kinds
-};
-ExpectationVerdict expectation_verdict(const ExpectationFacts& f);
-// Why a must kind's absence is inconclusive, one sentence: "inconclusive: expected but not found:
-// deadlock, but the random search was cut short by the time limit after 12 executions, before it
-// ran its 2000 executions: an unfinished search shows nothing either way (<remedy>)".
-std::string unfinished_sentence(std::string_view strategy_name, StopReason stop,
-                                std::uint64_t executions, std::uint64_t cap, bool proves,
-                                bool bounded, std::string_view missing, std::string_view remedy);
 
 class Budget {
  public:

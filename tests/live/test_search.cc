@@ -13,6 +13,7 @@
 namespace live = racelab::live;
 namespace sched = racelab::sched;
 namespace kinds = racelab::sched::kinds;
+namespace results = racelab::results;
 using racelab::live_test::LockOrder;
 
 namespace {
@@ -140,7 +141,7 @@ TEST_CASE("A live search runs the exploration until the deadlock, or proves the 
   CHECK(ended.size() == found.executions);
   CHECK(ended.back() == "deadlock");
   CHECK(progress_calls == found.executions);
-  CHECK(live::judge(a, found).exit_code == racelab::kExitFound);
+  CHECK(live::exit_code(live::judge(a, found)) == racelab::kExitFound);
 
   ended.clear();
   progress_calls = 0;
@@ -153,7 +154,7 @@ TEST_CASE("A live search runs the exploration until the deadlock, or proves the 
   CHECK(proof.exhausted());
   CHECK(proof.executions > 1);
   CHECK(ended == std::vector<std::string>(proof.executions, "complete"));
-  CHECK(live::judge(a, proof).exit_code == racelab::kExitOk);
+  CHECK(live::exit_code(live::judge(a, proof)) == racelab::kExitOk);
 }
 
 TEST_CASE("A live replay that diverges is bad input naming the schedule", "[live]") {
@@ -180,34 +181,35 @@ TEST_CASE("a replay whose steps all matched but ended before its recorded kind i
   live::Result clean = ended_with({});
   clean.choices = {0, 1, 0, 1, 1};  // went on past the schedule's 2 steps
   keep(o.kept, 0, clean);
-  const live::Judgement j = live::judge(a, o);
-  CHECK(j.exit_code == racelab::kExitFound);
-  CHECK(j.schedule_ended.find("diverged: the schedule ended at step 2 before its recorded "
-                              "deadlock happened") == 0);
+  const results::Verdict j = live::judge(a, o);
+  CHECK(live::exit_code(j) == racelab::kExitFound);
+  CHECK(j.why == results::Why::kScheduleEnded);
+  CHECK(j.reason.find("diverged: the schedule ended at step 2 before its recorded "
+                      "deadlock happened") == 0);
   // The whole schedule, its deadlock reproduced: no such divergence.
   live::Outcome whole(live::StopAtFailure(false, true));
   live::Result dead = ended_with({kinds::kDeadlock});
   dead.choices = {0, 1};
   keep(whole.kept, 0, dead);
-  CHECK(live::judge(a, whole).schedule_ended.empty());
-  CHECK(live::judge(a, whole).exit_code == racelab::kExitFound);
+  CHECK(live::judge(a, whole).why != results::Why::kScheduleEnded);
+  CHECK(live::exit_code(live::judge(a, whole)) == racelab::kExitFound);
 }
 
 TEST_CASE("a search for a deadlock that did not finish without it is inconclusive, not failed",
           "[search]") {
   live::SearchOptions a;
   a.strategy = "random";
-  a.expect = "deadlock";
+  a.expect = results::LiveExpect::kDeadlock;
   live::Outcome o(live::StopAtFailure(/*expect_deadlock=*/true, /*replaying=*/false));
   keep(o.kept, 0, ended_with({}));
   o.stop = sched::StopReason::kTimeLimit;
-  CHECK(live::judge(a, o).unfinished);
-  CHECK(live::judge(a, o).exit_code == racelab::kExitFound);
+  CHECK(live::judge(a, o).why == results::Why::kUnfinished);
+  CHECK(live::exit_code(live::judge(a, o)) == racelab::kExitFound);
   o.stop = sched::StopReason::kBudget;  // a sampling search that ran all its executions
-  CHECK_FALSE(live::judge(a, o).unfinished);
-  CHECK(live::judge(a, o).exit_code == racelab::kExitFound);
+  CHECK(live::judge(a, o).why != results::Why::kUnfinished);
+  CHECK(live::exit_code(live::judge(a, o)) == racelab::kExitFound);
   a.strategy = "dfs";  // a proving search at its cap did not finish
-  CHECK(live::judge(a, o).unfinished);
+  CHECK(live::judge(a, o).why == results::Why::kUnfinished);
 }
 
 TEST_CASE("a replay's divergence names a changed subject as its likely cause", "[search]") {

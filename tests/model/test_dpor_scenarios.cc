@@ -65,7 +65,7 @@ TEST_CASE("dpor proves the sequential warmup with a handful of executions", "[dp
   const ScenarioRun r = run(s, sched::StrategyKind::kDpor, 1'000'000);
   CHECK(r.result.exhausted());
   CHECK(r.result.found.empty());
-  CHECK(r.verdict() == Verdict::kPass);
+  CHECK(r.verdict() == results::Outcome::kPass);
   // Bounded dfs needs 1,783,032 executions for its (weaker, bounded) proof: at most 1% of that.
   CHECK(r.result.executions <= 17'830);
   REQUIRE(r.result.classes.has_value());

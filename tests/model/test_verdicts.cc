@@ -1,42 +1,138 @@
-// The one rule for what a search earned against its expectations (sched::expectation_verdict),
-// which explore, suite, merge, JUnit, a suite's live cases and racelab live --expect deadlock all
-// read: the cases a user meets, and a scenario run judged by it.
+// The one rule for what a search earned against its expectations (results::judge), which
+// explore, suite, merge, JUnit, a suite's live cases, racelab live and racelab check all read: the
+// cases a user meets, and a scenario run judged by it.
 #include "catch.h"
 #include "model/suite.h"
+#include "results/verdict.h"
 #include "sched/loop.h"
 
 namespace model = racelab::model;
+namespace results = racelab::results;
 namespace sched = racelab::sched;
-using sched::ExpectationVerdict;
+using results::Outcome;
+using results::Why;
 using sched::StopReason;
+
+namespace {
+
+results::SearchFacts search(bool proves, StopReason stop, std::vector<std::string> found = {}) {
+  return {.strategy = proves ? "dfs" : "random",
+          .stop = stop,
+          .executions = 12,
+          .cap = 2000,
+          .proves = proves,
+          .bounded = proves,
+          .found = std::move(found)};
+}
+
+}  // namespace
 
 TEST_CASE("a must kind missed by a search that did not finish is inconclusive, never a failure",
           "[verdict]") {
-  auto missed = [](bool proves, StopReason stop) {
-    return sched::expectation_verdict({.proves = proves, .stop = stop, .must_missing = true});
+  const results::Wording w = results::model_wording(2000, true);
+  auto missed = [&](bool proves, StopReason stop) {
+    return results::judge({.must = {"deadlock"}}, search(proves, stop), std::nullopt, w).outcome;
   };
   // dfs or dpor: only covering the space finishes the search.
-  CHECK(missed(true, StopReason::kBudget) == ExpectationVerdict::kInconclusive);
-  CHECK(missed(true, StopReason::kTimeLimit) == ExpectationVerdict::kInconclusive);
-  CHECK(missed(true, StopReason::kInterrupted) == ExpectationVerdict::kInconclusive);
-  CHECK(missed(true, StopReason::kExhausted) == ExpectationVerdict::kFails);
+  CHECK(missed(true, StopReason::kBudget) == Outcome::kInconclusive);
+  CHECK(missed(true, StopReason::kTimeLimit) == Outcome::kInconclusive);
+  CHECK(missed(true, StopReason::kInterrupted) == Outcome::kInconclusive);
+  CHECK(missed(true, StopReason::kExhausted) == Outcome::kFail);
   // random or pct: all its executions ran, or the time limit or an interrupt stopped it first.
-  CHECK(missed(false, StopReason::kBudget) == ExpectationVerdict::kFails);
-  CHECK(missed(false, StopReason::kTimeLimit) == ExpectationVerdict::kInconclusive);
-  CHECK(missed(false, StopReason::kInterrupted) == ExpectationVerdict::kInconclusive);
+  CHECK(missed(false, StopReason::kBudget) == Outcome::kFail);
+  CHECK(missed(false, StopReason::kTimeLimit) == Outcome::kInconclusive);
+  CHECK(missed(false, StopReason::kInterrupted) == Outcome::kInconclusive);
   // A must_not kind found fails, however the search ended.
-  CHECK(sched::expectation_verdict({.proves = true,
-                                    .stop = StopReason::kTimeLimit,
-                                    .must_missing = true,
-                                    .wrong_found = true}) == ExpectationVerdict::kFails);
+  CHECK(results::judge({.must = {"oom"}, .must_not = {"deadlock"}},
+                       search(true, StopReason::kTimeLimit, {"deadlock"}), std::nullopt, w)
+            .outcome == Outcome::kFail);
   // An absence claimed: proven only by a proving search that covered its space; a sample's
   // absence passes on what it sampled.
-  auto absent = [](bool proves, StopReason stop) {
-    return sched::expectation_verdict({.proves = proves, .stop = stop, .claims_absence = true});
+  auto absent = [&](bool proves, StopReason stop) {
+    return results::judge({.must_not = {"deadlock"}}, search(proves, stop), std::nullopt, w)
+        .outcome;
   };
-  CHECK(absent(true, StopReason::kBudget) == ExpectationVerdict::kInconclusive);
-  CHECK(absent(true, StopReason::kExhausted) == ExpectationVerdict::kHolds);
-  CHECK(absent(false, StopReason::kTimeLimit) == ExpectationVerdict::kHolds);
+  CHECK(absent(true, StopReason::kBudget) == Outcome::kInconclusive);
+  CHECK(absent(true, StopReason::kExhausted) == Outcome::kPass);
+  CHECK(absent(false, StopReason::kTimeLimit) == Outcome::kPass);
+}
+
+TEST_CASE("each command words the rule's sentences with its own remedy", "[verdict]") {
+  // A suite's live case names its table key, racelab live its flags, racelab check its proof.
+  const auto cut = search(true, StopReason::kBudget);
+  CHECK(results::judge({.must_not = {"deadlock"}}, cut, std::nullopt, results::live_case_wording())
+            .reason ==
+        "inconclusive: the dfs search was cut short by the execution cap after 12 executions, "
+        "before covering its bounded space, so must_not [deadlock] is not proven (raise [live] "
+        "executions or lower max_preemptions)");
+  const results::Verdict live =
+      results::judge({.no_failure = true}, cut, std::nullopt, results::live_wording());
+  CHECK(live.why == Why::kCutShort);
+  CHECK(live.reason ==
+        "inconclusive: the dfs search was cut short by the execution cap after 12 executions, "
+        "before covering its bounded space, so the program's absence of a deadlock, hang or "
+        "exception is not proven (raise --executions, or lower --max-preemptions)");
+  const results::Verdict unfinished =
+      results::judge({.must = {"deadlock"}}, search(false, StopReason::kTimeLimit), std::nullopt,
+                     results::live_wording());
+  CHECK(unfinished.why == Why::kUnfinished);
+  CHECK(unfinished.reason ==
+        "inconclusive: expected but not found: deadlock, but the random search was cut short by "
+        "the time limit after 12 executions, before it ran its 2000 executions: an unfinished "
+        "search shows nothing either way (raise or drop --time-limit)");
+  auto proof = search(true, StopReason::kTimeLimit);
+  proof.bounded = false;
+  CHECK(
+      results::judge({.no_failure = true}, proof, std::nullopt, results::check_wording()).reason ==
+      "the dpor proof was cut short by the time limit after 12 executions, before covering its "
+      "space: not a proof (raise --proof-executions or --time-limit)");
+  // A search that ended at a failure ending the process did not leave its must kind open.
+  auto hang = search(false, StopReason::kInterrupted, {"hang"});
+  hang.stopped_at_failure = true;
+  CHECK(
+      results::judge({.must = {"deadlock"}}, hang, std::nullopt, results::live_wording()).outcome ==
+      Outcome::kFail);
+}
+
+TEST_CASE("lost control and nondeterminism say nothing; another run's failure still fails",
+          "[verdict]") {
+  const results::Wording w = results::live_wording();
+  auto f = search(false, StopReason::kBudget, {"deadlock"});
+  f.failure_found = true;
+  f.lost_control = true;
+  CHECK(results::judge({.no_failure = true}, f, std::nullopt, w).why == Why::kLostControl);
+  f.nondeterministic = true;  // the more specific words win
+  CHECK(results::judge({.no_failure = true}, f, std::nullopt, w).why == Why::kNondeterministic);
+  f.other_run_failed = true;  // racelab check: an uncontrolled run failed
+  CHECK(results::judge({.no_failure = true}, f, std::nullopt, w).outcome == Outcome::kFail);
+}
+
+TEST_CASE("memory: not as expected fails, not measured is inconclusive unless that passes",
+          "[verdict]") {
+  const auto clean = search(false, StopReason::kBudget);
+  const results::Wording w = results::live_case_wording();
+  results::Expectations e{.memory = results::MemoryExpect::kStable};
+  const results::MemoryFacts grew{.measured = true, .stable = false, .summary = "grew"};
+  const results::Verdict v = results::judge(e, clean, grew, w);
+  CHECK(v.outcome == Outcome::kFail);
+  CHECK(v.reason == "memory expected stable, got grew");
+  const results::MemoryFacts unknown{.measured = false, .summary = "not measured: no CUDA"};
+  CHECK(results::judge(e, clean, unknown, w).reason ==
+        "inconclusive: memory expected stable, not measured: no CUDA");
+  e.unmeasured_memory_passes = true;
+  CHECK(results::judge(e, clean, unknown, w).outcome == Outcome::kPass);
+  const results::MemoryFacts crashed{.run_failed = true, .summary = "the run failed"};
+  CHECK(results::judge(e, clean, crashed, w).reason ==
+        "the allocator capture run failed: the run failed");
+}
+
+TEST_CASE("outcomes read back from their report names", "[verdict]") {
+  for (Outcome o : {Outcome::kPass, Outcome::kFail, Outcome::kInconclusive, Outcome::kPending,
+                    Outcome::kSkipped})
+    CHECK(results::outcome_from_name(results::outcome_name(o)) == o);
+  CHECK(std::string(results::outcome_word(Outcome::kSkipped)) == "SKIP");
+  CHECK(std::string(results::outcome_name(Outcome::kSkipped)) == "skipped");
+  CHECK_FALSE(results::outcome_from_name("PASS"));
 }
 
 TEST_CASE(
@@ -49,13 +145,13 @@ TEST_CASE(
   run.result.executions = 96613;
   run.result.stop = StopReason::kTimeLimit;
   run.missing = {"deadlock"};
-  CHECK(run.verdict() == model::Verdict::kInconclusive);
+  CHECK(run.verdict() == results::Outcome::kInconclusive);
   CHECK(run.verdict_reason() ==
         "inconclusive: expected but not found: deadlock, but the dfs search was cut short by the "
         "time limit after 96613 executions, before covering its bounded space: an unfinished "
         "search shows nothing either way (raise or drop --time-limit)");
   CHECK(model::explore_exit_code(run) == 1);
   run.result.stop = StopReason::kExhausted;  // the whole bounded space, and no deadlock in it
-  CHECK(run.verdict() == model::Verdict::kFail);
+  CHECK(run.verdict() == results::Outcome::kFail);
   CHECK(run.verdict_reason() == "expected but not found: deadlock");
 }

@@ -51,35 +51,35 @@ TEST_CASE("a proving strategy passes a must_not only when its space was exhauste
   using sched::StopReason;
   using sched::StrategyKind;
   auto done = make_run(StrategyKind::kDfs, StopReason::kExhausted, {}, {"deadlock"}, {});
-  CHECK(done.verdict() == model::Verdict::kPass);
+  CHECK(done.verdict() == results::Outcome::kPass);
   CHECK(done.verdict_reason().empty());
   CHECK(done.coverage().find("exhaustive within the bound") != std::string::npos);
   for (StopReason cut : {StopReason::kBudget, StopReason::kTimeLimit, StopReason::kInterrupted}) {
     auto run = make_run(StrategyKind::kDfs, cut, {}, {"deadlock"}, {"compile_after_warmup"});
     INFO(sched::stop_reason_name(cut));
     CHECK(run.holds());
-    CHECK(run.verdict() == model::Verdict::kInconclusive);
+    CHECK(run.verdict() == results::Outcome::kInconclusive);
     CHECK(run.verdict_reason().rfind("inconclusive: the dfs search was cut short by ", 0) == 0);
     CHECK(run.coverage().find("not a proof") != std::string::npos);
     CHECK(model::explore_exit_code(run) == kExitFound);
   }
   // A must_not that is found fails, cut short or not: fail wins over inconclusive.
   auto found = make_run(StrategyKind::kDfs, StopReason::kBudget, {}, {"deadlock"}, {"deadlock"});
-  CHECK(found.verdict() == model::Verdict::kFail);
+  CHECK(found.verdict() == results::Outcome::kFail);
   CHECK(found.verdict_reason() == "found but must not occur: deadlock");
   // Finding every `must` kind is a witness: no exhaustion needed.
   auto witness = make_run(StrategyKind::kDfs, StopReason::kBudget, {"deadlock"}, {}, {"deadlock"});
-  CHECK(witness.verdict() == model::Verdict::kPass);
+  CHECK(witness.verdict() == results::Outcome::kPass);
   // A `must` kind missed by a search cut short: it showed nothing either way (issue 36).
   auto missing = make_run(StrategyKind::kDfs, StopReason::kBudget, {"deadlock"}, {}, {});
-  CHECK(missing.verdict() == model::Verdict::kInconclusive);
+  CHECK(missing.verdict() == results::Outcome::kInconclusive);
   CHECK(missing.verdict_reason().rfind(
             "inconclusive: expected but not found: deadlock, but the dfs search was cut short by "
             "the execution cap",
             0) == 0);
   // Missed by a search that covered its bounded space: it is not there.
   auto absent = make_run(StrategyKind::kDfs, StopReason::kExhausted, {"deadlock"}, {}, {});
-  CHECK(absent.verdict() == model::Verdict::kFail);
+  CHECK(absent.verdict() == results::Outcome::kFail);
   CHECK(absent.verdict_reason() == "expected but not found: deadlock");
 }
 
@@ -87,7 +87,7 @@ TEST_CASE("sampling strategies pass on what they sampled and say so", "[verdict]
   for (auto k : {sched::StrategyKind::kRandom, sched::StrategyKind::kPct}) {
     auto run = make_run(k, sched::StopReason::kBudget, {}, {"deadlock"}, {});
     run.result.strategy = "pct(depth=3, seed=1)";
-    CHECK(run.verdict() == model::Verdict::kPass);
+    CHECK(run.verdict() == results::Outcome::kPass);
     CHECK(run.coverage() == "sampled 1000 executions (pct(depth=3, seed=1)), not a proof");
     CHECK(run.coverage_brief() == "1000 executions sampled, not a proof");
   }

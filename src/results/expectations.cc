@@ -1,4 +1,4 @@
-#include "model/expect.h"
+#include "results/expectations.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,7 +7,7 @@
 
 #include "sched/kinds.h"
 
-namespace racelab::model {
+namespace racelab::results {
 
 namespace {
 
@@ -21,6 +21,35 @@ void sort_in_report_order(std::vector<std::string>& kinds) {
 }
 
 }  // namespace
+
+const char* memory_expect_name(MemoryExpect m) {
+  return m == MemoryExpect::kStable ? "stable" : "unstable";
+}
+
+std::optional<MemoryExpect> parse_memory_expect(std::string_view name) {
+  if (name == "stable") return MemoryExpect::kStable;
+  if (name == "unstable") return MemoryExpect::kUnstable;
+  return std::nullopt;
+}
+
+const char* live_expect_name(LiveExpect e) {
+  return e == LiveExpect::kClean ? "clean" : "deadlock";
+}
+
+std::optional<LiveExpect> parse_live_expect(std::string_view name) {
+  if (name == "clean") return LiveExpect::kClean;
+  if (name == "deadlock") return LiveExpect::kDeadlock;
+  return std::nullopt;
+}
+
+Expectations expectations_for(LiveExpect e) {
+  Expectations out;
+  if (e == LiveExpect::kDeadlock)
+    out.must = {std::string(sched::kinds::kDeadlock)};
+  else
+    out.no_failure = true;
+  return out;
+}
 
 ExpectationCheck check_expectations(const std::vector<std::string>& must,
                                     const std::vector<std::string>& must_not,
@@ -45,4 +74,4 @@ std::string expectation_reason(const ExpectationCheck& check) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-}  // namespace racelab::model
+}  // namespace racelab::results
