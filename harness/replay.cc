@@ -52,6 +52,13 @@ struct ReplayArgs {
 
 // Against a fix: how far the interleaving applied, every kind a continuation reached (each with
 // its schedule, written as explore writes them), the search's coverage and the answer.
+// The word --on-divergence took (CLI11 checked it), typed once.
+std::optional<model::Divergence> on_divergence(const std::string& word) {
+  if (word == "fail") return model::Divergence::kFail;
+  if (word == "random") return model::Divergence::kRandom;
+  return std::nullopt;
+}
+
 int print_against_fix(const ReplayArgs& a, const model::ReplayRun& run) {
   if (!run.continuations) {
     fmt::print("{}\n", paint(run.outcome(), Colour::kYellow));
@@ -114,7 +121,7 @@ int replay_command(const ReplayArgs& a) {
   model::ReplayRequest request{.schedule_path = a.schedule,
                                .scenario_path = a.scenario,
                                .torch = a.torch,
-                               .on_divergence = a.on_divergence,
+                               .on_divergence = on_divergence(a.on_divergence),
                                .seed = a.seed,
                                .iterations = a.iterations,
                                .time_limit_s = a.time_limit,

@@ -179,14 +179,14 @@ ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& 
   if (run.other_scenario) {
     // Against a fix: the steps that still apply, then every continuation of them (replay.h). A
     // random continuation would answer for itself only.
-    if (request.on_divergence == "random" || request.seed) {
+    if (request.on_divergence == Divergence::kRandom || request.seed) {
       throw InputError(fmt::format(
           "{}: against another scenario ({}) replay explores every continuation after the "
           "interleaving diverges, not a random one: drop {}",
           request.schedule_path, run.scenario.path,
-          request.on_divergence == "random" ? "--on-divergence random" : "--seed"));
+          request.on_divergence == Divergence::kRandom ? "--on-divergence random" : "--seed"));
     }
-    const bool stop = request.on_divergence == "fail";
+    const bool stop = request.on_divergence == Divergence::kFail;
     sched::ReplayStrategy replay(schedule.steps,
                                  stop ? sched::OnDivergence::kFail : sched::OnDivergence::kRandom);
     try {
@@ -208,7 +208,7 @@ ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& 
     return run;
   }
   // Against the recording a divergence is bad input unless asked to continue.
-  const bool lenient = request.on_divergence == "random";
+  const bool lenient = request.on_divergence == Divergence::kRandom;
   sched::ReplayStrategy replay(schedule.steps,
                                lenient ? sched::OnDivergence::kRandom : sched::OnDivergence::kFail,
                                lenient ? sched::make_random(run.seed) : nullptr);

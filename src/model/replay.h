@@ -24,11 +24,16 @@
 
 namespace racelab::model {
 
+// --on-divergence. Without it, a divergence against the recording is bad input and against
+// another scenario every continuation is explored; kFail stops at it in both; kRandom continues
+// the recording at random (against another scenario: refused).
+enum class Divergence { kFail, kRandom };
+
 struct ReplayRequest {
   std::string schedule_path;
   std::string scenario_path;  // --scenario: empty for the recorded one
   std::string torch;          // --torch: the torch version to replay under; empty: as recorded
-  std::string on_divergence;  // "fail", "random", or empty for the default
+  std::optional<Divergence> on_divergence;  // --on-divergence; nullopt: the default
   // Of the random strategy after a divergence from the recorded scenario (--on-divergence
   // random); nullopt: 1. Against another scenario there is no random continuation: refused.
   std::optional<std::uint64_t> seed;
