@@ -5,7 +5,7 @@
 // process must end) is src/live/job.h's live::run_job.
 #include <functional>
 
-#include "live/job.h"
+#include "run/live_job.h"
 
 namespace racelab::cli::livecmd {
 

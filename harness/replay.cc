@@ -21,7 +21,6 @@
 
 #include "command.h"
 #include "executables.h"
-#include "live/job.h"
 #include "live_print.h"
 #include "model/pipeline.h"
 #include "model/profile.h"
@@ -29,6 +28,7 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
+#include "run/live_job.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 #include "util/files.h"

@@ -14,9 +14,9 @@
 #include <tuple>
 #include <vector>
 
-#include "live/job.h"
 #include "live/live.h"
 #include "live/python/versions.h"
+#include "run/live_job.h"
 #include "sched/schedule.h"
 #include "sched/strategy.h"
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "live/job.h"
 #include "live/live.h"
+#include "run/live_job.h"
 #include "sched/schedule.h"
 #include "sched/strategy.h"
 

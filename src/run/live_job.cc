@@ -1,4 +1,4 @@
-#include "live/job.h"
+#include "run/live_job.h"
 
 #include "live/python/bridge.h"
 #include "live/torch/workload.h"
