@@ -1,5 +1,5 @@
 // racelab shrink SCHEDULE -o OUT: fewer preemptions, same finding.
-#include "report/shrink.h"
+#include "run/shrink.h"
 
 #include <fmt/format.h>
 

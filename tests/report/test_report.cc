@@ -11,7 +11,7 @@
 #include "report/cli.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
-#include "report/shrink.h"
+#include "run/shrink.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
 #include "util/errors.h"

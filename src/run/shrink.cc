@@ -1,5 +1,5 @@
 // racelab shrink (shrink.h).
-#include "report/shrink.h"
+#include "run/shrink.h"
 
 #include <fmt/format.h>
 
