@@ -8,7 +8,7 @@
 // schedule written) or when the search was cut short (inconclusive). A live schedule replays with
 // the configuration its header records: the options only a model schedule takes are refused there
 // (exit 2).
-#include "model/replay.h"
+#include "run/replay.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

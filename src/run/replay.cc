@@ -1,4 +1,4 @@
-#include "model/replay.h"
+#include "run/replay.h"
 
 #include <fmt/format.h>
 
