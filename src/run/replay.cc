@@ -10,7 +10,10 @@
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 
-namespace racelab::model {
+namespace racelab::run {
+
+using model::PipelineModel;
+using model::scenario_for_schedule;
 
 namespace {
 
@@ -43,7 +46,7 @@ ScenarioRun explore_continuations(sched::Subject& model, const Scenario& scenari
     return kind.empty() ? sched::kinds::is_failure(f.kind) : f.kind == kind;
   };
   check.result = sched::explore(model, o);
-  judge(check);
+  model::judge(check);
   return check;
 }
 
@@ -240,4 +243,4 @@ ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& 
   return run;
 }
 
-}  // namespace racelab::model
+}  // namespace racelab::run

@@ -375,7 +375,7 @@ TEST_CASE("shrink writes the schedule through make_schedule and keeps its findin
   report::write_explore_outputs(run, dir.string());
   const std::string found = (dir / "schedules" / "lazy-2-drafters.deadlock.json").string();
   const std::string out = (dir / "shrunk.json").string();
-  const report::ShrinkSummary got = report::shrink_schedule(found, out, scenario);
+  const run::ShrinkSummary got = run::shrink_schedule(found, out, scenario);
   CHECK(got.preemptions_after <= got.preemptions_before);
   const sched::Schedule before = report::read_schedule(found);
   const sched::Schedule after = report::read_schedule(out);
@@ -385,13 +385,13 @@ TEST_CASE("shrink writes the schedule through make_schedule and keeps its findin
   CHECK(after.preemptions == got.preemptions_after);
   CHECK(after.steps.size() == got.steps_after);
   // A shrunk schedule shrinks to itself.
-  report::shrink_schedule(out, (dir / "again.json").string(), scenario);
+  run::shrink_schedule(out, (dir / "again.json").string(), scenario);
   CHECK(report::read_schedule((dir / "again.json").string()).steps == after.steps);
 
   sched::Schedule none = before;
   none.finding_kind.clear();
   racelab::write_file_atomic(dir / "none.json", report::schedule_to_json(none));
-  CHECK_THROWS_AS(report::shrink_schedule((dir / "none.json").string(), out, scenario), InputError);
+  CHECK_THROWS_AS(run::shrink_schedule((dir / "none.json").string(), out, scenario), InputError);
   fs::remove_all(dir);
 }
 
