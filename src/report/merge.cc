@@ -12,6 +12,7 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
+#include "run/explore.h"
 #include "sched/coverage.h"
 #include "sched/explore.h"
 #include "sched/loop.h"
@@ -130,7 +131,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
         fmt::format("{}: the scenario changed since the shards ran (hash {} now, {} then)", path,
                     run.scenario.hash, first["scenario_hash"].get<std::string>()));
   }
-  run.options = model::explore_options(run.scenario);
+  run.options = run::explore_options(run.scenario);
   run.options.strategy.kind = sched::parse_strategy(field<std::string>(first, "strategy", dirs[0]));
   run.options.strategy.seed = field<std::uint64_t>(first, "seed", dirs[0]);
   run.options.strategy.depth = field<int>(first["strategy_params"], "depth", dirs[0]);
@@ -272,7 +273,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     run.options.check_determinism = true;
     sched::check_determinism(model, run.result, run.options.run);
   }
-  model::judge(run);
+  run::judge(run);
   const json& vt = first.value("virtual_time", json::object());
   run.warmup_seconds = vt.value("warmup_s", 0.0);
   run.makespan_seconds = vt.value("makespan_s", 0.0);

@@ -7,6 +7,7 @@
 
 #include "report/html.h"
 #include "report/report.h"
+#include "run/explore.h"
 #include "util/document.h"
 #include "util/files.h"
 
@@ -55,7 +56,7 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
       out.live_runs.push_back(std::move(lr));
       continue;
     }
-    sched::ExploreOptions eo = model::explore_options(sc);
+    sched::ExploreOptions eo = run::explore_options(sc);
     eo.time_limit_s = o.time_limit;
     eo.partition = o.partition;
     eo.check_determinism = o.check_determinism;
@@ -63,7 +64,7 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
     if (o.progress)
       eo.progress =
           o.progress(out.runs.size(), suite.size(), sc, sched::strategy_proves(eo.strategy.kind));
-    model::ScenarioRun run = model::run_scenario(sc, eo);
+    model::ScenarioRun run = run::run_scenario(sc, eo);
     nlohmann::json report = write_explore_outputs(run, dir);
     totals.add(run.verdict());
     if (o.on_scenario) o.on_scenario(run, report);

@@ -6,6 +6,7 @@
 
 #include "model/pipeline.h"
 #include "racelab/version.h"
+#include "run/explore.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
@@ -30,7 +31,7 @@ ScenarioRun explore_continuations(sched::Subject& model, const Scenario& scenari
                                   const ReplayRequest& request) {
   ScenarioRun check;
   check.scenario = scenario;
-  check.options = explore_options(scenario);
+  check.options = run::explore_options(scenario);
   sched::ExploreOptions& o = check.options;
   o.strategy.kind = sched::StrategyKind::kDpor;
   o.strategy.dpor_max_preemptions.reset();  // a bound would make it a heuristic, not a proof
@@ -46,7 +47,7 @@ ScenarioRun explore_continuations(sched::Subject& model, const Scenario& scenari
     return kind.empty() ? sched::kinds::is_failure(f.kind) : f.kind == kind;
   };
   check.result = sched::explore(model, o);
-  model::judge(check);
+  run::judge(check);
   return check;
 }
 

@@ -11,6 +11,7 @@
 #include "report/cli.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
+#include "run/explore.h"
 #include "run/shrink.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
@@ -41,7 +42,7 @@ model::ScenarioRun make_run(sched::StrategyKind strategy, sched::StopReason stop
     f.finding.message = k + ": something";
     run.result.found.push_back(std::move(f));
   }
-  model::judge(run);
+  run::judge(run);
   return run;
 }
 
@@ -365,10 +366,10 @@ TEST_CASE("shrink writes the schedule through make_schedule and keeps its findin
   const std::string src = std::getenv("RACELAB_SOURCE_DIR");
   const std::string scenario = src + "/scenarios/deadlock/lazy-2-drafters.toml";
   const model::Scenario sc = model::load_scenario(scenario);
-  sched::ExploreOptions o = model::explore_options(sc);
+  sched::ExploreOptions o = run::explore_options(sc);
   o.strategy.kind = sched::StrategyKind::kRandom;
   o.iterations = 300;
-  const model::ScenarioRun run = model::run_scenario(sc, o);
+  const model::ScenarioRun run = run::run_scenario(sc, o);
   REQUIRE_FALSE(run.result.found.empty());
   const fs::path dir = fs::temp_directory_path() / "racelab-test-shrink";
   fs::remove_all(dir);
