@@ -1,7 +1,7 @@
 // racelab merge DIR...: the --out directories of the shards of one exploration or one suite,
 // combined into the report.json, schedules, summary.json, JUnit XML and report.html that one
 // unsharded run would have written (timings apart). docs/scale.md.
-#include "report/merge.h"
+#include "run/merge.h"
 
 #include <fmt/format.h>
 

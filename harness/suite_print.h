@@ -7,7 +7,7 @@
 
 #include "model/live_case.h"
 #include "model/suite.h"
-#include "report/suite_run.h"
+#include "run/suite.h"
 
 namespace racelab::cli {
 

@@ -1,4 +1,4 @@
-#include "report/merge.h"
+#include "run/merge.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "report/suite_run.h"
+#include "run/suite.h"
 
 #include <fmt/format.h>
 
