@@ -21,7 +21,7 @@ struct MergeArgs {
 };
 
 int merge_command(const MergeArgs& a) {
-  const report::MergeResult r = report::merge_shards(
+  const run::MergeResult r = run::merge_shards(
       a.dirs, a.out, a.junit, {.on_run = print_suite_scenario, .on_live = print_suite_live_case});
   // A suite's merge prints what the unsharded suite prints; an exploration's what it wrote.
   if (r.suite) {

@@ -41,7 +41,7 @@ int run_suite(SuiteArgs a) {
   }
   const std::vector<model::Scenario> suite =
       model::load_suite(model::collect_scenario_files(a.paths));
-  report::SuiteOptions o;
+  run::SuiteOptions o;
   // Without --out the reports and schedules go to the default directory, and the run says so.
   if (!a.out.empty()) o.out_dir = a.out;
   o.junit = a.junit;
@@ -73,7 +73,7 @@ int run_suite(SuiteArgs a) {
     fmt::print(stderr, "{}\n", note);
     break;
   }
-  const report::SuiteRun r = report::run_suite(suite, o);
+  const run::SuiteRun r = run::run_suite(suite, o);
   print_suite_end(r.totals, o.out_dir, a.junit);
   return r.ok() ? kExitOk : kExitFound;
 }

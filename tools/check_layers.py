@@ -40,8 +40,6 @@ ALLOWED = {
     ("model/suite.h", "results/"): "interim: explore moves to run/ (S7)",
     ("model/live_case.h", "results/"): "interim: the live case moves to run/ (S9)",
     ("model/check.h", "results/"): "interim: check moves to run/ (S9)",
-    ("report/merge.cc", "run/explore.h"): "interim: merge moves to run/ (S8)",
-    ("report/suite_run.cc", "run/explore.h"): "interim: the suite moves to run/ (S8)",
 }
 
 SUBJECTS = ("live/python/", "live/torch/")

@@ -21,7 +21,7 @@
 #include "util/errors.h"
 #include "util/files.h"
 
-namespace racelab::report {
+namespace racelab::run {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -249,7 +249,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     const auto& [shard, before_shrink] = from.at({kind, pick->at});
     const fs::path sched_path =
         fs::path(dirs[shard]) / "schedules" / (run.scenario.name + "." + kind + ".json");
-    const sched::Schedule s = read_schedule(sched_path.string());
+    const sched::Schedule s = report::read_schedule(sched_path.string());
     sched::ReplayStrategy replay(s.steps, sched::OnDivergence::kFail);
     sched::ExecutionResult result = sched::run_replay(model, replay, sched_path.string());
     sched::FoundKind fk;
@@ -301,8 +301,8 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
     runs.push_back(std::move(run));
     const model::ScenarioRun& r = runs.back();
     const std::string dir = suites ? (fs::path(out) / r.scenario.name).string() : out;
-    reports.push_back(write_explore_outputs(r, dir));
-    entries.push_back(suite_summary_entry(r, reports.back(), dir));
+    reports.push_back(report::write_explore_outputs(r, dir));
+    entries.push_back(report::suite_summary_entry(r, reports.back(), dir));
     totals.seconds += r.result.seconds;
     totals.add(r.verdict());
     if (print.on_run) print.on_run(r, reports.back());
@@ -323,7 +323,7 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
     live.reserve(summary["scenarios"].size());
     for (const auto& entry : summary["scenarios"]) {
       if (entry.value("live", false)) {
-        live.push_back(live_case_from_summary(entry));
+        live.push_back(report::live_case_from_summary(entry));
         totals.add(live.back().verdict);
         totals.seconds += live.back().seconds;
         entries.push_back(entry);
@@ -338,25 +338,26 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
   } else {
     add_run(merge_exploration(dirs));
   }
-  std::vector<HtmlScenario> pages;
+  std::vector<report::HtmlScenario> pages;
   for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
   ensure_directory(out);
   if (suites) {
     write_file_atomic(
         fs::path(out) / "summary.json",
-        document_text(suite_summary(entries, false, totals.seconds, sched::Partition{})));
-    write_file_atomic(fs::path(out) / "report.html", suite_html({.title = "racelab suite (merged)",
-                                                                 .scenarios = pages,
-                                                                 .live = &live,
-                                                                 .totals = totals}));
+        document_text(report::suite_summary(entries, false, totals.seconds, sched::Partition{})));
+    write_file_atomic(fs::path(out) / "report.html",
+                      report::suite_html({.title = "racelab suite (merged)",
+                                          .scenarios = pages,
+                                          .live = &live,
+                                          .totals = totals}));
   } else {
     write_file_atomic(fs::path(out) / "report.html",
-                      explore_html(pages, "racelab explore (merged)", totals.seconds));
+                      report::explore_html(pages, "racelab explore (merged)", totals.seconds));
   }
-  if (!junit.empty()) write_file_atomic(junit, junit_xml(runs, totals.seconds, live));
+  if (!junit.empty()) write_file_atomic(junit, report::junit_xml(runs, totals.seconds, live));
   result.exit_code =
       suites ? (totals.ok() ? kExitOk : kExitFound) : model::explore_exit_code(runs.front());
   return result;
 }
 
-}  // namespace racelab::report
+}  // namespace racelab::run
