@@ -7,6 +7,7 @@
 
 #include "model/live_case.h"
 #include "model/suite.h"
+#include "report/schedule_paths.h"
 #include "sched/schedule.h"
 #include "util/document.h"
 
@@ -32,9 +33,6 @@ nlohmann::ordered_json finding_json(const sched::Finding& f, const nlohmann::ord
 // JSON numbers for people: seconds and virtual times rounded to 6 significant decimals (1 us),
 // so that 49.29800000000001 is written 49.298.
 double round_seconds(double s);
-
-// The command that replays a schedule file.
-std::string replay_command(const std::string& schedule_path);
 
 // report.json and summary.json name their format and its version in their first keys
 // (kReportFormat, kSummaryFormat: util/document.h, beside the live report's); racelab merge

@@ -11,6 +11,7 @@
 #include "report/cli.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
+#include "report/schedule_paths.h"
 #include "report/shrink.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
@@ -226,6 +227,22 @@ TEST_CASE("file kinds are told apart by content; expect_file names both", "[cli_
   CHECK_THROWS_AS(report::expect_file(pickle, report::FileKind::kScenario, "explore SCENARIO"),
                   InputError);
   fs::remove_all(dir);
+}
+
+TEST_CASE("schedule files keep their two layouts, and replay commands name them", "[formats]") {
+  using report::ScheduleName;
+  // The README and users' CI scripts name these paths: they must not move.
+  CHECK(report::schedule_path("out", {ScheduleName::Layout::kScenario, "lazy-2", "deadlock"}) ==
+        fs::path("out/schedules/lazy-2.deadlock.json"));
+  CHECK(report::schedules_dir("out") == fs::path("out/schedules"));
+  CHECK(report::schedule_path("out", {ScheduleName::Layout::kLive, "", "hang"}) ==
+        fs::path("out/schedule-hang.json"));
+  CHECK(report::schedule_path("out", {ScheduleName::Layout::kLive, "", ""}) ==
+        fs::path("out/schedule-run.json"));
+  CHECK(report::replay_command("out/schedules/a.deadlock.json") ==
+        "racelab replay out/schedules/a.deadlock.json");
+  CHECK(report::replay_command("o/schedule-hang.json", "live python") ==
+        "racelab live python --replay o/schedule-hang.json");
 }
 
 TEST_CASE("report.json and summary.json name their format and version first", "[formats]") {
