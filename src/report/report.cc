@@ -285,13 +285,4 @@ json suite_summary(const std::vector<json>& entries, bool interrupted, double se
   return doc;
 }
 
-std::string xml_escape(const std::string& text) {
-  // XML 1.0 forbids most control characters even as references: they become spaces.
-  std::string clean = text;
-  for (char& c : clean) {
-    if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') c = ' ';
-  }
-  return html::escape(clean);
-}
-
 }  // namespace racelab::report
