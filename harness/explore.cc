@@ -16,6 +16,7 @@
 #include "report/cli.h"
 #include "report/html.h"
 #include "report/report.h"
+#include "report/schedule_paths.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -139,7 +140,7 @@ int run_explore(const ExploreArgs& a) {
                run.result.found.empty()
                    ? ""
                    : fmt::format(" and {} schedule(s) in {}", run.result.found.size(),
-                                 (dir / "schedules").lexically_normal().string()));
+                                 report::schedules_dir(dir).lexically_normal().string()));
   }
   if (const std::string line = run.interleavings(); !line.empty()) fmt::print("{}\n", line);
   fmt::print("{}; {:.2f} s ({:.0f} executions/s)\n", run.coverage(), run.result.seconds,

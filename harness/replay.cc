@@ -28,6 +28,7 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
+#include "report/schedule_paths.h"
 #include "run/live_job.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
@@ -70,10 +71,10 @@ int print_against_fix(const ReplayArgs& a, const run::ReplayRun& run) {
   const sched::FoundKind* witness = run.witness();
   std::string witness_path;
   for (const sched::FoundKind& f : check.result.found) {
-    const std::filesystem::path schedules = std::filesystem::path(dir) / "schedules";
-    ensure_directory(schedules);
-    const std::string path =
-        (schedules / (run.scenario.name + "." + f.finding.kind + ".json")).string();
+    ensure_directory(report::schedules_dir(dir));
+    const std::string path = report::schedule_path(dir, {report::ScheduleName::Layout::kScenario,
+                                                         run.scenario.name, f.finding.kind})
+                                 .string();
     write_file_atomic(path, report::schedule_to_json(report::finding_schedule(check, f)));
     if (&f == witness) witness_path = path;
     fmt::print("{} ({}continuation {}): {}\n", f.finding.kind,

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "report/schedule_paths.h"
 #include "util/errors.h"
 
 namespace racelab::cli {
@@ -21,7 +22,7 @@ int run_shrink(const ShrinkArgs& a) {
   fmt::print("{}: {} -> {} preemptions, {} -> {} steps ({} attempts)\n", a.out,
              got.preemptions_before, got.preemptions_after, got.steps_before, got.steps_after,
              got.attempts);
-  fmt::print("replay: racelab replay {}\n", a.out);
+  fmt::print("replay: {}\n", report::replay_command(a.out));
   return kExitOk;
 }
 

@@ -36,12 +36,14 @@ JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool(
   if (job.run.replaying) so.recorded = job.run.recorded;
   Outcome o = live::search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying,
                            stop, progress);
-  std::string schedule = report::write_outputs(so, job.info, o, desc, job.run.strategy->classes());
+  report::LiveSchedules schedules =
+      report::write_outputs(so, job.info, o, desc, job.run.strategy->classes());
   results::Verdict verdict = live::judge(so, o);
   const int code = live::exit_code(verdict);
   const bool end_process = job.exit_process || (o.kept.failure && o.kept.failure->hung);
-  return JobRun{std::move(o), std::move(schedule), std::move(desc), std::move(verdict),
-                code,         end_process};
+  return JobRun{std::move(o),    std::move(schedules.failure), std::move(schedules.other),
+                std::move(desc), std::move(verdict),           code,
+                end_process};
 }
 
 }  // namespace racelab::run

@@ -12,6 +12,7 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
+#include "report/schedule_paths.h"
 #include "run/explore.h"
 #include "sched/coverage.h"
 #include "sched/explore.h"
@@ -247,8 +248,8 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   for (const auto* pick : picks) {
     const std::string& kind = pick->finding.kind;
     const auto& [shard, before_shrink] = from.at({kind, pick->at});
-    const fs::path sched_path =
-        fs::path(dirs[shard]) / "schedules" / (run.scenario.name + "." + kind + ".json");
+    const fs::path sched_path = report::schedule_path(
+        dirs[shard], {report::ScheduleName::Layout::kScenario, run.scenario.name, kind});
     const sched::Schedule s = report::read_schedule(sched_path.string());
     sched::ReplayStrategy replay(s.steps, sched::OnDivergence::kFail);
     sched::ExecutionResult result = sched::run_replay(model, replay, sched_path.string());
