@@ -75,7 +75,9 @@ int run_explore(const ExploreArgs& a) {
   o.progress = progress_printer("explore " + sc.name, sched::strategy_proves(o.strategy.kind));
   const std::string out = a.out.empty() ? "racelab-out/" + sc.name : a.out;
   // --stateless asks for the split's search: nothing to say then.
-  if (const std::string note = dpor_split_note(o.strategy, o.partition, a.part, "dpor's search");
+  if (const std::string note =
+          split_note(o.strategy, o.partition, a.part,
+                     fmt::format("{}'s search", sched::strategy_info(o.strategy.kind).name));
       !note.empty())
     fmt::print(stderr, "{}\n", note);
 

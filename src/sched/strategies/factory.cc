@@ -1,4 +1,6 @@
 // The one place where strategy names map to implementations and capabilities.
+#include <fmt/format.h>
+
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -22,16 +24,102 @@ std::unique_ptr<Splitter> dpor_splitter(const StrategyParams& p) {
   return make_dpor_splitter(p.dpor_max_preemptions, /*symmetry=*/false, p.dpor_optimal);
 }
 
+bool dfs_bound_shrinks(const StrategyParams&) { return true; }
+bool dpor_bound_shrinks(const StrategyParams& p) { return p.dpor_max_preemptions.has_value(); }
+
+std::string dfs_proof_brief(const StrategyParams& p, std::uint64_t n) {
+  return fmt::format("proven within the bound (dfs, max_preemptions={}, exhaustive, {} executions)",
+                     p.max_preemptions, n);
+}
+// A bounded dpor is a heuristic: exhaustive within its bound, not a proof.
+std::string dpor_proof_brief(const StrategyParams& p, std::uint64_t n) {
+  if (p.dpor_max_preemptions) {
+    return fmt::format(
+        "{} executions, exhaustive within max_preemptions={} (dpor; a bounded dpor is a "
+        "heuristic, not a proof)",
+        n, *p.dpor_max_preemptions);
+  }
+  return fmt::format("proven (dpor, exhaustive, {} executions)", n);
+}
+std::string states_proof_brief(const StrategyParams&, std::uint64_t n) {
+  return fmt::format("proven (states, exhaustive, {} executions)", n);
+}
+
+// Only an unbounded dpor that keeps its state cache loses something when split (dpor_splitter).
+std::string dpor_split_cost(const StrategyParams& p) {
+  if (!p.dpor_states || p.dpor_max_preemptions) return "";
+  return "and a split runs stateless: the state cache belongs to one job (the same kinds and "
+         "verdict, more executions; without --jobs and --shard dpor keeps its cache, which alone "
+         "finishes the largest scenarios; docs/concepts.md, State cache)";
+}
+
 // Order: help texts and errors list the names in it.
 constexpr std::array<StrategyInfo, 7> kStrategies = {{
-    // kind, name, proves, live, splitter, bounded, optional_bound, seeded
-    {StrategyKind::kRandom, "random", false, true, nullptr, false, false, true},
-    {StrategyKind::kPct, "pct", false, true, nullptr, false, false, true},
-    {StrategyKind::kDfs, "dfs", true, true, dfs_splitter, true, false, false},
-    {StrategyKind::kDpor, "dpor", true, true, dpor_splitter, false, true, false},
-    {StrategyKind::kPos, "pos", false, true, nullptr, false, false, true},
-    {StrategyKind::kSurw, "surw", false, true, nullptr, false, false, true},
-    {StrategyKind::kStates, "states", true, false, nullptr, false, false, false},
+    {.kind = StrategyKind::kRandom,
+     .name = "random",
+     .proves = false,
+     .live = true,
+     .splitter = nullptr,
+     .bounded = false,
+     .optional_bound = false,
+     .seeded = true},
+    {.kind = StrategyKind::kPct,
+     .name = "pct",
+     .proves = false,
+     .live = true,
+     .splitter = nullptr,
+     .bounded = false,
+     .optional_bound = false,
+     .seeded = true},
+    {.kind = StrategyKind::kDfs,
+     .name = "dfs",
+     .proves = true,
+     .live = true,
+     .splitter = dfs_splitter,
+     .bounded = true,
+     .optional_bound = false,
+     .seeded = false,
+     .bound_shrinks = dfs_bound_shrinks,
+     .proof_brief = dfs_proof_brief},
+    {.kind = StrategyKind::kDpor,
+     .name = "dpor",
+     .proves = true,
+     .live = true,
+     .splitter = dpor_splitter,
+     .bounded = false,
+     .optional_bound = true,
+     .seeded = false,
+     .needs_footprints = true,
+     .proves_every_order = true,
+     .bound_shrinks = dpor_bound_shrinks,
+     .proof_brief = dpor_proof_brief,
+     .split_cost = dpor_split_cost},
+    {.kind = StrategyKind::kPos,
+     .name = "pos",
+     .proves = false,
+     .live = true,
+     .splitter = nullptr,
+     .bounded = false,
+     .optional_bound = false,
+     .seeded = true},
+    {.kind = StrategyKind::kSurw,
+     .name = "surw",
+     .proves = false,
+     .live = true,
+     .splitter = nullptr,
+     .bounded = false,
+     .optional_bound = false,
+     .seeded = true},
+    {.kind = StrategyKind::kStates,
+     .name = "states",
+     .proves = true,
+     .live = false,
+     .splitter = nullptr,
+     .bounded = false,
+     .optional_bound = false,
+     .seeded = false,
+     .proves_every_order = true,
+     .proof_brief = states_proof_brief},
 }};
 
 std::string joined(bool live_only) {
@@ -99,6 +187,41 @@ const StrategyInfo& strategy_info(StrategyKind kind) {
 }
 
 bool strategy_proves(StrategyKind kind) { return strategy_info(kind).proves; }
+
+bool bound_shrinks(const StrategyParams& p) {
+  const StrategyInfo& info = strategy_info(p.kind);
+  return info.bound_shrinks != nullptr && info.bound_shrinks(p);
+}
+
+std::string proof_brief(const StrategyParams& p, std::uint64_t n) {
+  const StrategyInfo& info = strategy_info(p.kind);
+  return info.proof_brief != nullptr ? info.proof_brief(p, n)
+                                     : fmt::format("{} executions, exhaustive", n);
+}
+
+std::string split_cost(const StrategyParams& p) {
+  const StrategyInfo& info = strategy_info(p.kind);
+  return info.split_cost != nullptr ? info.split_cost(p) : "";
+}
+
+const StrategyInfo& live_prover() {
+  static const StrategyInfo& prover = []() -> const StrategyInfo& {
+    for (const StrategyInfo& info : kStrategies) {
+      if (info.live && info.proves && !info.bounded) return info;
+    }
+    throw std::logic_error("no live strategy proves every order");
+  }();
+  return prover;
+}
+
+StrategyParams continuation_search(StrategyParams p, std::vector<ThreadId> prefix) {
+  p.kind = StrategyKind::kDpor;
+  p.dpor_max_preemptions.reset();  // a bound would make it a heuristic, not a proof
+  p.dpor_states = true;
+  p.dpor_optimal = true;
+  p.prefix = std::move(prefix);
+  return p;
+}
 
 std::unique_ptr<Splitter> make_splitter(const StrategyParams& p) {
   if (!p.prefix.empty()) return nullptr;  // below a fixed prefix: one job

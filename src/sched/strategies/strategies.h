@@ -40,6 +40,22 @@ struct StrategyInfo {
   // Its executions depend on the seed (the sampling strategies): another seed explores other
   // executions. dfs and dpor ignore it, so searching again with another seed repeats the search.
   bool seeded;
+  // It reads each step's footprint (ThreadView::pending_op, step_touches ...): a live run records
+  // them for it (live::Options::footprints), which costs every step.
+  bool needs_footprints = false;
+  // Its finished search covers every order of the operations racelab sees, with no bound given
+  // (dpor, states): a clean live run under it says what that proof covers (proof_covers).
+  bool proves_every_order = false;
+  // Its space gets smaller with a lower preemption bound (dfs; dpor given one): the remedy for
+  // a search cut short may say "lower max_preemptions". nullptr: never.
+  bool (*bound_shrinks)(const StrategyParams& params) = nullptr;
+  // What its exhausted search of `n` executions proves, in its own words ("proven (dpor,
+  // exhaustive, 12 executions)"); nullptr: "12 executions, exhaustive".
+  std::string (*proof_brief)(const StrategyParams& params, std::uint64_t n) = nullptr;
+  // What splitting its search across jobs or shards costs, as the rest of the sentence "note:
+  // --jobs 2 splits dpor's search, …" (dpor: its state cache belongs to one job); "" where a
+  // split costs nothing. nullptr: never anything.
+  std::string (*split_cost)(const StrategyParams& params) = nullptr;
 };
 std::span<const StrategyInfo> strategy_table();
 
@@ -59,6 +75,17 @@ std::string seeded_strategy_names(bool live_only = false);
 bool strategy_proves(StrategyKind kind);
 // The table's row for `kind`.
 const StrategyInfo& strategy_info(StrategyKind kind);
+// The capabilities above, asked of the row of `params.kind` (false, the default words or ""
+// where the row has no such function).
+bool bound_shrinks(const StrategyParams& params);
+std::string proof_brief(const StrategyParams& params, std::uint64_t n);
+std::string split_cost(const StrategyParams& params);
+// The strategy that proves a live subject clean: the one live row that proves every order with
+// no bound (dpor). racelab check's proof runs it.
+const StrategyInfo& live_prover();
+// The search of every continuation of `prefix` (the thread of each first step), for racelab
+// replay against a fix: `base`'s parameters, made an unbounded proof that fixes the prefix.
+StrategyParams continuation_search(StrategyParams base, std::vector<ThreadId> prefix);
 
 // dpor's state cache runs only where a stateless search does not end within this many
 // executions: stateless first, then, if the space is not exhausted, the cache from scratch. The
