@@ -12,20 +12,64 @@ namespace racelab::sched {
 
 namespace {
 
+// dpor's own options, in --help order (their index is their place in StrategyParams::own).
+enum DporOption : std::size_t { kNoSymmetry, kStateless, kSourceSets, kCacheAfter };
+constexpr std::array<StrategyOption, 4> kDporOptions = {{
+    {.flag = "--no-symmetry",
+     .help = "dpor with --stateless: explore alike drafters separately (docs/concepts.md, "
+             "symmetry; the state cache renames them regardless)",
+     .number = false,
+     .refusal_rank = 3},
+    {.flag = "--stateless",
+     .help = "dpor: keep no cache of explored states, one execution per interleaving class "
+             "(docs/concepts.md, State cache)",
+     .number = false,
+     .refusal_rank = 0},
+    {.flag = "--source-sets",
+     .help = "dpor: source sets instead of wakeup trees (the search before optimal dpor, for "
+             "comparison; docs/concepts.md, Optimal dpor)",
+     .number = false,
+     .refusal_rank = 1},
+    {.flag = "--cache-after",
+     .help = "dpor: run this many executions stateless before the state cache, which starts "
+             "only if they did not finish (default 1000; 0: the cache from the start; "
+             "docs/concepts.md, State cache)",
+     .number = true,
+     .refusal_rank = 2},
+}};
+static_assert(kDporOptions.size() <= kMaxOwnOptions);
+
+// What dpor's options say, with their defaults: symmetry, the state cache and wakeup trees on.
+struct DporSettings {
+  bool symmetry, states, optimal;
+  std::uint64_t stateless_first;
+};
+DporSettings dpor_settings(const StrategyParams& p) {
+  return {.symmetry = !p.own[kNoSymmetry],
+          .states = !p.own[kStateless],
+          .optimal = !p.own[kSourceSets],
+          .stateless_first = p.own[kCacheAfter].value_or(kDporStatelessFirst)};
+}
+
+void check_dpor_options(const OwnOptions& own) {
+  if (own[kStateless] && own[kCacheAfter])
+    throw InputError("--cache-after: not with --stateless (which keeps no state cache)");
+}
+
 std::unique_ptr<Splitter> dfs_splitter(const StrategyParams& p) {
   return make_dfs_splitter(p.max_preemptions);
 }
-// dpor's symmetry reduction (StrategyParams::dpor_symmetry) is for one job: below a top part
+// dpor's symmetry reduction (on unless --no-symmetry) is for one job: below a top part
 // explored in full it multiplies the executions instead (1 GPU x 3 drafters: 4,496,874 on 2 jobs
 // against 309,396 on one, and 961,228 without it), since whether two steps depend on each other
 // through gating depends on their order. A split runs without it, so every split of a search
 // agrees.
 std::unique_ptr<Splitter> dpor_splitter(const StrategyParams& p) {
-  return make_dpor_splitter(p.dpor_max_preemptions, /*symmetry=*/false, p.dpor_optimal);
+  return make_dpor_splitter(p.explicit_bound, /*symmetry=*/false, dpor_settings(p).optimal);
 }
 
 bool dfs_bound_shrinks(const StrategyParams&) { return true; }
-bool dpor_bound_shrinks(const StrategyParams& p) { return p.dpor_max_preemptions.has_value(); }
+bool dpor_bound_shrinks(const StrategyParams& p) { return p.explicit_bound.has_value(); }
 
 std::string dfs_proof_brief(const StrategyParams& p, std::uint64_t n) {
   return fmt::format("proven within the bound (dfs, max_preemptions={}, exhaustive, {} executions)",
@@ -33,11 +77,11 @@ std::string dfs_proof_brief(const StrategyParams& p, std::uint64_t n) {
 }
 // A bounded dpor is a heuristic: exhaustive within its bound, not a proof.
 std::string dpor_proof_brief(const StrategyParams& p, std::uint64_t n) {
-  if (p.dpor_max_preemptions) {
+  if (p.explicit_bound) {
     return fmt::format(
         "{} executions, exhaustive within max_preemptions={} (dpor; a bounded dpor is a "
         "heuristic, not a proof)",
-        n, *p.dpor_max_preemptions);
+        n, *p.explicit_bound);
   }
   return fmt::format("proven (dpor, exhaustive, {} executions)", n);
 }
@@ -47,7 +91,7 @@ std::string states_proof_brief(const StrategyParams&, std::uint64_t n) {
 
 // Only an unbounded dpor that keeps its state cache loses something when split (dpor_splitter).
 std::string dpor_split_cost(const StrategyParams& p) {
-  if (!p.dpor_states || p.dpor_max_preemptions) return "";
+  if (!dpor_settings(p).states || p.explicit_bound) return "";
   return "and a split runs stateless: the state cache belongs to one job (the same kinds and "
          "verdict, more executions; without --jobs and --shard dpor keeps its cache, which alone "
          "finishes the largest scenarios; docs/concepts.md, State cache)";
@@ -93,7 +137,9 @@ constexpr std::array<StrategyInfo, 7> kStrategies = {{
      .proves_every_order = true,
      .bound_shrinks = dpor_bound_shrinks,
      .proof_brief = dpor_proof_brief,
-     .split_cost = dpor_split_cost},
+     .split_cost = dpor_split_cost,
+     .options = kDporOptions,
+     .check_options = check_dpor_options},
     {.kind = StrategyKind::kPos,
      .name = "pos",
      .proves = false,
@@ -214,11 +260,69 @@ const StrategyInfo& live_prover() {
   return prover;
 }
 
+namespace {
+
+// The row that owns `flag`, and the option's index in it; nullptr where none does.
+std::pair<const StrategyInfo*, std::size_t> option_owner(std::string_view flag) {
+  for (const StrategyInfo& info : kStrategies) {
+    for (std::size_t i = 0; i < info.options.size(); ++i) {
+      if (flag == info.options[i].flag) return {&info, i};
+    }
+  }
+  return {nullptr, 0};
+}
+
+}  // namespace
+
+void set_strategy_option(StrategyParams& p, std::string_view flag, std::uint64_t value) {
+  const auto [owner, index] = option_owner(flag);
+  if (owner == nullptr || owner->kind != p.kind)
+    throw std::invalid_argument(
+        fmt::format("{}: not an option of {}", flag, strategy_name(p.kind)));
+  p.own[index] = value;
+}
+
+void apply_strategy_options(StrategyParams& p,
+                            std::span<const std::pair<std::string, std::uint64_t>> given) {
+  // How they combine, checked by each row that owns some of them.
+  for (const StrategyInfo& info : kStrategies) {
+    if (info.check_options == nullptr) continue;
+    OwnOptions own{};
+    bool any = false;
+    for (const auto& [flag, value] : given) {
+      const auto [owner, index] = option_owner(flag);
+      if (owner == &info) {
+        own[index] = value;
+        any = true;
+      }
+    }
+    if (any) info.check_options(own);
+  }
+  // Then whether the chosen strategy owns them.
+  const StrategyOption* refused = nullptr;
+  const StrategyInfo* refused_owner = nullptr;
+  for (const auto& [flag, value] : given) {
+    const auto [owner, index] = option_owner(flag);
+    if (owner == nullptr) throw std::invalid_argument(flag + ": no strategy owns it");
+    if (owner->kind == p.kind) continue;
+    const StrategyOption& o = owner->options[index];
+    if (refused == nullptr || o.refusal_rank < refused->refusal_rank) {
+      refused = &o;
+      refused_owner = owner;
+    }
+  }
+  if (refused != nullptr) {
+    throw InputError(fmt::format("{}: only for --strategy {} (this run's strategy is {})",
+                                 refused->flag, refused_owner->name, strategy_name(p.kind)));
+  }
+  for (const auto& [flag, value] : given) set_strategy_option(p, flag, value);
+}
+
 StrategyParams continuation_search(StrategyParams p, std::vector<ThreadId> prefix) {
   p.kind = StrategyKind::kDpor;
-  p.dpor_max_preemptions.reset();  // a bound would make it a heuristic, not a proof
-  p.dpor_states = true;
-  p.dpor_optimal = true;
+  p.explicit_bound.reset();   // a bound would make it a heuristic, not a proof
+  p.own[kStateless].reset();  // the state cache and wakeup trees
+  p.own[kSourceSets].reset();
   p.prefix = std::move(prefix);
   return p;
 }
@@ -240,9 +344,11 @@ std::unique_ptr<Strategy> make_strategy(const StrategyParams& p) {
       return make_pct(p.seed, p.depth);
     case StrategyKind::kDfs:
       return make_dfs(p.max_preemptions);
-    case StrategyKind::kDpor:
-      return make_dpor(p.dpor_max_preemptions, p.dpor_symmetry, p.dpor_states, p.dpor_optimal,
-                       p.prefix, p.dpor_stateless_first);
+    case StrategyKind::kDpor: {
+      const DporSettings s = dpor_settings(p);
+      return make_dpor(p.explicit_bound, s.symmetry, s.states, s.optimal, p.prefix,
+                       s.stateless_first);
+    }
     case StrategyKind::kPos:
       return make_pos(p.seed);
     case StrategyKind::kSurw:
