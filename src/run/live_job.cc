@@ -1,4 +1,4 @@
-#include "live/job.h"
+#include "run/live_job.h"
 
 #include "live/python/bridge.h"
 #include "live/torch/workload.h"
@@ -6,17 +6,18 @@
 #include "sched/schedule.h"
 #include "util/check.h"
 
-namespace racelab::live {
+namespace racelab::run {
 
 Job replay_job(const sched::Schedule& schedule, const std::string& path) {
   RACELAB_CHECK(sched::is_live_subject(schedule.subject_name),
-                "live::replay_job: {} records {}, not a live subject", path, schedule.subject_name);
+                "run::replay_job: {} records {}, not a live subject", path, schedule.subject_name);
   if (schedule.subject_name == sched::kLivePythonSubject) {
-    python::Job job;
-    return python::make_job(job, path, schedule, nullptr);
+    live::python::Job job;
+    return live::python::make_job(job, path, schedule, nullptr);
   }
-  return torch_workload::make_job(torch_workload::Config{}, torch_workload::ShapeOptions{}, path,
-                                  schedule, nullptr);
+  return live::torch_workload::make_job(live::torch_workload::Config{},
+                                        live::torch_workload::ShapeOptions{}, path, schedule,
+                                        nullptr);
 }
 
 SearchOptions replay_options(const std::string& path, const std::string& out) {
@@ -33,14 +34,14 @@ JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool(
   std::string desc = job.run.strategy->describe();
   SearchOptions so = options;
   if (job.run.replaying) so.recorded = job.run.recorded;
-  Outcome o =
-      search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying, stop, progress);
+  Outcome o = live::search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying,
+                           stop, progress);
   std::string schedule = report::write_outputs(so, job.info, o, desc, job.run.strategy->classes());
-  results::Verdict verdict = judge(so, o);
-  const int code = exit_code(verdict);
+  results::Verdict verdict = live::judge(so, o);
+  const int code = live::exit_code(verdict);
   const bool end_process = job.exit_process || (o.kept.failure && o.kept.failure->hung);
   return JobRun{std::move(o), std::move(schedule), std::move(desc), std::move(verdict),
                 code,         end_process};
 }
 
-}  // namespace racelab::live
+}  // namespace racelab::run
