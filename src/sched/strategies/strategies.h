@@ -218,12 +218,13 @@ class ReplayDivergence : public StrategyError {
   std::uint64_t step;
 };
 
-class ReplayStrategy : public Strategy {
+class ReplayStrategy : public Strategy, private Guided {
  public:
   ReplayStrategy(std::vector<ReplayStep> steps, OnDivergence on_divergence,
                  std::unique_ptr<Strategy> fallback = nullptr);
   bool begin_execution(std::uint64_t index) override;
   ThreadId pick(const Decision& d) override;
+  const Guided* guided() const override { return this; }
   std::optional<ThreadId> awaited(const Decision& d) const override;
   std::string describe() const override;
   bool diverged() const { return diverged_at_.has_value(); }
