@@ -42,12 +42,12 @@ void add_partition_options(CLI::App* cmd, PartitionArgs& args);
 void add_live_python_options(CLI::App* cmd, model::LivePython& python, const std::string& what);
 // Throws InputError for a malformed --shard.
 sched::Partition partition_from(const PartitionArgs& args);
-// dpor's state cache belongs to one job: a split (--jobs above one, --shard) runs dpor stateless
-// (the same kinds and verdict; docs/concepts.md, State cache). The one line that says so, for
-// stderr, where a dpor search that would keep its cache is split; empty otherwise. `scope` names
-// what is split ("dpor's search", "each dpor scenario's search").
-std::string dpor_split_note(const sched::StrategyParams& strategy, const sched::Partition& p,
-                            const PartitionArgs& args, const std::string& scope);
+// What a split (--jobs above one, --shard) costs the strategy's search, where its row says it
+// costs something (sched::split_cost; dpor: its state cache belongs to one job): the one line that
+// says so, for stderr; empty otherwise. `scope` names what is split ("dpor's search", "each dpor
+// scenario's search").
+std::string split_note(const sched::StrategyParams& strategy, const sched::Partition& p,
+                       const PartitionArgs& args, const std::string& scope);
 
 // Raised by SIGINT; long runs stop at the next execution and write what they found.
 std::atomic<bool>& interrupted();

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "command.h"
@@ -35,10 +36,10 @@ struct ExploreArgs {
   PartitionArgs part;
   bool check_determinism = false;
   bool no_shrink = false;
-  bool no_symmetry = false;
-  bool stateless = false;
-  bool source_sets = false;
-  std::optional<std::uint64_t> cache_after;  // dpor: stateless executions before the state cache
+  // The strategies' own options (sched::StrategyInfo::options), by flag: a map, so that the
+  // places CLI11 writes to stay put.
+  std::map<std::string, bool> strategy_flags;
+  std::map<std::string, std::optional<std::uint64_t>> strategy_numbers;
   std::string backend = "coroutine";
   std::string torch;  // --torch: the torch version (profile) to explore under
 };
@@ -53,22 +54,15 @@ int run_explore(const ExploreArgs& a) {
   if (a.iterations) o.iterations = *a.iterations;
   if (a.depth) o.strategy.depth = *a.depth;
   if (a.max_preemptions) o.strategy.max_preemptions = *a.max_preemptions;
-  if (a.max_preemptions) o.strategy.dpor_max_preemptions = *a.max_preemptions;  // dpor: explicit
-  if (a.no_symmetry) o.strategy.dpor_symmetry = false;
-  if (a.stateless) o.strategy.dpor_states = false;
-  if (a.source_sets) o.strategy.dpor_optimal = false;
-  if (a.cache_after) o.strategy.dpor_stateless_first = *a.cache_after;
-  if (a.stateless && a.cache_after)
-    throw InputError("--cache-after: not with --stateless (which keeps no state cache)");
-  if ((a.no_symmetry || a.stateless || a.source_sets || a.cache_after) &&
-      o.strategy.kind != sched::StrategyKind::kDpor) {
-    throw InputError(fmt::format("{}: only for --strategy dpor (this run's strategy is {})",
-                                 a.stateless     ? "--stateless"
-                                 : a.source_sets ? "--source-sets"
-                                 : a.cache_after ? "--cache-after"
-                                                 : "--no-symmetry",
-                                 sched::strategy_info(o.strategy.kind).name));
+  if (a.max_preemptions) o.strategy.explicit_bound = *a.max_preemptions;
+  std::vector<std::pair<std::string, std::uint64_t>> own;
+  for (const auto& [flag, given] : a.strategy_flags) {
+    if (given) own.emplace_back(flag, 1);
   }
+  for (const auto& [flag, value] : a.strategy_numbers) {
+    if (value) own.emplace_back(flag, *value);
+  }
+  sched::apply_strategy_options(o.strategy, own);
   o.time_limit_s = a.time_limit;
   o.shrink = !a.no_shrink;
   o.run.backend = a.backend == "threads" ? sched::Backend::kThreads : sched::Backend::kCoroutine;
@@ -78,7 +72,9 @@ int run_explore(const ExploreArgs& a) {
   o.progress = progress_printer("explore " + sc.name, sched::strategy_proves(o.strategy.kind));
   const std::string out = a.out.empty() ? "racelab-out/" + sc.name : a.out;
   // --stateless asks for the split's search: nothing to say then.
-  if (const std::string note = dpor_split_note(o.strategy, o.partition, a.part, "dpor's search");
+  if (const std::string note =
+          split_note(o.strategy, o.partition, a.part,
+                     fmt::format("{}'s search", sched::strategy_info(o.strategy.kind).name));
       !note.empty())
     fmt::print(stderr, "{}\n", note);
 
@@ -168,19 +164,15 @@ void add_explore(CLI::App& app, Runner& run) {
   cmd->add_option("--max-preemptions", args->max_preemptions,
                   "dfs preemption bound (dpor: unbounded unless given)")
       ->check(integer_check(0, 64));
-  cmd->add_flag("--no-symmetry", args->no_symmetry,
-                "dpor with --stateless: explore alike drafters separately (docs/concepts.md, "
-                "symmetry; the state cache renames them regardless)");
-  cmd->add_flag("--stateless", args->stateless,
-                "dpor: keep no cache of explored states, one execution per interleaving class "
-                "(docs/concepts.md, State cache)");
-  cmd->add_flag("--source-sets", args->source_sets,
-                "dpor: source sets instead of wakeup trees (the search before optimal dpor, for "
-                "comparison; docs/concepts.md, Optimal dpor)");
-  cmd->add_option("--cache-after", args->cache_after,
-                  "dpor: run this many executions stateless before the state cache, which starts "
-                  "only if they did not finish (default 1000; 0: the cache from the start; "
-                  "docs/concepts.md, State cache)");
+  // Each strategy's own options, from its row (src/sched/strategies/factory.cc).
+  for (const sched::StrategyInfo& info : sched::strategy_table()) {
+    for (const sched::StrategyOption& opt : info.options) {
+      if (opt.number)
+        cmd->add_option(opt.flag, args->strategy_numbers[opt.flag], opt.help);
+      else
+        cmd->add_flag(opt.flag, args->strategy_flags[opt.flag], opt.help);
+    }
+  }
   cmd->add_option("--torch", args->torch,
                   "torch version to explore under instead of the scenario's [torch] profile (a "
                   "profile, data/profiles/, or a release one covers): does upgrading fix it?");

@@ -56,19 +56,15 @@ sched::Partition partition_from(const PartitionArgs& a) {
   return p;
 }
 
-std::string dpor_split_note(const sched::StrategyParams& s, const sched::Partition& p,
-                            const PartitionArgs& a, const std::string& scope) {
-  if (s.kind != sched::StrategyKind::kDpor || !s.dpor_states || s.dpor_max_preemptions ||
-      !p.split())
-    return "";
+std::string split_note(const sched::StrategyParams& s, const sched::Partition& p,
+                       const PartitionArgs& a, const std::string& scope) {
+  if (!p.split()) return "";
+  const std::string cost = sched::split_cost(s);
+  if (cost.empty()) return "";
   const std::string how = p.shards > 1  ? fmt::format("--shard {}", a.shard)
                           : a.jobs == 0 ? fmt::format("--jobs 0 ({} workers)", p.jobs)
                                         : fmt::format("--jobs {}", a.jobs);
-  return fmt::format(
-      "note: {} splits {}, and a split runs stateless: the state cache belongs to one job (the "
-      "same kinds and verdict, more executions; without --jobs and --shard dpor keeps its cache, "
-      "which alone finishes the largest scenarios; docs/concepts.md, State cache)",
-      how, scope);
+  return fmt::format("note: {} splits {}, {}", how, scope, cost);
 }
 
 std::atomic<bool>& interrupted() {

@@ -16,6 +16,7 @@
 #include "report/report.h"
 #include "run/explore.h"
 #include "run/suite.h"
+#include "sched/strategies/strategies.h"
 #include "suite_print.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -67,8 +68,10 @@ int run_suite(SuiteArgs a) {
   };
   for (const model::Scenario& s : suite) {  // said once, before the first scenario runs
     if (s.live) continue;
-    const std::string note = dpor_split_note(run::explore_options(s).strategy, o.partition, a.part,
-                                             "each dpor scenario's search");
+    const sched::StrategyParams strategy = run::explore_options(s).strategy;
+    const std::string note = split_note(
+        strategy, o.partition, a.part,
+        fmt::format("each {} scenario's search", sched::strategy_info(strategy.kind).name));
     if (note.empty()) continue;
     fmt::print(stderr, "{}\n", note);
     break;

@@ -138,7 +138,8 @@ class Runtime::Impl::World {
   // A replayed step whose thread waits for a mutex a foreign thread holds, or for a thread that
   // is away: wait for the world to catch up rather than diverge.
   bool await(const sched::Decision& d) {
-    if (!strategy_.awaited(d) || !rt_.can_change()) return false;
+    const sched::Guided* guided = strategy_.guided();
+    if (guided == nullptr || !guided->awaited(d) || !rt_.can_change()) return false;
     const std::uint64_t seen = rt_.activity;
     return rt_.engine_cv.wait_for(lk_, rt_.options.hang_timeout,
                                   [&] { return rt_.activity != seen || rt_.fatal; });

@@ -141,7 +141,8 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
   lo.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
   lo.settle = std::chrono::milliseconds(a.settle_ms);
   lo.cycle_confirm = std::chrono::milliseconds(a.cycle_confirm_ms);
-  lo.footprints = !replaying && sched::parse_strategy(a.strategy) == sched::StrategyKind::kDpor;
+  lo.footprints =
+      !replaying && sched::strategy_info(sched::parse_strategy(a.strategy)).needs_footprints;
   const LiveRunner runner(subject, lo, a.replay, info.after_execution,
                           divergence_hint(a.recorded, info.subject, info.hash));
   const sched::Budget budget(a.executions, a.time_limit, stop);

@@ -13,6 +13,7 @@
 #include "model/live_case.h"
 #include "sched/kinds.h"
 #include "sched/loop.h"
+#include "sched/strategies/strategies.h"
 #include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -161,8 +162,8 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
 
   // The proof: dpor without a bound over what racelab sees, to exhaustion or its cap.
   proving();
-  const LiveRun proof =
-      run_live(o, racelab, args, (fs::path(dir) / "proof").string(), "dpor", o.proof_executions);
+  const LiveRun proof = run_live(o, racelab, args, (fs::path(dir) / "proof").string(),
+                                 sched::live_prover().name, o.proof_executions);
   RaceVerdict::Proof& p = r.proof;
   p.ran = true;
   p.argv = proof.argv;
@@ -193,7 +194,7 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
     // The rule (results::judge): an absence that the proof, cut short, did not prove.
     const results::Verdict v = results::judge(
         {.no_failure = true},
-        {.strategy = "dpor",
+        {.strategy = sched::live_prover().name,
          .stop = sched::parse_stop_reason(p.stopped_by).value_or(sched::StopReason::kBudget),
          .executions = p.executions,
          .cap = p.budget,
@@ -551,10 +552,15 @@ nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o) {
         {"seconds", v.races.seconds}};
     if (v.races.proof.ran) {
       const RaceVerdict::Proof& p = v.races.proof;
-      races["proof"] = {
-          {"strategy", "dpor"}, {"exhausted", p.exhausted},      {"executions", p.executions},
-          {"cap", p.budget},    {"classes", p.classes},          {"stopped_by", p.stopped_by},
-          {"covers", p.covers}, {"command", shell_line(p.argv)}, {"seconds", p.seconds}};
+      races["proof"] = {{"strategy", sched::live_prover().name},
+                        {"exhausted", p.exhausted},
+                        {"executions", p.executions},
+                        {"cap", p.budget},
+                        {"classes", p.classes},
+                        {"stopped_by", p.stopped_by},
+                        {"covers", p.covers},
+                        {"command", shell_line(p.argv)},
+                        {"seconds", p.seconds}};
     } else {
       races["proof"] = nullptr;
     }

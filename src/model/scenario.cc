@@ -288,7 +288,7 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
     // dpor is unbounded unless a dpor scenario bounds it explicitly (a dfs scenario's bound is
     // dfs's: `--strategy dpor` on it still covers every class).
     if (t->contains("max_preemptions") && sched::strategy_info(s.explore.kind).optional_bound)
-      s.explore.dpor_max_preemptions = s.explore.max_preemptions;
+      s.explore.explicit_bound = s.explore.max_preemptions;
     r.integer("seed", s.explore.seed, 0, std::numeric_limits<std::int64_t>::max());
     r.finish();
   }

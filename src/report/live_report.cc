@@ -102,7 +102,8 @@ LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& i
   // could depend on the machine's speed (docs/live.md, "Determinism").
   report["settle"] = {{"ms", a.settle_ms}, {"decisions", kept.settled}};
   if (info.subject == sched::kLivePythonSubject) report["not_checked"] = kPythonNotChecked;
-  if (a.replay.empty() && sched::parse_strategy(a.strategy) == sched::StrategyKind::kDpor)
+  if (a.replay.empty() &&
+      sched::strategy_info(sched::parse_strategy(a.strategy)).proves_every_order)
     report["proof_covers"] = live_dpor_covers(info.subject);
   report["findings"] = nlohmann::ordered_json::array();
   if (kept.failure) {

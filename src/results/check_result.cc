@@ -9,6 +9,7 @@
 
 #include "sched/kinds.h"
 #include "sched/loop.h"
+#include "sched/strategies/strategies.h"
 #include "util/errors.h"
 
 namespace racelab::results {
@@ -22,7 +23,7 @@ std::vector<std::string> LivePython::flags(bool controlled) const {
 
 results::Verdict VariantResult::verdict() const {
   using State = RaceVerdict::State;
-  results::SearchFacts f{.strategy = "dpor",
+  results::SearchFacts f{.strategy = sched::live_prover().name,
                          .stop = races.proof.ran ? sched::parse_stop_reason(races.proof.stopped_by)
                                                        .value_or(sched::StopReason::kBudget)
                                                  : sched::StopReason::kBudget,

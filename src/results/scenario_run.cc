@@ -31,9 +31,8 @@ results::Verdict ScenarioRun::judged() const {
   std::vector<std::string> found;
   for (const auto& f : result.found) found.push_back(f.finding.kind);
   const sched::StrategyParams& p = options.strategy;
-  // Only a bounded search gets smaller with a lower bound (dfs; dpor given one).
-  const bool has_bound = p.kind == sched::StrategyKind::kDfs ||
-                         (p.kind == sched::StrategyKind::kDpor && p.dpor_max_preemptions);
+  // Only a bounded search gets smaller with a lower bound (the row says which).
+  const bool has_bound = sched::bound_shrinks(p);
   return results::judge({.must = scenario.must, .must_not = scenario.must_not},
                         {.strategy = sched::strategy_name(p.kind),
                          .stop = result.stop,
@@ -79,27 +78,8 @@ std::string ScenarioRun::coverage_brief() const {
   if (!proves()) return fmt::format("{} executions sampled, not a proof", n);
   if (!result.exhausted())
     return fmt::format("{} executions, cut short by {}", n, sched::stop_reason_words(result.stop));
-  // What the exhausted search proves, in its strategy's words: dpor and states every
-  // interleaving, dfs every one within its preemption bound; a bounded dpor is a heuristic.
-  const sched::StrategyParams& p = options.strategy;
-  switch (p.kind) {
-    case sched::StrategyKind::kDpor:
-      if (p.dpor_max_preemptions) {
-        return fmt::format(
-            "{} executions, exhaustive within max_preemptions={} (dpor; a bounded dpor is a "
-            "heuristic, not a proof)",
-            n, *p.dpor_max_preemptions);
-      }
-      return fmt::format("proven (dpor, exhaustive, {} executions)", n);
-    case sched::StrategyKind::kStates:
-      return fmt::format("proven (states, exhaustive, {} executions)", n);
-    case sched::StrategyKind::kDfs:
-      return fmt::format(
-          "proven within the bound (dfs, max_preemptions={}, exhaustive, {} executions)",
-          p.max_preemptions, n);
-    default:
-      return fmt::format("{} executions, exhaustive", n);
-  }
+  // What the exhausted search proves, in its strategy's words (its row's proof_brief).
+  return sched::proof_brief(options.strategy, n);
 }
 
 std::vector<std::string> ScenarioRun::failures() const {

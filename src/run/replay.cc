@@ -33,11 +33,7 @@ ScenarioRun explore_continuations(sched::Subject& model, const Scenario& scenari
   check.scenario = scenario;
   check.options = run::explore_options(scenario);
   sched::ExploreOptions& o = check.options;
-  o.strategy.kind = sched::StrategyKind::kDpor;
-  o.strategy.dpor_max_preemptions.reset();  // a bound would make it a heuristic, not a proof
-  o.strategy.dpor_states = true;
-  o.strategy.dpor_optimal = true;
-  o.strategy.prefix = std::move(prefix);
+  o.strategy = sched::continuation_search(o.strategy, std::move(prefix));
   if (request.iterations) o.iterations = *request.iterations;
   o.time_limit_s = request.time_limit_s;
   o.interrupt = request.interrupt;

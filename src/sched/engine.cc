@@ -146,7 +146,7 @@ std::optional<ExecutionResult> run_execution(Subject& subject, Strategy& strateg
   result.preemption_steps = std::move(spare().preemption_steps);
   result.preemption_steps.clear();
   Execution& exec = *result.exec;
-  exec.keep_states(strategy.reads_states());
+  exec.keep_states(strategy.needs().state_digests);
   std::unique_ptr<ThreadBackend> threads;
   if (options.backend == Backend::kThreads) threads = std::make_unique<ThreadBackend>(exec);
   Context ctx(exec, threads.get());

@@ -183,8 +183,9 @@ ExploreResult explore(Subject& subject, const ExploreOptions& options) {
   static_cast<Explored&>(out) = std::move(run);
   out.strategy = strategy->describe();
   out.found = std::move(kept).found(runner);
-  out.classes = strategy->classes();
-  out.states = strategy->states();
+  Strategy::Progress progress_made = strategy->progress();
+  out.classes = progress_made.classes;
+  out.states = progress_made.states;
   split::finish(subject, out, options, budget.elapsed());
   return out;
 }

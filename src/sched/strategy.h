@@ -2,11 +2,11 @@
 // Strategy: who runs next. Every strategy implements three calls, as in shuttle: begin_execution
 // (prepare execution i), pick (a thread among the enabled ones) and describe (its name and
 // parameters, for reports). The other virtuals are optional capabilities whose defaults mean "not
-// this strategy": end_execution (learn from the execution that ended), exhausted (the whole space
-// is covered: dfs), classes (interleaving classes covered: dpor), clone and calibration (split
-// across workers and shards by execution index) and awaited (a thread it insists on although it
-// is not enabled: replay). Strategies never see a backend or a subject; they see a Decision. One
-// strategy per file under strategies/.
+// this strategy": end_execution (learn from the execution that ended), progress (how much of its
+// space a searching strategy has covered: exhausted, classes, states), needs (what an execution
+// must record for it), clone and calibration (split across workers and shards by execution index)
+// and guided (a thread it insists on although it is not enabled: replay). Strategies never see a
+// backend or a subject; they see a Decision. One strategy per file under strategies/.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -95,6 +95,19 @@ std::string thread_label(const ThreadView& view, ThreadId t);
 // The enabled threads of `d`, labelled: "0 (main), 2 (drafter 1)". d.exec must be set.
 std::string enabled_labels(const Decision& d);
 
+// What a strategy insists on beyond the enabled threads, for a guided strategy (replay): the
+// live engine, where threads outside its control may still enable a thread, waits for that one
+// first (Strategy::guided).
+class Guided {
+ public:
+  // The thread the strategy insists on at this decision although it is not enabled; nullopt
+  // where it insists on none.
+  virtual std::optional<ThreadId> awaited(const Decision& d) const = 0;
+
+ protected:
+  ~Guided() = default;
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -104,22 +117,34 @@ class Strategy {
   // One of d.enabled, or kNoThread to abandon the execution (dpor: sleep-set blocked).
   virtual ThreadId pick(const Decision& d) = 0;
   virtual void end_execution() {}
-  // True once the strategy has covered its whole space (only DFS can say so).
-  virtual bool exhausted() const { return false; }
+
   // Interleaving classes (Mazurkiewicz traces) covered so far, for a strategy that knows them
   // (dpor): the executions that were the first of their class, and those it abandoned because
-  // they could only repeat a class (sleep-set blocked). nullopt for the others.
+  // they could only repeat a class (sleep-set blocked).
   struct Classes {
     std::uint64_t classes = 0;
     std::uint64_t redundant = 0;
     std::uint64_t cached = 0;  // dpor's state cache: abandoned at a state explored before
   };
-  virtual std::optional<Classes> classes() const { return std::nullopt; }
-  // Distinct states explored so far, for a strategy that counts them (states); nullopt otherwise.
-  virtual std::optional<std::uint64_t> states() const { return std::nullopt; }
-  // True for a strategy that reads ThreadView::state_digest (states): only then does an execution
-  // record what its threads see, which costs every step.
-  virtual bool reads_states() const { return false; }
+  // How far a strategy that searches a space has come; the defaults mean "a sampling strategy".
+  struct Progress {
+    bool exhausted = false;               // it has covered its whole space (dfs, dpor, states)
+    std::optional<Classes> classes;       // the classes it has covered (dpor)
+    std::optional<std::uint64_t> states;  // the distinct states it has explored (states, dpor)
+  };
+  virtual Progress progress() const { return {}; }
+  bool exhausted() const { return progress().exhausted; }
+  std::optional<Classes> classes() const { return progress().classes; }
+  std::optional<std::uint64_t> states() const { return progress().states; }
+
+  // What an execution must record for the strategy beyond its threads and their pending text.
+  struct Needs {
+    // ThreadView::state_digest and the rest of the state view (states; dpor with its state
+    // cache): an execution records what its threads see, which costs every step.
+    bool state_digests = false;
+  };
+  virtual Needs needs() const { return {}; }
+
   // For reports: e.g. "pct(depth=3, seed=1)".
   virtual std::string describe() const = 0;
   // A copy with the same parameters and learned state, for another worker: execution i of the copy
@@ -130,9 +155,8 @@ class Strategy {
   // the rest: what the strategy learns from them (pct: the execution length; surw: each thread's
   // events) is what clone() carries, so execution i is the same on every worker and shard.
   virtual std::uint64_t calibration() const { return 0; }
-  // A thread the strategy insists on at this decision although it is not enabled (replay). The
-  // live engine, where threads outside its control may still enable it, waits for that first.
-  virtual std::optional<ThreadId> awaited(const Decision& /*d*/) const { return std::nullopt; }
+  // The strategy's guidance, where it insists on threads (replay); nullptr for the others.
+  virtual const Guided* guided() const { return nullptr; }
 };
 
 // Thrown by a strategy that cannot continue an execution (replay divergence, nondeterminism).

@@ -15,7 +15,9 @@ SET suite-mini runs tests/data/golden/suite-mini/commands instead, one command a
 folder's scenarios as mini/: five model scenarios, one per verdict and reason (a dpor proof that
 passes, must kinds found, a must_not kind found, a proof cut short by its execution cap, a must kind
 missing from a search that did not finish), as a suite, as two shards and their merge, and explored
-alone. Its fixtures are tests/data/golden/suite-mini/NN-<command>/.
+alone; then `explore --help` and the refusals of a strategy's own options (their help text and
+order come from the strategy table since issue 38's S26). Its fixtures are
+tests/data/golden/suite-mini/NN-<command>/.
 
 RACELAB_UPDATE_GOLDEN=1 writes the fixtures instead of comparing (tools/update-golden.sh); review
 the diff as you would review the output change itself.

@@ -106,8 +106,8 @@ namespace {
 ScenarioRun stateless(const Scenario& s, std::uint64_t iterations, bool symmetry = true) {
   sched::ExploreOptions o = explore_options(s);
   o.strategy.kind = sched::StrategyKind::kDpor;
-  o.strategy.dpor_states = false;
-  o.strategy.dpor_symmetry = symmetry;
+  sched::set_strategy_option(o.strategy, "--stateless");
+  if (!symmetry) sched::set_strategy_option(o.strategy, "--no-symmetry");
   o.iterations = iterations;
   o.shrink = false;
   return run_scenario(s, o);
@@ -165,7 +165,7 @@ TEST_CASE("states and stateful dpor exhaust one GPU with three drafters in fewer
   const ScenarioRun dpor = run_with(s, sched::StrategyKind::kDpor, 10'000'000);
   sched::ExploreOptions o = explore_options(s);
   o.strategy.kind = sched::StrategyKind::kDpor;
-  o.strategy.dpor_states = false;
+  sched::set_strategy_option(o.strategy, "--stateless");
   o.iterations = 10'000'000;
   o.shrink = false;
   const ScenarioRun stateless = run_scenario(s, o);

@@ -67,7 +67,7 @@ TEST_CASE("every bundled scenario's expectations hold; its dpor proof reaches bo
     sched::ExploreOptions o = explore_options(s);
     o.shrink = false;
     o.strategy.kind = sched::StrategyKind::kDpor;
-    o.strategy.dpor_states = false;
+    sched::set_strategy_option(o.strategy, "--stateless");
     o.iterations = 1'000'000;
     const ScenarioRun stateless = run_scenario(s, o);
     CHECK(stateless.result.exhausted());

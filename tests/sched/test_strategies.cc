@@ -233,8 +233,10 @@ TEST_CASE("coverage: on lazy-2-drafters the fingerprints are dpor's interleaving
   ExploreOptions o = run::explore_options(sc);
   o.shrink = false;
   o.strategy.kind = StrategyKind::kDpor;
-  o.strategy.dpor_symmetry = false;  // every Mazurkiewicz class, not one per alike drafters
-  o.strategy.dpor_states = false;    // and none left out for a state explored before
+  // Every Mazurkiewicz class, not one per alike drafters, and none left out for a state explored
+  // before.
+  sched::set_strategy_option(o.strategy, "--no-symmetry");
+  sched::set_strategy_option(o.strategy, "--stateless");
   o.iterations = 100000;
   const model::ScenarioRun dpor = run::run_scenario(sc, o);
   REQUIRE(dpor.result.exhausted());

@@ -119,7 +119,7 @@ class DfsStrategy : public SubtreeSearch {
     return stack_.back().options[0];
   }
 
-  bool exhausted() const override { return exhausted_; }
+  Progress progress() const override { return {.exhausted = exhausted_}; }
 
   // The pieces given away come, in the single-worker order, after what the owner keeps under the
   // chosen frame's current choice; the executions already run under that choice estimate how much

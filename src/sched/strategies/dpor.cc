@@ -327,13 +327,14 @@ class DporStrategy : public SubtreeSearch {
     view_ = nullptr;
   }
 
-  bool exhausted() const override { return exhausted_; }
-
-  std::optional<Classes> classes() const override { return Classes{classes_, redundant_, cached_}; }
-  std::optional<std::uint64_t> states() const override {
-    return states_ ? std::optional<std::uint64_t>(cache_.states()) : std::nullopt;
+  Progress progress() const override {
+    return {.exhausted = exhausted_,
+            .classes = Classes{classes_, redundant_, cached_},
+            .states = states_ ? std::optional<std::uint64_t>(cache_.states()) : std::nullopt};
   }
-  bool reads_states() const override { return want_states_ && (!states_decided_ || states_); }
+  Needs needs() const override {
+    return {.state_digests = want_states_ && (!states_decided_ || states_)};
+  }
   std::uint64_t executions() const { return classes_ + redundant_ + cached_; }
 
   std::string describe() const override {

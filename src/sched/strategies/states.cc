@@ -72,10 +72,8 @@ class StatesStrategy : public Strategy {
     return stack_.back().options[0];
   }
 
-  bool exhausted() const override { return exhausted_; }
-  bool reads_states() const override { return true; }
-  std::optional<std::uint64_t> states() const override { return seen_.size(); }
-  std::optional<Classes> classes() const override { return std::nullopt; }
+  Progress progress() const override { return {.exhausted = exhausted_, .states = seen_.size()}; }
+  Needs needs() const override { return {.state_digests = true}; }
   std::string describe() const override { return "states(symmetry)"; }
 
  private:

@@ -1,6 +1,7 @@
 #pragma once
 // The strategies, chosen by name in one place (make_strategy). Each lives in its own file. Those
 // that search a tree (dfs, dpor) also say how to split it across jobs and shards (split.h).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -8,6 +9,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sched/strategies/split.h"
@@ -17,6 +20,24 @@ namespace racelab::sched {
 
 enum class StrategyKind { kRandom, kPct, kDfs, kDpor, kPos, kSurw, kStates };
 struct StrategyParams;
+
+// An option that belongs to one strategy (its row's `options`, factory.cc): a flag, or an unsigned
+// number. The strategy's file says what it means; racelab explore registers every row's options
+// where they stand in its --help, in table order, and apply_strategy_options hands the given ones
+// to the chosen row.
+struct StrategyOption {
+  const char* flag;  // as the command line spells it: "--stateless"
+  const char* help;  // explore's --help text
+  bool number;       // takes an unsigned number (--cache-after 0) rather than being a flag
+  // Where several options the chosen strategy does not own are given, the error names the one
+  // ranked lowest (the order the checks ran in before the table held them).
+  int refusal_rank;
+};
+// The most options one row owns.
+inline constexpr std::size_t kMaxOwnOptions = 4;
+// The values of the chosen row's own options, by their index in its `options`: 1 for a flag
+// given, the number for a number; nullopt where not given (the strategy's default).
+using OwnOptions = std::array<std::optional<std::uint64_t>, kMaxOwnOptions>;
 
 // The one table of strategy names (factory.cc): parsing, listing and capabilities read it, so
 // nothing outside src/sched/strategies/ branches on a strategy's kind.
@@ -40,6 +61,26 @@ struct StrategyInfo {
   // Its executions depend on the seed (the sampling strategies): another seed explores other
   // executions. dfs and dpor ignore it, so searching again with another seed repeats the search.
   bool seeded;
+  // It reads each step's footprint (ThreadView::pending_op, step_touches ...): a live run records
+  // them for it (live::Options::footprints), which costs every step.
+  bool needs_footprints = false;
+  // Its finished search covers every order of the operations racelab sees, with no bound given
+  // (dpor, states): a clean live run under it says what that proof covers (proof_covers).
+  bool proves_every_order = false;
+  // Its space gets smaller with a lower preemption bound (dfs; dpor given one): the remedy for
+  // a search cut short may say "lower max_preemptions". nullptr: never.
+  bool (*bound_shrinks)(const StrategyParams& params) = nullptr;
+  // What its exhausted search of `n` executions proves, in its own words ("proven (dpor,
+  // exhaustive, 12 executions)"); nullptr: "12 executions, exhaustive".
+  std::string (*proof_brief)(const StrategyParams& params, std::uint64_t n) = nullptr;
+  // What splitting its search across jobs or shards costs, as the rest of the sentence "note:
+  // --jobs 2 splits dpor's search, …" (dpor: its state cache belongs to one job); "" where a
+  // split costs nothing. nullptr: never anything.
+  std::string (*split_cost)(const StrategyParams& params) = nullptr;
+  // Its own options (at most kMaxOwnOptions), in --help order, and the check of how they combine
+  // (throws InputError: "--cache-after: not with --stateless ..."); nullptr: any combination.
+  std::span<const StrategyOption> options = {};
+  void (*check_options)(const OwnOptions& own) = nullptr;
 };
 std::span<const StrategyInfo> strategy_table();
 
@@ -59,6 +100,27 @@ std::string seeded_strategy_names(bool live_only = false);
 bool strategy_proves(StrategyKind kind);
 // The table's row for `kind`.
 const StrategyInfo& strategy_info(StrategyKind kind);
+// The capabilities above, asked of the row of `params.kind` (false, the default words or ""
+// where the row has no such function).
+bool bound_shrinks(const StrategyParams& params);
+std::string proof_brief(const StrategyParams& params, std::uint64_t n);
+std::string split_cost(const StrategyParams& params);
+// Gives `params` the strategy options the command line set, flag and value (1 for a flag), in
+// any order: first the rows that own them check how they combine (check_options), then each must
+// belong to the chosen strategy, params.kind, else InputError: "--stateless: only for --strategy
+// dpor (this run's strategy is pct)" (of several, the one ranked lowest). Unknown flags are a bug.
+void apply_strategy_options(StrategyParams& params,
+                            std::span<const std::pair<std::string, std::uint64_t>> given);
+// One option of params.kind's row, set as the command line would (tests and callers that build
+// params themselves); throws std::invalid_argument when the row does not own `flag`.
+void set_strategy_option(StrategyParams& params, std::string_view flag, std::uint64_t value = 1);
+
+// The strategy that proves a live subject clean: the one live row that proves every order with
+// no bound (dpor). racelab check's proof runs it.
+const StrategyInfo& live_prover();
+// The search of every continuation of `prefix` (the thread of each first step), for racelab
+// replay against a fix: `base`'s parameters, made an unbounded proof that fixes the prefix.
+StrategyParams continuation_search(StrategyParams base, std::vector<ThreadId> prefix);
 
 // dpor's state cache runs only where a stateless search does not end within this many
 // executions: stateless first, then, if the space is not exhausted, the cache from scratch. The
@@ -75,22 +137,14 @@ struct StrategyParams {
   std::uint64_t seed = 1;
   int depth = 3;            // pct
   int max_preemptions = 2;  // dfs
-  // dpor is unbounded unless a bound is given explicitly (--max-preemptions, or max_preemptions
-  // in a scenario's [explore]); dfs always uses max_preemptions.
-  std::optional<int> dpor_max_preemptions;
-  // dpor: explore one of two alike threads of a symmetry group (dpor.cc); off: every thread. One
-  // job only: a split dpor runs without it (make_splitter).
-  bool dpor_symmetry = true;
-  // dpor: recognise states explored before where the subject describes its state (stateful DPOR,
-  // dpor_cache.h), which replaces the symmetry reduction by the digest's renaming; off: stateless,
-  // one execution per class. One job only: a split dpor is stateless.
-  bool dpor_states = true;
-  // dpor with dpor_states: how many executions run stateless before the cache starts
-  // (kDporStatelessFirst; 0: the cache from the first execution).
-  std::uint64_t dpor_stateless_first = kDporStatelessFirst;
-  // dpor: optimal exploration with wakeup trees (dpor_wakeup.h); off: source sets, which can run
-  // sleep-set blocked executions.
-  bool dpor_optimal = true;
+  // A bound given explicitly (--max-preemptions, or max_preemptions in a scenario's [explore]
+  // whose strategy's bound is optional): a strategy whose row has optional_bound (dpor) is
+  // unbounded without it; dfs always uses max_preemptions.
+  std::optional<int> explicit_bound;
+  // The chosen strategy's own options (its row's `options`: dpor's --no-symmetry, --stateless,
+  // --source-sets and --cache-after), set through apply_strategy_options or set_strategy_option;
+  // read by the row's functions in factory.cc alone.
+  OwnOptions own{};
   // dpor: the thread of each first step, fixed; the search explores what follows them
   // (make_dpor). One job; the other strategies take none (make_strategy refuses one).
   std::vector<ThreadId> prefix;
@@ -164,12 +218,13 @@ class ReplayDivergence : public StrategyError {
   std::uint64_t step;
 };
 
-class ReplayStrategy : public Strategy {
+class ReplayStrategy : public Strategy, private Guided {
  public:
   ReplayStrategy(std::vector<ReplayStep> steps, OnDivergence on_divergence,
                  std::unique_ptr<Strategy> fallback = nullptr);
   bool begin_execution(std::uint64_t index) override;
   ThreadId pick(const Decision& d) override;
+  const Guided* guided() const override { return this; }
   std::optional<ThreadId> awaited(const Decision& d) const override;
   std::string describe() const override;
   bool diverged() const { return diverged_at_.has_value(); }
