@@ -133,6 +133,14 @@ class Strategy {
   // A thread the strategy insists on at this decision although it is not enabled (replay). The
   // live engine, where threads outside its control may still enable it, waits for that first.
   virtual std::optional<ThreadId> awaited(const Decision& /*d*/) const { return std::nullopt; }
+  // Handing a search over to another process (a live search past a deadlock, whose threads stay
+  // stuck in this one: src/live/handover.h). Between executions, hand_over() moves the search on
+  // to its next execution and returns its whole state as text; take_over(), before the first
+  // execution of a strategy made with the same parameters in another process, goes on from it
+  // exactly as the first would have. nullopt and false where the strategy cannot (all but dpor);
+  // take_over throws InputError for text that is no such state.
+  virtual std::optional<std::string> hand_over() { return std::nullopt; }
+  virtual bool take_over(const std::string& /*state*/) { return false; }
 };
 
 // Thrown by a strategy that cannot continue an execution (replay divergence, nondeterminism).
