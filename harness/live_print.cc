@@ -1,6 +1,6 @@
 // The printing of a live run, shared by racelab live torch | python and racelab replay of a live
-// schedule (live_print.h): the banner, then live::run_job (src/live/job.h: the search, its files,
-// when the process must end), then its verdict. Not a subcommand.
+// schedule (live_print.h): the banner, then run::run_job (src/run/live_job.h: the search, its
+// files, when the process must end), then its verdict. Not a subcommand.
 #include "live_print.h"
 
 #include <fmt/format.h>
@@ -68,7 +68,7 @@ void print_failures(const live::Result& r, std::uint64_t execution, const std::s
 }
 
 int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
-                  const live::JobRun& run) {
+                  const run::JobRun& run) {
   const live::Outcome& o = run.outcome;
   const std::string& schedule = run.schedule;
   const std::string& strategy_desc = run.strategy_desc;
@@ -182,7 +182,7 @@ int print_run(const live::SearchOptions& so, live::Job& job,
   if (after_banner) after_banner();
   std::fflush(stdout);
   auto progress = count_progress(job.info.command, "executions");
-  const live::JobRun run = live::run_job(
+  const run::JobRun run = run::run_job(
       so, job, [] { return interrupted().load(); },
       [&](std::uint64_t done, std::uint64_t budget) {
         if (progress) progress(done, budget);

@@ -21,7 +21,6 @@
 
 #include "command.h"
 #include "executables.h"
-#include "live/job.h"
 #include "live_print.h"
 #include "model/pipeline.h"
 #include "model/profile.h"
@@ -29,6 +28,7 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
+#include "run/live_job.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -115,8 +115,8 @@ int replay_command(const ReplayArgs& a) {
     run_with(s.subject_name == sched::kLivePythonSubject ? LiveComponent::kPython
                                                          : LiveComponent::kTorch);
     const std::string out = !a.out.empty() ? a.out : "racelab-out/" + s.subject_name + "-replay";
-    live::Job job = live::replay_job(s, a.schedule);
-    return livecmd::print_run(live::replay_options(a.schedule, out), job);
+    live::Job job = run::replay_job(s, a.schedule);
+    return livecmd::print_run(run::replay_options(a.schedule, out), job);
   }
   model::ReplayRequest request{.schedule_path = a.schedule,
                                .scenario_path = a.scenario,

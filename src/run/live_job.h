@@ -1,11 +1,11 @@
 #pragma once
-// A live run ready to go, whichever its subject: what racelab live torch, racelab live python and
-// racelab replay of a live schedule hand to the search (live::search, search.h) and to the
-// command line's printer. Each kind of subject makes its own, from options or from a schedule's
-// header (torch_workload::make_job, live/torch/workload.h; python::make_job,
-// live/python/bridge.h); replay_job makes the one a live schedule's header names, so that
-// `racelab replay SCHEDULE` replays a live schedule exactly as `racelab live torch | python
-// --replay SCHEDULE` does, with no command calling another.
+// A live run's use case, whichever its subject (racelab live torch, racelab live python, racelab
+// replay of a live schedule): search, write the files (report/live_report.h), judge. Each kind of
+// subject makes its live::Job (live/search.h) from options or from a schedule's header
+// (torch_workload::make_job, live/torch/workload.h; python::make_job, live/python/bridge.h);
+// replay_job makes the one a live schedule's header names, so that `racelab replay SCHEDULE`
+// replays a live schedule exactly as `racelab live torch | python --replay SCHEDULE` does, with no
+// command calling another.
 #include <functional>
 #include <string>
 #include <string_view>
@@ -13,19 +13,11 @@
 #include "live/search.h"
 #include "sched/schedule.h"
 
-namespace racelab::live {
+namespace racelab::run {
 
-struct Job {
-  Prepared run;        // the strategy, the subject, whether it replays, the hash warning
-  JobInfo info;        // what the report and the verdict say about the subject
-  std::string banner;  // the line printed before the search: subject, strategy, build
-  // Called with the output directory just before the search (the Python bridge arms its crash
-  // report there); may be empty.
-  std::function<void(const std::string&)> arm;
-  // The subject runs in the embedded interpreter, which is never finalized (the script's threads
-  // may still be in it): the command ends the process with std::_Exit once it has printed.
-  bool exit_process = false;
-};
+using live::Job;
+using live::Outcome;
+using live::SearchOptions;
 
 // racelab replay of a live schedule: `schedule` (as report::read_schedule read it from `path`)
 // with the configuration its header records, replayed step by step. InputError for a schedule of
@@ -51,8 +43,8 @@ struct JobRun {
   bool end_process = false;
   // --all-findings (live/handover.h): every kind found so far, and where the search goes on in
   // a fresh process, what it takes over.
-  std::vector<Found> found;
-  std::optional<Handover> handover;
+  std::vector<live::Found> found;
+  std::optional<live::Handover> handover;
 };
 
 // Runs `job` under `options`: arms it (Job::arm) with the output directory, runs executions until
@@ -62,4 +54,4 @@ struct JobRun {
 JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool()>& stop,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress);
 
-}  // namespace racelab::live
+}  // namespace racelab::run

@@ -1,4 +1,4 @@
-#include "live/job.h"
+#include "run/live_job.h"
 
 #include <fmt/format.h>
 
@@ -9,17 +9,18 @@
 #include "util/check.h"
 #include "util/errors.h"
 
-namespace racelab::live {
+namespace racelab::run {
 
 Job replay_job(const sched::Schedule& schedule, const std::string& path) {
   RACELAB_CHECK(sched::is_live_subject(schedule.subject_name),
-                "live::replay_job: {} records {}, not a live subject", path, schedule.subject_name);
+                "run::replay_job: {} records {}, not a live subject", path, schedule.subject_name);
   if (schedule.subject_name == sched::kLivePythonSubject) {
-    python::Job job;
-    return python::make_job(job, path, schedule, nullptr);
+    live::python::Job job;
+    return live::python::make_job(job, path, schedule, nullptr);
   }
-  return torch_workload::make_job(torch_workload::Config{}, torch_workload::ShapeOptions{}, path,
-                                  schedule, nullptr);
+  return live::torch_workload::make_job(live::torch_workload::Config{},
+                                        live::torch_workload::ShapeOptions{}, path, schedule,
+                                        nullptr);
 }
 
 SearchOptions replay_options(const std::string& path, const std::string& out) {
@@ -41,20 +42,20 @@ JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool(
   std::string desc = job.run.strategy->describe();
   SearchOptions so = options;
   if (job.run.replaying) so.recorded = job.run.recorded;
-  Outcome o =
-      search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying, stop, progress);
-  std::vector<Found> found;
+  Outcome o = live::search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying,
+                           stop, progress);
+  std::vector<live::Found> found;
   if (so.all_findings) found = report::write_found(so, job.info, o, desc);
-  std::optional<Handover> next =
-      next_process(so, job.info, *job.run.strategy, o, found, stop && stop());
+  std::optional<live::Handover> next =
+      live::next_process(so, job.info, *job.run.strategy, o, found, stop && stop());
   std::string schedule =
       report::write_outputs(so, job.info, o, desc, job.run.strategy->classes(), found);
-  results::Verdict verdict = judge(so, o);
-  const int code = exit_code(verdict);
+  results::Verdict verdict = live::judge(so, o);
+  const int code = live::exit_code(verdict);
   const bool end_process =
       job.exit_process || (o.kept.failure && o.kept.failure->hung) || o.kept.hand_over;
   return JobRun{std::move(o), std::move(schedule), std::move(desc),  std::move(verdict),
                 code,         end_process,         std::move(found), std::move(next)};
 }
 
-}  // namespace racelab::live
+}  // namespace racelab::run
