@@ -14,6 +14,7 @@
 #include "command.h"
 #include "live/search.h"
 #include "report/live_report.h"
+#include "report/schedule_paths.h"
 #include "sched/kinds.h"
 #include "sched/loop.h"
 #include "sched/strategies/strategies.h"
@@ -86,7 +87,7 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
                    (std::filesystem::path(so.out) / "stacks.txt").string());
     if (!schedule.empty())
       fmt::print(
-          "  replay: racelab {} --replay {}{}\n", info.command, schedule,
+          "  replay: {}{}\n", report::replay_command(schedule, info.command),
           kept.failure->hung
               ? fmt::format(" (the process exits now: threads are stuck in {})", info.stuck_in)
               : "");
@@ -105,11 +106,9 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
   }
   if (kept.other) {
     const auto f = worst_failure(*kept.other);
-    fmt::print(
-        "{} (execution {}, searched past it): {}\n  replay: racelab {} --replay "
-        "{}/schedule-{}.json\n",
-        paint(f->kind, Colour::kRed), kept.other_execution, f->message, info.command, so.out,
-        f->kind);
+    fmt::print("{} (execution {}, searched past it): {}\n  replay: {}\n",
+               paint(f->kind, Colour::kRed), kept.other_execution, f->message,
+               report::replay_command(run.other_schedule, info.command));
     for (const auto& [kind, n] : kept.kinds)
       if (is_failure(kind) && kind != sched::kinds::kDeadlock && kind != live::kinds::kHang)
         fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "live/search.h"
+#include "report/schedule_paths.h"
 #include "sched/schedule.h"
 #include "sched/strategy.h"
 
@@ -56,14 +57,19 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
 // kept.found) and returns them, the earlier processes' (SearchOptions::carried) first.
 std::vector<live::Found> write_found(const live::SearchOptions& a, const live::JobInfo& info,
                                      const live::Outcome& o, const std::string& strategy_desc);
-// Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
+// The schedule files a live run wrote (schedule_path's live layout), "" where none.
+struct LiveSchedules {
+  std::string failure;  // the kept failure's (report.json "schedule")
+  std::string other;    // the other failure's, searched past (report.json "other_failure")
+};
+// Writes report.json, trace.txt and, for a failure, the schedules; returns their paths.
 // `classes`: dpor's interleaving classes and redundant executions (report.json "dpor").
 // `found`: --all-findings's kinds (write_found), each execution's findings in "findings" and
 // the kinds in "kinds_found".
-std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
-                          const live::Outcome& o, const std::string& strategy_desc,
-                          std::optional<sched::Strategy::Classes> classes = std::nullopt,
-                          const std::vector<live::Found>& found = {});
+LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
+                            const live::Outcome& o, const std::string& strategy_desc,
+                            std::optional<sched::Strategy::Classes> classes = std::nullopt,
+                            const std::vector<live::Found>& found = {});
 
 // One plain run of a script (racelab live python --uncontrolled): real threads, nothing
 // interposed, the time limit its only bound.

@@ -48,14 +48,21 @@ JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool(
   if (so.all_findings) found = report::write_found(so, job.info, o, desc);
   std::optional<live::Handover> next =
       live::next_process(so, job.info, *job.run.strategy, o, found, stop && stop());
-  std::string schedule =
+  report::LiveSchedules schedules =
       report::write_outputs(so, job.info, o, desc, job.run.strategy->classes(), found);
   results::Verdict verdict = live::judge(so, o);
   const int code = live::exit_code(verdict);
   const bool end_process =
       job.exit_process || (o.kept.failure && o.kept.failure->hung) || o.kept.hand_over;
-  return JobRun{std::move(o), std::move(schedule), std::move(desc),  std::move(verdict),
-                code,         end_process,         std::move(found), std::move(next)};
+  return JobRun{std::move(o),
+                std::move(schedules.failure),
+                std::move(schedules.other),
+                std::move(desc),
+                std::move(verdict),
+                code,
+                end_process,
+                std::move(found),
+                std::move(next)};
 }
 
 }  // namespace racelab::run

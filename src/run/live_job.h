@@ -29,11 +29,12 @@ Job replay_job(const sched::Schedule& schedule, const std::string& path);
 SearchOptions replay_options(const std::string& path, const std::string& out);
 
 // A job's run, for the command line to print: what the search did and kept, the failing
-// execution's schedule file ("" for none), the strategy as the report describes it, the verdict,
-// and whether the process must end once it is printed.
+// execution's schedule file and the other failure's (searched past; "" for none), the strategy as
+// the report describes it, the verdict, and whether the process must end once it is printed.
 struct JobRun {
   Outcome outcome;
   std::string schedule;
+  std::string other_schedule;
   std::string strategy_desc;
   results::Verdict verdict;  // judge()'s
   int exit_code = 0;         // exit_code(verdict)
