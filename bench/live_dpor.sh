@@ -5,13 +5,14 @@
 # train_queue.py (sequential warmup, 1 and 2 batches) and on tests/live/pipelines/user_pool.py
 # (fixed and --bug), and dpor's executions as a share of dfs's. Then, with --load N, the determinism check of issue 34:
 # each search RUNS times (default 10) beside N CPU-bound processes, and whether every run of it
-# ran the same number of executions (STRATEGIES="dpor" in the environment: dpor's alone).
+# ran the same number of executions (STRATEGIES="dpor" in the environment: dpor's alone;
+# "dpor-all": dpor --all-findings, whose verdict is every kind found, each at its execution).
 # CASES="REGEX" in the environment keeps the cases whose name matches it (grep -E), in both modes.
 # A dfs cut short by the time limit ran fewer executions than its full search would: its count is
 # a lower bound, and dpor's share of it is printed as an upper bound ("<= 0.12%").
 # EXECUTIONS in the environment caps each search (default 1000000).
-# --kinds instead: the finding kinds live dpor reaches without a warmup (--expect deadlock, so that
-# it searches on past other failures: report.json's kinds_seen) on the stand-in and the queue-fed
+# --kinds instead: the finding kinds live dpor reaches without a warmup (--all-findings, so that
+# it searches on past every failure: report.json's kinds_found) on the stand-in and the queue-fed
 # pipeline (one device, two drafters) and on the stand-in with one drafter on each of two
 # devices, each beside the kinds the model's dpor reaches for the same setting
 # (scenarios/deadlock/lazy-2-drafters.toml, lazy-one-drafter-per-gpu.toml). Evidence kinds
@@ -43,6 +44,7 @@ cases=("standin 2 sequential|standin|$standin|--warmup sequential --drafters 2"
        "standin 2 none|standin|$standin|--warmup none --drafters 2"
        "queue-fed 1 batch seq|standin|$queue|--warmup sequential --batches 1"
        "queue-fed 2 batches seq|standin|$queue|--warmup sequential --batches 2"
+       "queue-fed 2 batches none|standin|$queue|--warmup none --batches 2"
        "user_pool|none|$user|"
        "user_pool --bug|none|$user|--bug")
 if [[ -n "${CASES:-}" ]]; then
@@ -56,6 +58,10 @@ fi
 run() {  # strategy interpose script args -> "executions seconds verdict"
   local strategy=$1 interpose=$2 script=$3 args=$4 code=0 extra=()
   [[ $script == "$queue" ]] && extra=(--dict __main__._attention_cache)
+  if [[ $strategy == dpor-all ]]; then
+    strategy=dpor
+    extra+=(--all-findings)
+  fi
   # shellcheck disable=SC2086  # the script's arguments are words
   "$racelab" live python --interpose "$interpose" --strategy "$strategy" \
     --executions "${EXECUTIONS:-1000000}" \
@@ -66,6 +72,9 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 kinds = [f["kind"] for f in r.get("findings", [])]
 verdict = kinds[0] if kinds else ("proven" if r.get("exhausted") else "cut-short")
+if "kinds_found" in r:  # --all-findings: every kind, at its execution
+    found = "+".join(f'{k["kind"]}@{k["execution"]}' for k in r["kinds_found"])
+    verdict = (found or "proven") if r.get("exhausted") else "cut-short"
 print(r["executions"], f'{r["seconds"]:.2f}', verdict, f'exit={sys.argv[2]}', r["settle"]["decisions"])
 PY
 }
@@ -80,7 +89,7 @@ if [[ "${3:-}" == "--kinds" ]]; then
     extra=()
     [[ $script == "$queue" ]] && extra=(--dict __main__._attention_cache)
     # shellcheck disable=SC2086  # the script's arguments are words
-    "$racelab" live python --interpose standin --strategy dpor --expect deadlock \
+    "$racelab" live python --interpose standin --strategy dpor --all-findings \
       --executions "${EXECUTIONS:-1000000}" --time-limit "$limit" --out "$out/k" "${extra[@]}" \
       "$script" -- $args >"$out/log" 2>&1 || true
     "$racelab" explore "scenarios/$model.toml" --strategy dpor --iterations 100000000 \
@@ -88,11 +97,11 @@ if [[ "${3:-}" == "--kinds" ]]; then
     python3 - "$out/k/report.json" "$out/m/report.json" "$name" "${model#*/}" <<'PY'
 import json, sys
 live, model = (json.load(open(p)) for p in sys.argv[1:3])
-dead = [f["execution"] for f in live.get("findings", []) if f["kind"] == "deadlock"]
-# A live search ends at a deadlock (its threads stay stuck): it cannot go on to other kinds.
-how = (f'exhaustive, {live["executions"]}' if live.get("exhausted") else
-       f'ends at the deadlock, execution {dead[0]}' if dead else f'cut short at {live["executions"]}')
-print(f'{sys.argv[3]:<30} {"live dpor (" + how + ")":<46} {" ".join(sorted(live.get("kinds_seen", {})))}')
+# Past a deadlock (its threads stay stuck) the search goes on in a fresh process.
+how = (f'exhaustive, {live["executions"]}, {live.get("processes", 1)} processes'
+       if live.get("exhausted") else f'cut short at {live["executions"]}')
+found = " ".join(f'{k["kind"]}@{k["execution"]}' for k in live.get("kinds_found", []))
+print(f'{sys.argv[3]:<30} {"live dpor (" + how + ")":<46} {found}')
 how = f'exhaustive, {model["executions"]}' if model.get("exhausted") else f'cut short at {model["executions"]}'
 kinds = sorted({f["kind"] for f in model.get("findings", [])})
 print(f'{"":<30} {"model " + sys.argv[4] + " (dpor, " + how + ")":<46} {" ".join(kinds)}')

@@ -81,6 +81,13 @@ void add_search_options(CLI::App* cmd, LiveArgs& a) {
                   "one is found)")
       ->capture_default_str()
       ->check(one_of({"clean", "deadlock"}));
+  cmd->add_flag("--all-findings", a.all_findings,
+                "dpor: search on past every failure to the end, keeping each kind's first "
+                "execution and schedule; past a deadlock, in a fresh process (docs/live.md)");
+  cmd->add_option("--continue-from", a.continue_from,
+                  "the fresh process of an --all-findings search: the handover file it goes on "
+                  "from")
+      ->group("");
   cmd->add_option("--replay", a.replay, "run the schedule file once (its parameters apply)");
   cmd->add_option("--out", a.out, "output directory")->capture_default_str();
 }

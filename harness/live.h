@@ -54,6 +54,9 @@ struct LiveArgs {
   bool uncontrolled = false;       // live python --uncontrolled: one plain run, real threads
   std::string python;              // live python --python ENV (default $VIRTUAL_ENV): a venv
   bool refuse_unverified = false;  // --refuse-other-torch: outside the table's range, exit 2
+  bool all_findings = false;       // --all-findings: on past every failure (live/handover.h)
+  std::string continue_from;       // --continue-from FILE: a handover (the fresh process's)
+  std::shared_ptr<const live::Handover> carried;  // ... as read by check_common
 };
 
 // The virtual environment a Python run uses: --python ENV, else $VIRTUAL_ENV (an activated
@@ -68,7 +71,8 @@ struct AllocArgs {
 
 // live_search.cc
 live::SearchOptions search_options(const LiveArgs& a);
-void check_common(const LiveArgs& a);  // InputError for options out of range
+// InputError for options out of range; reads --continue-from's handover into `carried`.
+void check_common(LiveArgs& a);
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a);
 
 // live_torch.cc

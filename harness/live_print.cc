@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 
 #include "command.h"
 #include "live/search.h"
@@ -46,6 +48,26 @@ void print_traceback(const std::vector<sched::StackFrame>& stack) {
     fmt::print("    {}:{} in {}\n", user[i]->file, user[i]->line, user[i]->function);
 }
 
+// A failing execution's failures (and racelab losing control), each with its details and
+// traceback; `stacks`: the stacks.txt that holds a lost thread's Python stack ("" none).
+void print_failures(const live::Result& r, std::uint64_t execution, const std::string& stacks) {
+  for (const auto& f : r.findings) {
+    if (!is_failure(f.kind) && !sched::kinds::is_inconclusive(f.kind)) continue;
+    fmt::print("{} (execution {}, {} decisions): {}\n", paint(f.kind, Colour::kRed), execution,
+               r.choices.size(), f.message);
+    for (const auto& d : f.details) fmt::print("  {}\n", d);
+    print_traceback(f.stack);
+    if (f.kind == sched::kinds::kLostControl && !stacks.empty()) {
+      const std::string stack = thread_stack(stacks, lost_thread(f));
+      if (!stack.empty())
+        fmt::print(
+            "  its Python stack (innermost last; the C function it waits in is below "
+            "the last frame):\n{}",
+            stack);
+    }
+  }
+}
+
 int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
                   const run::JobRun& run) {
   const live::Outcome& o = run.outcome;
@@ -59,23 +81,10 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
   if (kept.failure)
     for (const auto& f : kept.failure->findings)
       found = found || is_failure(f.kind) || sched::kinds::is_inconclusive(f.kind);
+  found = found || !run.found.empty();
   if (kept.failure) {
-    for (const auto& f : kept.failure->findings) {
-      if (!is_failure(f.kind) && !sched::kinds::is_inconclusive(f.kind)) continue;
-      fmt::print("{} (execution {}, {} decisions): {}\n", paint(f.kind, Colour::kRed),
-                 kept.failure_execution, kept.failure->choices.size(), f.message);
-      for (const auto& d : f.details) fmt::print("  {}\n", d);
-      print_traceback(f.stack);
-      if (f.kind == sched::kinds::kLostControl) {
-        const std::string stack =
-            thread_stack(std::filesystem::path(so.out) / "stacks.txt", lost_thread(f));
-        if (!stack.empty())
-          fmt::print(
-              "  its Python stack (innermost last; the C function it waits in is below "
-              "the last frame):\n{}",
-              stack);
-      }
-    }
+    print_failures(*kept.failure, kept.failure_execution,
+                   (std::filesystem::path(so.out) / "stacks.txt").string());
     if (!schedule.empty())
       fmt::print(
           "  replay: {}{}\n", report::replay_command(schedule, info.command),
@@ -85,6 +94,15 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
   }
   for (const auto& [kind, n] : kept.kinds) {
     if (!is_failure(kind)) fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
+  }
+  // --all-findings: the kinds this process found (the earlier processes printed theirs), then
+  // every kind of the search with its schedule.
+  for (const auto& [execution, r] : kept.found) print_failures(r, execution, "");
+  if (!run.handover && so.all_findings && !run.found.empty()) {
+    fmt::print("kinds found ({} in all):\n", run.found.size());
+    for (const live::Found& f : run.found)
+      fmt::print("  {} (execution {}): racelab {} --replay {}\n", paint(f.kind, Colour::kRed),
+                 f.execution, info.command, f.schedule);
   }
   if (kept.other) {
     const auto f = worst_failure(*kept.other);
@@ -138,7 +156,10 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
   } else if (verdict.why == Why::kUnfinished) {
     fmt::print("expectation (deadlock) {}; exit 1\n", paint(verdict.reason, Colour::kYellow));
   } else if (want_deadlock) {
-    const bool found_deadlock = kept.failure && kept.failure->found(sched::kinds::kDeadlock);
+    const bool found_deadlock =
+        (kept.failure && kept.failure->found(sched::kinds::kDeadlock)) ||
+        std::any_of(run.found.begin(), run.found.end(),
+                    [](const live::Found& f) { return f.kind == sched::kinds::kDeadlock; });
     fmt::print("expectation (deadlock) {}\n", found_deadlock
                                                   ? paint("holds", Colour::kGreen)
                                                   : paint("does not hold", Colour::kRed));
@@ -152,6 +173,9 @@ int print_run(const live::SearchOptions& so, live::Job& job,
               const std::function<void()>& after_banner) {
   print_replay_warning(job.run.warning);
   fmt::print("{}\n", job.banner);
+  if (so.carried)
+    fmt::print("going on with the search in a fresh process (its process {}) from execution {}\n",
+               so.carried->processes + 1, so.carried->tally.executions);
   // A torch or Python outside the table's verified range: one line, before any result.
   if (!job.info.outside_verified.empty())
     fmt::print("{}\n", paint("warning: " + job.info.outside_verified, Colour::kYellow));
@@ -164,6 +188,17 @@ int print_run(const live::SearchOptions& so, live::Job& job,
         if (progress) progress(done, budget);
       });
   clear_progress();
+  if (run.handover) {  // --all-findings past a deadlock: on in a fresh process (live/handover.h)
+    for (const auto& [execution, r] : run.outcome.kept.found) print_failures(r, execution, "");
+    const std::string path = live::handover_path(so.out).string();
+    live::write_handover(path, *run.handover);
+    fmt::print("searching on in a fresh process from execution {} (threads are stuck in {}): {}\n",
+               run.outcome.executions, job.info.stuck_in, path);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const std::string error = live::continue_in_fresh_process(path);
+    throw std::runtime_error("--all-findings: could not start a fresh process: " + error);
+  }
   const int code = print_verdict(so, job.info, run);
   if (run.end_process) {
     std::fflush(stdout);

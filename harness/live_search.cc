@@ -23,13 +23,29 @@ live::SearchOptions search_options(const LiveArgs& a) {
   o.expect = results::parse_live_expect(a.expect).value_or(results::LiveExpect::kClean);
   o.replay = a.replay;
   o.out = a.out;
+  o.all_findings = a.all_findings;
+  o.carried = a.carried;
   return o;
 }
 
-void check_common(const LiveArgs& a) {
+void check_common(LiveArgs& a) {
   if (a.hang_timeout <= 0) throw InputError("--hang-timeout must be positive");
   if (a.settle_ms < 0) throw InputError("--settle-ms must not be negative");
   if (a.cycle_confirm_ms <= 0) throw InputError("--cycle-confirm-ms must be positive");
+  if (a.all_findings) {
+    // Past a deadlock the search goes on in a fresh process, which takes dpor's state over.
+    if (sched::parse_strategy(a.strategy) != sched::StrategyKind::kDpor)
+      throw InputError(
+          "--all-findings needs --strategy dpor (past a deadlock the search goes on in a fresh "
+          "process, and only dpor's search can be handed over)");
+    if (!a.replay.empty() || !a.follow.empty())
+      throw InputError("--all-findings searches: not with --replay or --follow");
+  }
+  if (!a.continue_from.empty()) {
+    if (!a.all_findings)
+      throw InputError("--continue-from goes on with an --all-findings search: give both");
+    a.carried = std::make_shared<const live::Handover>(live::read_handover(a.continue_from));
+  }
 }
 
 std::optional<sched::Schedule> recorded_schedule(const std::string& replay) {
@@ -43,7 +59,11 @@ std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a) {
   sp.seed = a.seed;
   sp.depth = a.depth;
   sp.max_preemptions = a.preemptions;
-  return sched::make_strategy(sp);
+  std::unique_ptr<sched::Strategy> s = sched::make_strategy(sp);
+  if (a.carried && (s->resumable() == nullptr || !s->resumable()->take_over(a.carried->strategy)))
+    throw InputError(
+        fmt::format("{}: {} cannot take a search over", a.continue_from, s->describe()));
+  return s;
 }
 
 }  // namespace racelab::cli::livecmd

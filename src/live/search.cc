@@ -109,6 +109,13 @@ bool StopAtFailure::keep(std::uint64_t execution, Result& r) {
   for (const auto& k : seen) ++kinds[k];
   const bool lost = std::any_of(seen.begin(), seen.end(), sched::kinds::is_inconclusive);
   const bool failed = lost || std::any_of(seen.begin(), seen.end(), is_failure);
+  if (all_findings_ && !replaying_ && failed && !lost) {
+    const std::string kind = worst_failure(r)->kind;
+    const bool hung = r.hung;
+    if (known_.insert(kind).second) found.emplace_back(execution, std::move(r));
+    hand_over = hung;
+    return !hung;
+  }
   if (failed && !replaying_ && expect_deadlock_ && !seen.count(sched::kinds::kDeadlock) &&
       !r.hung) {
     if (!other) {
@@ -145,18 +152,70 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
       !replaying && sched::strategy_info(sched::parse_strategy(a.strategy)).needs_footprints;
   const LiveRunner runner(subject, lo, a.replay, info.after_execution,
                           divergence_hint(a.recorded, info.subject, info.hash));
-  const sched::Budget budget(a.executions, a.time_limit, stop);
+  // Going on from earlier processes: their counts, kinds and time.
+  const Handover none;
+  const Handover& before = a.carried ? *a.carried : none;
+  std::set<std::string> known;
+  for (const Found& f : before.found) known.insert(f.kind);
+  StopAtFailure keep(a.expect == results::LiveExpect::kDeadlock, replaying, a.all_findings,
+                     std::move(known));
+  keep.kinds = before.kinds;
+  keep.settled = before.settled;
+  double time_limit = a.time_limit;
+  if (time_limit > 0) time_limit = std::max(time_limit - before.seconds, 1e-3);
+  const sched::Budget budget(a.executions, time_limit, stop);
   Outcome o = sched::explore_executions(
-      runner, StopAtFailure(a.expect == results::LiveExpect::kDeadlock, replaying), strategy,
-      budget, !replaying && !samples(a), [&](const Outcome& so_far) {
+      runner, std::move(keep), strategy, budget, !replaying && !samples(a),
+      [&](const Outcome& so_far) {
         if (progress) progress(so_far.executions, a.executions);
-      });
+      },
+      before.tally);
+  o.seconds += before.seconds;
   o.kept.finish();
   return o;
 }
 
+std::optional<Handover> next_process(const SearchOptions& a, const JobInfo& info,
+                                     sched::Strategy& strategy, Outcome& o,
+                                     std::vector<Found> found, bool stopped) {
+  if (!o.kept.hand_over) return std::nullopt;
+  sched::Resumable* resumable = strategy.resumable();
+  std::optional<std::string> state =
+      resumable != nullptr ? resumable->hand_over() : std::optional<std::string>();
+  RACELAB_CHECK(state.has_value(), "live::next_process: {} cannot hand its search over",
+                strategy.describe());
+  if (strategy.exhausted()) {
+    o.stop = sched::StopReason::kExhausted;
+    return std::nullopt;
+  }
+  if (stopped) {
+    o.stop = sched::StopReason::kInterrupted;
+    return std::nullopt;
+  }
+  if (o.executions >= a.executions) return std::nullopt;  // kBudget: cut short
+  if (a.time_limit > 0 && o.seconds >= a.time_limit) {
+    o.stop = sched::StopReason::kTimeLimit;
+    return std::nullopt;
+  }
+  Handover h;
+  h.strategy = std::move(*state);
+  h.hash = info.hash;
+  h.processes = a.carried ? a.carried->processes + 1 : 1;
+  h.tally = o;
+  h.seconds = o.seconds;
+  h.kinds = o.kept.kinds;
+  h.settled = o.kept.settled;
+  h.found = std::move(found);
+  return h;
+}
+
 results::Verdict judge(const SearchOptions& a, const Outcome& o) {
   results::SearchFacts f;
+  // --all-findings: every kind found, in this process and the earlier ones.
+  if (a.carried)
+    for (const Found& x : a.carried->found) f.found.push_back(x.kind);
+  for (const auto& [execution, r] : o.kept.found) f.found.push_back(worst_failure(r)->kind);
+  f.failure_found = !f.found.empty();
   if (o.kept.failure) {
     for (const auto& finding : o.kept.failure->findings) {
       f.failure_found = f.failure_found || is_failure(finding.kind);

@@ -12,9 +12,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "live/handover.h"
 #include "live/live.h"
 #include "results/verdict.h"
 #include "sched/exploration.h"
@@ -45,6 +47,11 @@ struct SearchOptions {
   std::string replay;  // the schedule replayed, for messages ("" for a search)
   Recorded recorded;   // what it recorded (run_job fills it from the Prepared job)
   std::string out;     // where the files go
+  // --all-findings (dpor): search on past every failure, to the end of the search, keeping the
+  // first execution of each kind; past one that leaves threads stuck, in a fresh process
+  // (handover.h). `carried`: what the processes before this one handed over (nullptr: none).
+  bool all_findings = false;
+  std::shared_ptr<const Handover> carried;
 };
 
 // The live keep policy (sched/exploration.h): a failure kind (the registry's, sched/kinds.h) or
@@ -53,10 +60,20 @@ struct SearchOptions {
 // search goes on, unless threads were left stuck in real calls (a hang, lost control): the
 // process must end then, and that execution is the result. A hang is never the deadlock asked
 // for. A replay's one execution is the result, failed or not.
+//
+// --all-findings (`all_findings`): no failure ends the search, only racelab losing control or a
+// nondeterministic subject does (as above); the first execution of each kind not found before
+// (`known`, the earlier processes': by its worst failure) is kept in `found`, and an execution
+// that left threads stuck (a deadlock, a hang) ends this process's part of the search
+// (`hand_over`): it goes on in a fresh process.
 class StopAtFailure {
  public:
-  StopAtFailure(bool expect_deadlock, bool replaying)
-      : expect_deadlock_(expect_deadlock), replaying_(replaying) {}
+  StopAtFailure(bool expect_deadlock, bool replaying, bool all_findings = false,
+                std::set<std::string> known = {})
+      : expect_deadlock_(expect_deadlock),
+        replaying_(replaying),
+        all_findings_(all_findings),
+        known_(std::move(known)) {}
   bool keep(std::uint64_t execution, Result& r);
   // At the end: with no deadlock found, the other failure kept on the way is the result.
   void finish();
@@ -72,10 +89,16 @@ class StopAtFailure {
   // Decisions, over every execution, taken after a quiet period of --settle-ms rather than at
   // quiescence alone (live::Result::settled): 0 means no result rests on timing.
   std::uint64_t settled = 0;
+  // --all-findings: each new kind's first execution, in order, and whether the last one left
+  // threads stuck.
+  std::vector<std::pair<std::uint64_t, Result>> found;
+  bool hand_over = false;
 
  private:
   bool expect_deadlock_;
   bool replaying_;
+  bool all_findings_ = false;
+  std::set<std::string> known_;
 };
 
 // What a live search did (executions, seconds, why it stopped, the interleaving classes its
@@ -185,6 +208,15 @@ std::vector<sched::Finding>::const_iterator worst_failure(const Result& r);
 Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
                sched::Strategy& strategy, bool replaying, const std::function<bool()>& stop,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress);
+
+// --all-findings, after this process's part of the search ended at an execution that left
+// threads stuck (StopAtFailure::hand_over): the strategy moved on (Strategy::hand_over). Where
+// the search is over (the strategy exhausted: o.stop becomes kExhausted; the execution cap, the
+// time limit or `stopped`: o.stop says which), nullopt; else what the next process takes over,
+// `found` (write_found's) with it.
+std::optional<Handover> next_process(const SearchOptions& a, const JobInfo& info,
+                                     sched::Strategy& strategy, Outcome& o,
+                                     std::vector<Found> found, bool stopped);
 
 // The verdict on what a search kept (results::judge, the one rule, with racelab live's wording):
 // --expect clean is no failure kind at all, --expect deadlock a deadlock that must be found.

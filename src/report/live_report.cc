@@ -74,10 +74,33 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
   return path;
 }
 
+std::vector<live::Found> write_found(const live::SearchOptions& a, const live::JobInfo& info,
+                                     const live::Outcome& o, const std::string& strategy_desc) {
+  std::vector<live::Found> out;
+  if (a.carried) out = a.carried->found;
+  for (const auto& [execution, r] : o.kept.found) {
+    live::Found f;
+    f.kind = live::worst_failure(r)->kind;
+    f.execution = execution;
+    f.decisions = r.choices.size();
+    f.schedule = write_schedule(a, info, r, execution, strategy_desc);
+    f.findings = nlohmann::ordered_json::array();
+    for (const auto& finding : r.findings) {
+      auto j = finding_json(finding, {{"decision", finding.step}});
+      j["execution"] = execution;
+      j["schedule"] = f.schedule;
+      f.findings.push_back(j);
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 // Writes report.json, trace.txt and, for a failure, the schedules; returns their paths.
 LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
                             const live::Outcome& o, const std::string& strategy_desc,
-                            std::optional<sched::Strategy::Classes> classes) {
+                            std::optional<sched::Strategy::Classes> classes,
+                            const std::vector<live::Found>& found) {
   const std::filesystem::path dir(a.out);
   ensure_directory(dir);
   const live::StopAtFailure& kept = o.kept;
@@ -119,6 +142,18 @@ LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& i
 
     written.failure = write_schedule(a, info, r, kept.failure_execution, strategy_desc);
     report["schedule"] = written.failure;
+  }
+  if (a.all_findings) {
+    // Every kind found, in every process of the search (live/handover.h).
+    report["kinds_found"] = nlohmann::ordered_json::array();
+    for (const live::Found& f : found) {
+      for (const auto& j : f.findings) report["findings"].push_back(j);
+      report["kinds_found"].push_back({{"kind", f.kind},
+                                       {"execution", f.execution},
+                                       {"decisions", f.decisions},
+                                       {"schedule", f.schedule}});
+    }
+    report["processes"] = a.carried ? a.carried->processes + 1 : 1;
   }
   if (kept.other) {
     written.other = write_schedule(a, info, *kept.other, kept.other_execution, strategy_desc);

@@ -53,6 +53,10 @@ std::string trace_text(const live::Result& r);     // trace.txt: time, decision,
 std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& info,
                            const live::Result& r, std::uint64_t execution,
                            const std::string& strategy_desc);
+// --all-findings: writes the schedule of each kind this process found first (Outcome's
+// kept.found) and returns them, the earlier processes' (SearchOptions::carried) first.
+std::vector<live::Found> write_found(const live::SearchOptions& a, const live::JobInfo& info,
+                                     const live::Outcome& o, const std::string& strategy_desc);
 // The schedule files a live run wrote (schedule_path's live layout), "" where none.
 struct LiveSchedules {
   std::string failure;  // the kept failure's (report.json "schedule")
@@ -60,9 +64,12 @@ struct LiveSchedules {
 };
 // Writes report.json, trace.txt and, for a failure, the schedules; returns their paths.
 // `classes`: dpor's interleaving classes and redundant executions (report.json "dpor").
+// `found`: --all-findings's kinds (write_found), each execution's findings in "findings" and
+// the kinds in "kinds_found".
 LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
                             const live::Outcome& o, const std::string& strategy_desc,
-                            std::optional<sched::Strategy::Classes> classes = std::nullopt);
+                            std::optional<sched::Strategy::Classes> classes = std::nullopt,
+                            const std::vector<live::Found>& found = {});
 
 // One plain run of a script (racelab live python --uncontrolled): real threads, nothing
 // interposed, the time limit its only bound.

@@ -1,10 +1,13 @@
 #include "run/live_job.h"
 
+#include <fmt/format.h>
+
 #include "live/python/bridge.h"
 #include "live/torch/workload.h"
 #include "report/live_report.h"
 #include "sched/schedule.h"
 #include "util/check.h"
+#include "util/errors.h"
 
 namespace racelab::run {
 
@@ -30,20 +33,36 @@ SearchOptions replay_options(const std::string& path, const std::string& out) {
 
 JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool()>& stop,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  if (options.carried && options.carried->hash != job.info.hash)
+    throw InputError(fmt::format(
+        "--continue-from: the search was handed over by a run of another subject (content hash "
+        "{}, now {}): start it again",
+        options.carried->hash, job.info.hash));
   if (job.arm) job.arm(options.out);
   std::string desc = job.run.strategy->describe();
   SearchOptions so = options;
   if (job.run.replaying) so.recorded = job.run.recorded;
   Outcome o = live::search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying,
                            stop, progress);
+  std::vector<live::Found> found;
+  if (so.all_findings) found = report::write_found(so, job.info, o, desc);
+  std::optional<live::Handover> next =
+      live::next_process(so, job.info, *job.run.strategy, o, found, stop && stop());
   report::LiveSchedules schedules =
-      report::write_outputs(so, job.info, o, desc, job.run.strategy->classes());
+      report::write_outputs(so, job.info, o, desc, job.run.strategy->classes(), found);
   results::Verdict verdict = live::judge(so, o);
   const int code = live::exit_code(verdict);
-  const bool end_process = job.exit_process || (o.kept.failure && o.kept.failure->hung);
-  return JobRun{std::move(o),    std::move(schedules.failure), std::move(schedules.other),
-                std::move(desc), std::move(verdict),           code,
-                end_process};
+  const bool end_process =
+      job.exit_process || (o.kept.failure && o.kept.failure->hung) || o.kept.hand_over;
+  return JobRun{std::move(o),
+                std::move(schedules.failure),
+                std::move(schedules.other),
+                std::move(desc),
+                std::move(verdict),
+                code,
+                end_process,
+                std::move(found),
+                std::move(next)};
 }
 
 }  // namespace racelab::run

@@ -42,6 +42,10 @@ struct JobRun {
   // (Job::exit_process) or an execution hung (its threads are stuck in real calls and cannot be
   // joined).
   bool end_process = false;
+  // --all-findings (live/handover.h): every kind found so far, and where the search goes on in
+  // a fresh process, what it takes over.
+  std::vector<live::Found> found;
+  std::optional<live::Handover> handover;
 };
 
 // Runs `job` under `options`: arms it (Job::arm) with the output directory, runs executions until

@@ -88,12 +88,16 @@ concept KeepPolicy = requires(K& keep, std::uint64_t execution, Record& record) 
 // Runs executions 0, 1, ... of `runner`'s subject under `strategy` until `budget` stops them, the
 // strategy is exhausted or `keep` ends them; `proves`: the strategy can say it is exhausted
 // (strategy_proves, and not a replay). After each execution (counted, then seen by the policy),
-// `progress(exploration so far)`.
+// `progress(exploration so far)`. `from`: what the same exploration counted before, in another
+// process whose strategy was handed over to this one (Strategy::hand_over): it goes on at
+// execution from.executions and counts on from there.
 template <ExecutionRunner Runner, class Keep, class Progress>
 Exploration<Keep> explore_executions(Runner& runner, Keep keep, Strategy& strategy,
-                                     const Budget& budget, bool proves, Progress&& progress) {
+                                     const Budget& budget, bool proves, Progress&& progress,
+                                     const Tally& from = {}) {
   Exploration<Keep> out(std::move(keep));
-  for (std::uint64_t i = 0;; ++i) {
+  static_cast<Tally&>(out) = from;
+  for (std::uint64_t i = from.executions;; ++i) {
     if (const auto stop = budget.before(i, strategy, proves)) {
       out.stop = *stop;
       break;

@@ -108,6 +108,22 @@ class Guided {
   ~Guided() = default;
 };
 
+// Handing a search over to another process (a live search past a deadlock, whose threads stay
+// stuck in this one: src/live/handover.h; Strategy::resumable).
+class Resumable {
+ public:
+  // Between executions: moves the search on to its next execution and returns its whole state as
+  // text; nullopt where it cannot now (the state cache, a split's part, a fixed prefix).
+  virtual std::optional<std::string> hand_over() = 0;
+  // Before the first execution of a strategy made with the same parameters in another process:
+  // goes on from hand_over()'s text exactly as the first would have. false where it cannot;
+  // throws InputError for text that is no such state.
+  virtual bool take_over(const std::string& state) = 0;
+
+ protected:
+  ~Resumable() = default;
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -157,6 +173,9 @@ class Strategy {
   virtual std::uint64_t calibration() const { return 0; }
   // The strategy's guidance, where it insists on threads (replay); nullptr for the others.
   virtual const Guided* guided() const { return nullptr; }
+  // The strategy's hand-over, where a search can go on in another process (dpor); nullptr for
+  // the others.
+  virtual Resumable* resumable() { return nullptr; }
 };
 
 // Thrown by a strategy that cannot continue an execution (replay divergence, nondeterminism).

@@ -1,5 +1,7 @@
 // The live search (live::search): its keep policy (live::StopAtFailure) on results made by hand,
 // what a live search keeps and where it stops; then the search over real threads.
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,75 @@ TEST_CASE("a hang ends a deadlock search: its threads are stuck and the process 
   REQUIRE(policy.failure);
   CHECK(policy.failure->hung);
   CHECK_FALSE(policy.other);
+}
+
+TEST_CASE("--all-findings keeps each new kind's first execution and stops only where stuck",
+          "[search]") {
+  live::StopAtFailure policy(/*expect_deadlock=*/false, /*replaying=*/false,
+                             /*all_findings=*/true, /*known=*/{kinds::kDeadlock});
+  CHECK(keep(policy, 5, ended_with({kinds::kException})));
+  CHECK(keep(policy, 6, ended_with({kinds::kException})));  // known now: not kept again
+  CHECK(keep(policy, 7, ended_with({kinds::kDuplicateCompile})));
+  CHECK_FALSE(policy.hand_over);
+  // A deadlock known from an earlier process: not kept, but its threads are stuck.
+  CHECK_FALSE(keep(policy, 8, ended_with({kinds::kDeadlock}, /*hung=*/true)));
+  CHECK(policy.hand_over);
+  REQUIRE(policy.found.size() == 1);
+  CHECK(policy.found[0].first == 5);
+  CHECK_FALSE(policy.failure);
+  CHECK_FALSE(policy.stopped_at_failure);
+  CHECK(policy.kinds == std::map<std::string, std::uint64_t>{{kinds::kException, 2},
+                                                             {kinds::kDuplicateCompile, 1},
+                                                             {kinds::kDeadlock, 1}});
+  // Losing control still ends it, as the result.
+  live::StopAtFailure lost(false, false, true);
+  CHECK_FALSE(keep(lost, 0, ended_with({kinds::kLostControl}, /*hung=*/true)));
+  CHECK(lost.failure);
+  CHECK_FALSE(lost.hand_over);
+}
+
+TEST_CASE("the fresh process of an --all-findings search runs the same command, going on",
+          "[search]") {
+  using V = std::vector<std::string>;
+  CHECK(live::continuation_argv(
+            V{"racelab", "live", "python", "--all-findings", "s.py", "--", "--continue-from", "x"},
+            "out/handover.json") == V{"racelab", "live", "python", "--continue-from",
+                                      "out/handover.json", "--all-findings", "s.py", "--",
+                                      "--continue-from", "x"});
+  CHECK(live::continuation_argv(
+            V{"racelab", "live", "torch", "--continue-from", "old", "--x", "--continue-from=older"},
+            "new") == V{"racelab", "live", "torch", "--continue-from", "new", "--x"});
+  CHECK_THROWS_AS(live::continuation_argv(V{"racelab", "explore"}, "h"), racelab::InputError);
+
+  const auto dir = std::filesystem::temp_directory_path() / "racelab-test-handover";
+  std::filesystem::create_directories(dir);
+  live::Handover h;
+  h.strategy = R"({"stack":[]})";
+  h.hash = "abc";
+  h.processes = 2;
+  h.tally.add(3, 11);
+  h.tally.add(4, 11);
+  h.tally.add(5, 12);
+  h.seconds = 1.5;
+  h.kinds = {{kinds::kDeadlock, 1}};
+  h.settled = 4;
+  h.found.push_back({kinds::kDeadlock, 1, 4, "s.json", nlohmann::ordered_json::array()});
+  live::write_handover(dir / "h.json", h);
+  const live::Handover back = live::read_handover((dir / "h.json").string());
+  CHECK(back.strategy == h.strategy);
+  CHECK(back.hash == "abc");
+  CHECK(back.processes == 2);
+  CHECK(back.tally.executions == 3);
+  CHECK(back.tally.steps == 12);
+  CHECK(back.tally.coverage.classes() == 2);
+  CHECK(back.tally.coverage.executions() == 3);
+  CHECK(back.kinds == h.kinds);
+  CHECK(back.settled == 4);
+  REQUIRE(back.found.size() == 1);
+  CHECK(back.found[0].schedule == "s.json");
+  std::ofstream(dir / "bad.json") << "{\"format\": \"racelab-live-handover\"}";
+  CHECK_THROWS_AS(live::read_handover((dir / "bad.json").string()), racelab::InputError);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a replayed execution is the result, failed or not", "[search]") {

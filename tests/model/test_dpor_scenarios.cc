@@ -16,6 +16,7 @@
 #include "run/explore.h"
 #include "sched/engine.h"
 #include "sched/strategies/strategies.h"
+#include "util/errors.h"
 
 using namespace racelab;
 using namespace racelab::model;
@@ -326,4 +327,46 @@ TEST_CASE("a dpor split at any depth explores the unsplit classes, on two GPUs",
     }
     CHECK(split == classes);
   }
+}
+
+// A live search past a deadlock goes on in a fresh process from dpor's state (Strategy::hand_over,
+// src/live/handover.h). Handed over after every execution, through its text, into a new strategy
+// each time, the search runs the very executions, in the same order, that one strategy runs.
+TEST_CASE("dpor handed over after every execution runs the search it would have run", "[dpor]") {
+  const Scenario s = load_scenario(source_dir() + "/scenarios/deadlock/lazy-2-drafters.toml");
+  PipelineModel subject(s);
+  std::vector<std::string> whole;
+  auto one = sched::make_dpor(std::nullopt);
+  while (auto r = sched::run_execution(subject, *one, whole.size()))
+    whole.push_back(r->trace_text());
+  REQUIRE(one->exhausted());
+  REQUIRE(whole.size() > 100);
+
+  std::vector<std::string> handed;
+  std::unique_ptr<sched::Strategy> current = sched::make_dpor(std::nullopt);
+  std::uint64_t handovers = 0;
+  while (auto r = sched::run_execution(subject, *current, handed.size())) {
+    handed.push_back(r->trace_text());
+    r.reset();
+    const std::optional<std::string> state = current->resumable()->hand_over();
+    REQUIRE(state.has_value());
+    current = sched::make_dpor(std::nullopt);
+    REQUIRE(current->resumable()->take_over(*state));
+    ++handovers;
+  }
+  CHECK(current->exhausted());
+  CHECK(handovers == whole.size());
+  CHECK(handed == whole);
+  CHECK(current->classes()->classes == one->classes()->classes);
+  CHECK(current->classes()->redundant == one->classes()->redundant);
+  // A strategy with other parameters does not take it over; a damaged text is bad input.
+  auto other = sched::make_dpor(3);
+  auto fresh = sched::make_dpor(std::nullopt);
+  REQUIRE(sched::run_execution(subject, *fresh, 0).has_value());
+  const std::optional<std::string> state = fresh->resumable()->hand_over();
+  REQUIRE(state.has_value());
+  CHECK_THROWS_AS(other->resumable()->take_over(*state), sched::StrategyError);
+  CHECK_THROWS_AS(sched::make_dpor(std::nullopt)->resumable()->take_over("{"), InputError);
+  // Strategies that cannot be handed over say so.
+  CHECK(sched::make_dfs(2)->resumable() == nullptr);
 }

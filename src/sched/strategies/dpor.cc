@@ -55,6 +55,7 @@
 
 #include "sched/strategies/dpor_cache.h"
 #include "sched/strategies/dpor_events.h"
+#include "sched/strategies/dpor_state.h"
 #include "sched/strategies/dpor_symmetry.h"
 #include "sched/strategies/dpor_wakeup.h"
 #include "sched/strategies/strategies.h"
@@ -91,7 +92,7 @@ struct Prefix {
 };
 using Prefixes = std::vector<std::shared_ptr<const Prefix>>;
 
-class DporStrategy : public SubtreeSearch {
+class DporStrategy : public SubtreeSearch, private Resumable {
  public:
   // `fixed`: the threads of the first steps, run as given; the search explores what follows them
   // (make_dpor). Symmetry is off below a fixed prefix: it could gate the thread the prefix runs.
@@ -129,6 +130,10 @@ class DporStrategy : public SubtreeSearch {
     abandoned_ = hit_ = false;
     cut_ = false;
     steps_ = 0;
+    if (taken_over_) {  // take_over(): the search was moved on to this execution before
+      taken_over_ = false;
+      return !exhausted_;
+    }
     if (!started_) {
       started_ = true;
       first_new_ = 0;
@@ -326,6 +331,70 @@ class DporStrategy : public SubtreeSearch {
     }
     view_ = nullptr;
   }
+
+  // Between executions: moves the search on to its next execution and returns its state
+  // (dpor_state.h). Not with the state cache, nor for a split's part or a fixed prefix.
+  std::optional<std::string> hand_over() override {
+    if (!started_ || view_ != nullptr || states_ || states_capable_ || out_ != nullptr ||
+        frozen_ > 0)
+      return std::nullopt;
+    dpor::SavedSearch s;
+    s.strategy = describe();
+    s.exhausted = exhausted_ || !next_branch();
+    s.threads = threads_;
+    s.first_new = first_new_;
+    s.states_decided = states_decided_;
+    s.classes = classes_;
+    s.redundant = redundant_;
+    for (const Node& n : stack_) {
+      dpor::SavedNode& o = s.stack.emplace_back();
+      o.enabled = n.enabled;
+      o.chosen = n.chosen;
+      for (const SleepEntry& e : n.sleep) o.sleep.emplace_back(e.thread, e.footprint);
+      o.previous = n.previous;
+      o.previous_enabled = n.previous_enabled;
+      o.preemptions_before = n.preemptions_before;
+      o.backtrack = n.backtrack;
+      o.gated = n.gated;
+      o.wut = n.wut.children();
+      o.below = n.below.children();
+    }
+    exhausted_ = s.exhausted;
+    return dpor::to_text(s);
+  }
+
+  // Before the first execution: goes on from a state hand_over() returned, in another process.
+  bool take_over(const std::string& text) override {
+    if (started_ || out_ != nullptr || frozen_ > 0) return false;
+    dpor::SavedSearch s = dpor::from_text(text);
+    if (s.strategy != describe())
+      throw StrategyError(
+          fmt::format("dpor: the state handed over is {}'s, not {}'s", s.strategy, describe()));
+    stack_.clear();
+    for (dpor::SavedNode& o : s.stack) {
+      Node& n = stack_.emplace_back();
+      n.enabled = std::move(o.enabled);
+      n.chosen = o.chosen;
+      for (auto& [thread, footprint] : o.sleep) n.sleep.push_back({thread, std::move(footprint)});
+      n.previous = o.previous;
+      n.previous_enabled = o.previous_enabled;
+      n.preemptions_before = o.preemptions_before;
+      n.backtrack = std::move(o.backtrack);
+      n.gated = std::move(o.gated);
+      n.wut.assign(std::move(o.wut));
+      n.below.assign(std::move(o.below));
+    }
+    threads_ = s.threads;
+    first_new_ = s.first_new;
+    exhausted_ = s.exhausted;
+    states_decided_ = s.states_decided;
+    classes_ = s.classes;
+    redundant_ = s.redundant;
+    started_ = taken_over_ = true;
+    return true;
+  }
+
+  Resumable* resumable() override { return this; }
 
   Progress progress() const override {
     return {.exhausted = exhausted_,
@@ -550,6 +619,7 @@ class DporStrategy : public SubtreeSearch {
   bool abandoned_ = false;
   bool hit_ = false;  // abandoned at a state explored before (the state cache)
   bool started_ = false;
+  bool taken_over_ = false;  // take_over(): the next execution is the one handed over
   bool exhausted_ = false;
   std::uint64_t classes_ = 0;
   std::uint64_t redundant_ = 0;
