@@ -83,7 +83,7 @@ struct Options {
   bool control = true;
   // Record each step's footprint for partial-order reduction (--strategy dpor): the operation's
   // object, what foreign threads did while the step ran, the points' order (docs/live.md,
-  // "Proofs"). Off, the runtime shows strategies no operations (ThreadView::pending_op is
+  // "Proofs"). Off, the runtime shows strategies no operations (FootprintView::pending_op is
   // nullptr), as the sampling strategies expect of a live subject.
   bool footprints = false;
 };
@@ -297,7 +297,7 @@ bool stopping();
 // they were stuck on let go of them, e.g. a test cancelling its fake worker); false on timeout.
 bool wait_hung_threads(std::chrono::milliseconds timeout);
 
-class Runtime final : public sched::ThreadView {
+class Runtime final : public sched::ThreadView, public sched::FootprintView {
  public:
   // ---- Setup (and, for spawn, from controlled threads).
   Mutex& mutex(std::string name) { return make_mutex(std::move(name), false); }
@@ -328,6 +328,7 @@ class Runtime final : public sched::ThreadView {
   const std::string& thread_name(ThreadId t) const override;
   bool finished(ThreadId t) const override;
   std::string pending_text(ThreadId t) const override;
+  const sched::FootprintView* footprints() const override { return this; }
   // With Options::footprints (dpor): the steps' footprints (runtime_threads.cc says what they
   // are); after the last decision, the threads as they were then, not as they wound down.
   const sched::Op* pending_op(ThreadId t) const override;

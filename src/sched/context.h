@@ -44,7 +44,7 @@ class Context {
   ThreadId spawn(std::string_view name, Task body, bool daemon = false) {
     return exec_.spawn(name, std::move(body), daemon);
   }
-  // A thread of symmetry group `group` (ThreadView::symmetry_group), for dpor's symmetry
+  // A thread of symmetry group `group` (FootprintView::symmetry_group), for dpor's symmetry
   // reduction. The subject vouches that the threads of one group run the same code; that what
   // that code does depends only on what its operations and touches see (not on self(), now() or
   // the thread's name, other than in messages); and that every other thread treats them alike.

@@ -45,7 +45,7 @@ struct Note {  // something a subject wants shown on its timeline; not a schedul
   std::string text;
 };
 
-class Execution final : public ThreadView {
+class Execution final : public ThreadView, public FootprintView, public StateView {
  public:
   explicit Execution(std::uint64_t max_steps = 1'000'000);
   ~Execution();
@@ -65,14 +65,14 @@ class Execution final : public ThreadView {
   // lock makes atomic, like a Python dict) order their accesses instead.
   int make_var(std::string_view name, bool atomic = false);
   int label(std::string_view text);  // interns a label for points and jobs
-  // `symmetry`: the thread's symmetry group (ThreadView::symmetry_group), -1 for none.
+  // `symmetry`: the thread's symmetry group (FootprintView::symmetry_group), -1 for none.
   ThreadId spawn(std::string_view name, Task body, bool daemon = false, int symmetry = -1);
   // Threads and objects made from now on belong to part `part` of the subject's alike parts
   // (state.h; parts are numbered from 0), or to none for -1.
   void set_part(int part) { current_part_ = part; }
   // The thread serving `queue`, used to explain waits on its jobs in deadlock reports.
   void set_queue_worker(int queue, ThreadId worker);
-  // Whether this execution's strategy reads state digests (Strategy::reads_states); set by the
+  // Whether this execution's strategy reads state digests (Strategy::needs().state_digests); set by the
   // engine before the subject's setup.
   void keep_states(bool keep) { keep_states_ = keep; }
   // The subject describes its state (state.h): where the strategy reads digests, each thread's
@@ -86,6 +86,8 @@ class Execution final : public ThreadView {
   const std::string& thread_name(ThreadId t) const override { return threads_[t].name; }
   bool finished(ThreadId t) const override { return threads_[t].finished; }
   std::string pending_text(ThreadId t) const override { return describe(threads_[t].pending); }
+  const FootprintView* footprints() const override { return this; }
+  const StateView* states() const override { return this; }
   const Op* pending_op(ThreadId t) const override { return &threads_[t].pending; }
   // None where the subject has plain shared variables: the race checker's vector clocks are
   // state that two alike threads need not share (dpor.cc, symmetry).

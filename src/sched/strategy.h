@@ -20,8 +20,64 @@
 
 namespace racelab::sched {
 
+// What partial-order reduction reads of an execution: each step's footprint (dpor, pos, surw,
+// coverage). The simulated Execution records it; so does the live runtime, whose pending_op is
+// nullptr where live::Options::footprints is off. Reached through ThreadView::footprints().
+class FootprintView {
+ public:
+  // t's pending operation; nullptr when the view does not record footprints.
+  virtual const Op* pending_op(ThreadId t) const = 0;
+  // The result of executed step `step`: the job id of a submit or take (-1: the queue was closed
+  // and drained), 0 for other operations.
+  virtual std::int64_t step_result(std::uint64_t step) const = 0;
+  // What executed step `step`'s local code touched beyond its operation's own object.
+  virtual std::span<const Touch> step_touches(std::uint64_t step) const = 0;
+  // What t's pending operation accesses when t is blocked on it (a live guarded point, live.h):
+  // a thread left blocked at the end races with the last event that wrote what it reads or
+  // writes (dpor_events.h, add_blocked). Empty when t is not blocked on a guarded point.
+  virtual std::span<const Touch> pending_touches(ThreadId /*t*/) const { return {}; }
+  // True when a fatal finding ended the execution after its last step (oom, assertion, ...).
+  virtual bool ended_by_finding() const = 0;
+  // True when the execution has taken as many steps as it may (the livelock check).
+  virtual bool step_limit_reached() const { return false; }
+  // True when the subject vouches that what a step's local code touches depends on its operation
+  // alone, not on the values it saw (Context::fix_touches): optimal dpor then knows the footprint
+  // of a reversed step before it runs again (dpor_wakeup.h).
+  virtual bool touches_fixed() const { return false; }
+  // t's symmetry group, or -1. Threads of one group run the same code and every other thread
+  // treats them alike (up to renaming what belongs to each): dpor's symmetry reduction
+  // (dpor.cc) explores one of two such threads that have done and seen the same.
+  virtual int symmetry_group(ThreadId /*t*/) const { return -1; }
+
+ protected:
+  ~FootprintView() = default;
+};
+
+// What the states strategy and dpor's state cache read: the execution's state, for a subject that
+// describes it (state.h; the model). Reached through ThreadView::states().
+class StateView {
+ public:
+  // A digest of the whole current state, alike threads renamed (state.h); nullopt where the
+  // subject does not describe its state.
+  virtual std::optional<std::uint64_t> state_digest() const = 0;
+  // The same digest, and the renaming it chose: `canonical[t]` is thread t's number in it. Two
+  // states with one digest are one up to the renaming that maps each thread of one to the thread
+  // of the other with the same number (dpor's state cache compares sleep sets through it).
+  virtual std::optional<std::uint64_t> named_state_digest(
+      std::vector<ThreadId>& canonical) const = 0;
+  // What a renaming of the digest (alike threads, alike parts: state.h) cannot change: two
+  // threads, or two objects of one kind, that some renaming may exchange have one role. Without
+  // parts or groups every thread and object is its own role.
+  enum class Role : std::uint8_t { kThread, kMutex, kEvent, kQueue, kVar };
+  virtual std::uint64_t role(Role what, std::int32_t id) const = 0;
+
+ protected:
+  ~StateView() = default;
+};
+
 // What a strategy may read about the threads of an execution: the simulated Execution and the live
-// runtime (src/live) both provide it, so every strategy drives either.
+// runtime (src/live) both provide it, so every strategy drives either. What only some strategies
+// read sits behind two capability queries, asked once per decision, not per access.
 class ThreadView {
  public:
   virtual std::size_t thread_count() const = 0;
@@ -33,49 +89,10 @@ class ThreadView {
   virtual bool finished(ThreadId t) const = 0;
   // The text of t's pending operation, as schedule files record it.
   virtual std::string pending_text(ThreadId t) const = 0;
-
-  // ---- What partial-order reduction (dpor) reads: each step's footprint. The simulated
-  // Execution records it; the live runtime does not, and keeps these defaults.
-  // t's pending operation; nullptr when the view does not record footprints.
-  virtual const Op* pending_op(ThreadId /*t*/) const { return nullptr; }
-  // The result of executed step `step`: the job id of a submit or take (-1: the queue was closed
-  // and drained), 0 for other operations.
-  virtual std::int64_t step_result(std::uint64_t /*step*/) const { return 0; }
-  // What executed step `step`'s local code touched beyond its operation's own object.
-  virtual std::span<const Touch> step_touches(std::uint64_t /*step*/) const { return {}; }
-  // What t's pending operation accesses when t is blocked on it (a live guarded point, live.h):
-  // a thread left blocked at the end races with the last event that wrote what it reads or
-  // writes (dpor_events.h, add_blocked). Empty when t is not blocked on a guarded point.
-  virtual std::span<const Touch> pending_touches(ThreadId /*t*/) const { return {}; }
-  // True when a fatal finding ended the execution after its last step (oom, assertion, ...).
-  virtual bool ended_by_finding() const { return false; }
-  // True when the execution has taken as many steps as it may (the livelock check).
-  virtual bool step_limit_reached() const { return false; }
-  // True when the subject vouches that what a step's local code touches depends on its operation
-  // alone, not on the values it saw (Context::fix_touches): optimal dpor then knows the footprint
-  // of a reversed step before it runs again (dpor_wakeup.h).
-  virtual bool touches_fixed() const { return false; }
-  // t's symmetry group, or -1. Threads of one group run the same code and every other thread
-  // treats them alike (up to renaming what belongs to each): dpor's symmetry reduction
-  // (dpor.cc) explores one of two such threads that have done and seen the same.
-  virtual int symmetry_group(ThreadId /*t*/) const { return -1; }
-  // A digest of the whole current state, alike threads renamed (state.h), for the states
-  // strategy; nullopt where the subject does not describe its state (and for live subjects).
-  virtual std::optional<std::uint64_t> state_digest() const { return std::nullopt; }
-  // The same digest, and the renaming it chose: `canonical[t]` is thread t's number in it. Two
-  // states with one digest are one up to the renaming that maps each thread of one to the thread
-  // of the other with the same number (dpor's state cache compares sleep sets through it).
-  virtual std::optional<std::uint64_t> named_state_digest(std::vector<ThreadId>& canonical) const {
-    canonical.clear();
-    return state_digest();
-  }
-  // What a renaming of the digest (alike threads, alike parts: state.h) cannot change: two
-  // threads, or two objects of one kind, that some renaming may exchange have one role. Without
-  // parts or groups every thread and object is its own role.
-  enum class Role : std::uint8_t { kThread, kMutex, kEvent, kQueue, kVar };
-  virtual std::uint64_t role(Role /*what*/, std::int32_t id) const {
-    return static_cast<std::uint64_t>(id);
-  }
+  // Each step's footprint; nullptr where the subject records none.
+  virtual const FootprintView* footprints() const { return nullptr; }
+  // The execution's state; nullptr where the subject cannot describe one (live subjects).
+  virtual const StateView* states() const { return nullptr; }
 
  protected:
   ~ThreadView() = default;
@@ -155,7 +172,7 @@ class Strategy {
 
   // What an execution must record for the strategy beyond its threads and their pending text.
   struct Needs {
-    // ThreadView::state_digest and the rest of the state view (states; dpor with its state
+    // StateView::state_digest and the rest of the state view (states; dpor with its state
     // cache): an execution records what its threads see, which costs every step.
     bool state_digests = false;
   };

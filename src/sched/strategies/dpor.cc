@@ -191,21 +191,25 @@ class DporStrategy : public SubtreeSearch, private Resumable {
 
   ThreadId pick(const Decision& d) override {
     const std::size_t s = d.step;
+    // The execution's footprints and state, fetched once per decision (ThreadView's queries).
+    footprints_ = d.exec->footprints();
+    state_view_ = d.exec->states();
     if (s == 0) {
-      if (d.exec->pending_op(d.enabled.front()) == nullptr) {
+      if (footprints_ == nullptr || footprints_->pending_op(d.enabled.front()) == nullptr) {
         throw StrategyError(
             "dpor: this subject does not record what its steps touch: use random, pct or dfs");
       }
       threads_ = d.exec->thread_capacity();
       if (!states_decided_) {  // stateful only where the subject describes its state
         states_decided_ = true;
-        states_capable_ = want_states_ && d.exec->state_digest().has_value();
+        states_capable_ =
+            want_states_ && state_view_ != nullptr && state_view_->state_digest().has_value();
         states_ = states_capable_ && stateless_first_ == 0;
         if (states_) use_symmetry_ = false;  // the digest renames alike threads instead
       }
-      if (states_) roles_.reset(*d.exec, threads_);
+      if (states_) roles_.reset(*state_view_, threads_);
       log_.reset(threads_, first_new_);
-      symmetry_.reset(*d.exec, threads_, use_symmetry_);
+      symmetry_.reset(*footprints_, threads_, use_symmetry_);
     }
     view_ = d.exec;
     if (d.exec->thread_count() > threads_) {
@@ -221,7 +225,7 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       if (!std::equal(n.enabled.begin(), n.enabled.end(), enabled.begin(), enabled.end())) {
         throw Nondeterminism("dpor", d, n.enabled, enabled);
       }
-      n.op = *d.exec->pending_op(n.chosen);
+      n.op = *footprints_->pending_op(n.chosen);
       ++steps_;
       return n.chosen;
     }
@@ -274,14 +278,14 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       abandoned_ = true;
       return kNoThread;
     }
-    if (states_ && s >= frozen_ && lookup(n, *d.exec, s)) {  // explored from before
+    if (states_ && s >= frozen_ && lookup(n, *state_view_, s)) {  // explored from before
       abandoned_ = hit_ = true;
       return kNoThread;
     }
     n.chosen = choice;
     n.backtrack[static_cast<std::size_t>(choice)] = 1;
     if (s < cut_depth_) expand(n);  // the top part of a split: every alternative
-    n.op = *d.exec->pending_op(choice);
+    n.op = *footprints_->pending_op(choice);
     stack_.push_back(std::move(n));
     ++steps_;
     return choice;
@@ -300,7 +304,7 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       return;
     }
     if (out_ != nullptr) record_prefix(stack_.size(), false, !abandoned_);  // a leaf above the cut
-    const bool fatal = !abandoned_ && view_->ended_by_finding();
+    const bool fatal = !abandoned_ && footprints_->ended_by_finding();
     // An abandoned execution's last step was appended by the pick() that abandoned it.
     if (!abandoned_) append(steps_ - 1, fatal);
     // A thread blocked on a lock races with the holder's acquire, in an abandoned (sleep-set
@@ -309,12 +313,12 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     // 3 drafters: 31,104 classes were missed when only complete executions reported it).
     for (ThreadId t = 0; t < static_cast<ThreadId>(threads_); ++t) {
       if (view_->finished(t)) continue;
-      const Op& pending = *view_->pending_op(t);
-      log_.add_blocked(t, pending, view_->pending_touches(t));
+      const Op& pending = *footprints_->pending_op(t);
+      log_.add_blocked(t, pending, footprints_->pending_touches(t));
       // A lock the thread is left waiting for is part of what the subtree does (dpor_cache.h).
       if (states_ && !stack_.empty() && pending.kind == OpKind::kLock) {
         const dpor::Access wants{dpor::AccessKind::kAcquire, pending.object};
-        dpor::add_event(stack_.back().summary, roles_, *view_, t, {&wants, 1});
+        dpor::add_event(stack_.back().summary, roles_, *state_view_, t, {&wants, 1});
       }
     }
     if (fatal) {
@@ -326,7 +330,7 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     reverse_races(true);
     ++(hit_ ? cached_ : abandoned_ ? redundant_ : classes_);
     // A subtree cut by the step limit is not complete from a shallower depth: not stored.
-    if (states_ && view_->step_limit_reached()) {
+    if (states_ && footprints_->step_limit_reached()) {
       for (Node& n : stack_) n.cached = false;
     }
     view_ = nullptr;
@@ -449,7 +453,7 @@ class DporStrategy : public SubtreeSearch, private Resumable {
 
   // The state cache at fresh node `n` of step `s`, not yet on the stack: true when its state was
   // explored from a sleep set within n's, after adding the races with its summary.
-  bool lookup(Node& n, const ThreadView& view, std::size_t s) {
+  bool lookup(Node& n, const StateView& view, std::size_t s) {
     const std::optional<std::uint64_t> digest = view.named_state_digest(canonical_);
     if (!digest || canonical_.size() != threads_)
       throw StrategyError("dpor: the subject stopped describing its state");
@@ -507,12 +511,12 @@ class DporStrategy : public SubtreeSearch, private Resumable {
 
   void append(std::size_t step, bool fatal) {
     const Node& n = stack_[step];
-    const std::int64_t result = view_->step_result(step);
-    const std::span<const Touch> touches = view_->step_touches(step);
+    const std::int64_t result = footprints_->step_result(step);
+    const std::span<const Touch> touches = footprints_->step_touches(step);
     const std::span<const Touch> status = symmetry_.observe(n.chosen, n.op, result, touches);
     log_.append(n.chosen, n.op, result, touches, fatal, status);
     if (states_ && step >= first_new_)
-      dpor::add_event(stack_[step].summary, roles_, *view_, n.chosen, log_.footprint(step));
+      dpor::add_event(stack_[step].summary, roles_, *state_view_, n.chosen, log_.footprint(step));
     reverse_races();
   }
 
@@ -581,7 +585,7 @@ class DporStrategy : public SubtreeSearch, private Resumable {
         }))
       return;  // a gated thread would have to start the reversal (as in reverse_races)
     const Op* later_op = race.later == dpor::Race::kPending ? nullptr : &stack_[race.later].op;
-    dpor::Sequence v = dpor::reversal(log_, race, later_op, view_->touches_fixed());
+    dpor::Sequence v = dpor::reversal(log_, race, later_op, footprints_->touches_fixed());
     for (const SleepEntry& e : n.sleep) {
       std::optional<std::size_t> at;
       if (dpor::weak_initial(v, e.thread, e.footprint, true, at)) return;  // explored elsewhere
@@ -612,7 +616,9 @@ class DporStrategy : public SubtreeSearch, private Resumable {
   bool cut_ = false;                  // this execution stopped at cut_depth_
   std::vector<Node> stack_;
   dpor::EventLog log_;  // the current execution's events, rebuilt from step 0 each time
-  const ThreadView* view_ = nullptr;  // the current execution's, valid until end_execution
+  const ThreadView* view_ = nullptr;           // the current execution's, valid until end_execution
+  const FootprintView* footprints_ = nullptr;  // view_'s footprints(), fetched at each pick
+  const StateView* state_view_ = nullptr;      // view_'s states(): with states_, not nullptr
   std::size_t threads_ = 0;
   std::size_t first_new_ = 0;  // the node where this execution left the previous one
   std::size_t steps_ = 0;      // steps taken in this execution

@@ -18,12 +18,12 @@ void merge(Summary& into, const Summary& from) {
   into.swap(out);
 }
 
-void Roles::reset(const ThreadView& view, std::size_t threads) {
+void Roles::reset(const StateView& view, std::size_t threads) {
   if (thread_roles_.size() == threads) return;  // the same threads every execution
   RACELAB_CHECK(thread_roles_.empty(), "dpor: {} threads where the first execution had {}", threads,
                 thread_roles_.size());
   for (std::size_t t = 0; t < threads; ++t) {
-    const std::uint64_t role = view.role(ThreadView::Role::kThread, static_cast<std::int32_t>(t));
+    const std::uint64_t role = view.role(StateView::Role::kThread, static_cast<std::int32_t>(t));
     const auto [it, fresh] =
         thread_ids_.emplace(role, static_cast<std::uint32_t>(thread_ids_.size()));
     if (fresh) threads_of_.emplace_back();
@@ -32,8 +32,8 @@ void Roles::reset(const ThreadView& view, std::size_t threads) {
   }
 }
 
-std::uint32_t Roles::object_key(const ThreadView& view, const Access& a) {
-  using R = ThreadView::Role;
+std::uint32_t Roles::object_key(const StateView& view, const Access& a) {
+  using R = StateView::Role;
   if (a.kind == AccessKind::kFatal) return kFatalKey;
   const ObjectClass cls = object_class(a.kind);
   RACELAB_CHECK(cls != ObjectClass::kStatus, "dpor: symmetry statuses in a stateful search");
@@ -49,7 +49,7 @@ std::uint32_t Roles::object_key(const ThreadView& view, const Access& a) {
 }
 
 // Called for every new step: the entries are usually there already, so look before inserting.
-void add_event(Summary& into, Roles& roles, const ThreadView& view, ThreadId thread,
+void add_event(Summary& into, Roles& roles, const StateView& view, ThreadId thread,
                std::span<const Access> footprint) {
   const std::uint64_t role = roles.thread_role(thread);
   RACELAB_CHECK(role < (1U << 24), "dpor: too many thread roles for the state cache");

@@ -11,7 +11,7 @@
 // it are the same from any path: happens-before between two of them runs through events between
 // them). So every explored state keeps a *summary* of its subtree: for each event explored below
 // it (and each lock a thread was left blocked on), its thread's role, its access kind and its
-// object's role (ThreadView::role: what renaming the state, alike threads and parts, cannot
+// object's role (StateView::role: what renaming the state, alike threads and parts, cannot
 // change). At a hit, every stack event that conflicts with a summary entry, by a thread other
 // than every thread of the entry's role, is treated as racing with it, with no regard to
 // happens-before, and the node before it is expanded in full: every enabled thread is added to
@@ -25,7 +25,7 @@
 //
 // A hit needs the stored sleep set within the current one: threads asleep at the first visit were
 // not explored there. Sleep sets are compared by the digest's canonical thread numbers
-// (ThreadView::named_state_digest). Only nodes the search has left are stored: a state still on
+// (StateView::named_state_digest). Only nodes the search has left are stored: a state still on
 // the stack is not complete, so a cycle in the state graph is explored as stateless DPOR would;
 // nor are the nodes above a subtree the step limit cut, or above nodes an execution stopped in
 // its replayed prefix dropped. Digests are 64-bit, as for the states strategy (state.h): two
@@ -59,12 +59,12 @@ void merge(Summary& into, const Summary& from);
 class Roles {
  public:
   // Reads the threads' roles at an execution's first step (the same every execution).
-  void reset(const ThreadView& view, std::size_t threads);
+  void reset(const StateView& view, std::size_t threads);
   std::uint32_t thread_role(ThreadId t) const { return thread_roles_[static_cast<std::size_t>(t)]; }
   std::span<const ThreadId> threads_of(std::uint32_t role) const { return threads_of_[role]; }
   // The key of an access's object in summaries: the object's class and role. kFatalKey for a
   // fatal event's access, which conflicts with everything.
-  std::uint32_t object_key(const ThreadView& view, const Access& a);
+  std::uint32_t object_key(const StateView& view, const Access& a);
   static constexpr std::uint32_t kFatalKey = 0xffffffffU;
 
  private:
@@ -80,12 +80,12 @@ class Roles {
 };
 
 // Adds an event's footprint (by `thread`) to `into`.
-void add_event(Summary& into, Roles& roles, const ThreadView& view, ThreadId thread,
+void add_event(Summary& into, Roles& roles, const StateView& view, ThreadId thread,
                std::span<const Access> footprint);
 
 // Calls `race(role)` for each role of an entry of `summary` that conflicts with `footprint`.
 template <class F>
-void conflicting_roles(const Summary& summary, Roles& roles, const ThreadView& view,
+void conflicting_roles(const Summary& summary, Roles& roles, const StateView& view,
                        std::span<const Access> footprint, F&& race);
 
 class StateCache {
@@ -112,7 +112,7 @@ class StateCache {
 // ---- Implementation of the template.
 
 template <class F>
-void conflicting_roles(const Summary& summary, Roles& roles, const ThreadView& view,
+void conflicting_roles(const Summary& summary, Roles& roles, const StateView& view,
                        std::span<const Access> footprint, F&& race) {
   const auto entries = [&](std::uint32_t key) {
     const std::uint64_t lo = static_cast<std::uint64_t>(key) << 32;

@@ -4,7 +4,7 @@
 
 namespace racelab::sched::dpor {
 
-void Symmetry::reset(const ThreadView& view, std::size_t threads, bool enabled) {
+void Symmetry::reset(const FootprintView& view, std::size_t threads, bool enabled) {
   threads_ = threads;
   active_ = false;
   gated_.clear();
@@ -123,12 +123,13 @@ std::span<const ThreadId> Symmetry::ungated(const Decision& d) {
   if (!active_) return d.enabled;
   ungated_.clear();
   gated_.clear();
+  const FootprintView& footprints = *d.exec->footprints();  // dpor checked it records them
   for (ThreadId j : d.enabled) {
     bool gate = false;
     for (ThreadId i : d.enabled) {
       if (i >= j) break;
-      const Op* a = d.exec->pending_op(i);
-      const Op* b = d.exec->pending_op(j);
+      const Op* a = footprints.pending_op(i);
+      const Op* b = footprints.pending_op(j);
       if (alike(i, j) && a->kind == b->kind && a->object == b->object && a->arg == b->arg) {
         gate = true;
         break;

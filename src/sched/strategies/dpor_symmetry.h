@@ -1,6 +1,6 @@
 #pragma once
 // dpor's symmetry reduction (dpor.cc uses it). Two threads of one symmetry group
-// (ThreadView::symmetry_group) that have taken the same steps and seen the same values are
+// (FootprintView::symmetry_group) that have taken the same steps and seen the same values are
 // interchangeable: the state is the same with the two swapped, so whatever can follow a step of the
 // higher one can follow the same step of the lower one with the two renamed. While the lower one
 // can run, the higher one is *gated*: left out of the enabled set. Every execution of the program
@@ -45,7 +45,7 @@ class Symmetry {
  public:
   // Starts an execution of `threads` threads, their groups from `view`. Inactive (nothing gated,
   // no status access) when `enabled` is false or no thread has a group.
-  void reset(const ThreadView& view, std::size_t threads, bool enabled);
+  void reset(const FootprintView& view, std::size_t threads, bool enabled);
   // The step just executed by `t` (in execution order, every thread's): extends t's history and
   // returns the status accesses of that step (AccessKind::kStatusRead/Write, by thread), valid
   // until the next call.

@@ -45,7 +45,7 @@ using Sequence = std::vector<SequenceEvent>;
 // notdep(race.earlier).race.later of `log`'s whole execution (call it once the execution has
 // ended); the race's later thread's pending operation is the last event when race.later is
 // pending. `later_op`: the later event's operation; `touches_fixed`: the subject vouches that a
-// step's touches follow from its operation (ThreadView::touches_fixed).
+// step's touches follow from its operation (FootprintView::touches_fixed).
 Sequence reversal(const EventLog& log, const Race& race, const Op* later_op, bool touches_fixed);
 
 struct WakeupNode {

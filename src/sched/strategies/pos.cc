@@ -11,7 +11,7 @@
 // that falls exponentially with their number; POS re-draws only the orderings of racing events,
 // and the paper bounds each partial order's probability below independently of them.
 //
-// Live subjects record no operations (ThreadView::pending_op is nullptr): there a pending
+// Live subjects record no operations (FootprintView::pending_op is nullptr): there a pending
 // event's resource is its text after the operation's name ("lock compile_lock" -> compile_lock),
 // and every two events on one resource race.
 //
@@ -37,8 +37,11 @@ struct Access {
 };
 
 // What t's pending event accesses; nullopt for an event on no resource (start, a point).
-std::optional<Access> pending_access(const ThreadView& view, ThreadId t) {
-  if (const Op* op = view.pending_op(t)) {
+// `footprints`: view's (ThreadView::footprints, fetched once per decision), nullptr where it
+// records none.
+std::optional<Access> pending_access(const ThreadView& view, const FootprintView* footprints,
+                                     ThreadId t) {
+  if (const Op* op = footprints != nullptr ? footprints->pending_op(t) : nullptr) {
     auto r = resource_key(*op);
     if (!r) return std::nullopt;
     return Access{*r, op->kind != OpKind::kRead && op->kind != OpKind::kEventWait &&
@@ -77,7 +80,7 @@ class PosStrategy : public Strategy {
     }
     last_ = best;
     executed_.clear();
-    if (auto a = pending_access(view, best)) executed_.push_back(*a);
+    if (auto a = pending_access(view, view.footprints(), best)) executed_.push_back(*a);
     return best;
   }
 
@@ -89,15 +92,16 @@ class PosStrategy : public Strategy {
   // that ran are re-drawn (in thread order, so that the draws are deterministic).
   void reprioritise(const Decision& d) {
     const ThreadView& view = *d.exec;
-    if (d.step > 0) {
-      for (const Touch& t : view.step_touches(d.step - 1))
+    const FootprintView* footprints = view.footprints();
+    if (d.step > 0 && footprints != nullptr) {
+      for (const Touch& t : footprints->step_touches(d.step - 1))
         executed_.push_back({touch_key(t), t.write});
     }
     priority_[last_] = rng_.next();
     if (executed_.empty()) return;
     for (ThreadId t = 0; t < static_cast<ThreadId>(view.thread_count()); ++t) {
       if (t == last_ || view.finished(t)) continue;
-      const auto a = pending_access(view, t);
+      const auto a = pending_access(view, footprints, t);
       if (!a) continue;
       for (const Access& e : executed_) {
         if (races(*a, e)) {

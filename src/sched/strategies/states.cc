@@ -3,7 +3,7 @@
 // Executions are stateless (a coroutine's frame cannot be copied), so the search is a depth-first
 // walk of the state graph that re-runs a prefix to reach each state it branches from. Each
 // decision beyond the replayed prefix is a state: the strategy asks the execution for its digest
-// (ThreadView::state_digest). A state seen before is not explored again: everything that can
+// (StateView::state_digest). A state seen before is not explored again: everything that can
 // happen from it was or will be explored from its first visit, so the execution is abandoned
 // there (counted as redundant). A new state is recorded and becomes a frame whose enabled
 // threads are tried in turn, in later executions. When no frame has an alternative left, every
@@ -56,8 +56,9 @@ class StatesStrategy : public Strategy {
       }
       return f.options[f.chosen];
     }
-    const std::optional<std::uint64_t> digest =
-        d.exec != nullptr ? d.exec->state_digest() : std::nullopt;
+    const std::optional<std::uint64_t> digest = d.exec != nullptr && d.exec->states() != nullptr
+                                                    ? d.exec->states()->state_digest()
+                                                    : std::nullopt;
     if (!digest) {
       throw StrategyError(
           "states: the subject does not describe its state (Context::describe_state), or it has "

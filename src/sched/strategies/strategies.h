@@ -61,8 +61,8 @@ struct StrategyInfo {
   // Its executions depend on the seed (the sampling strategies): another seed explores other
   // executions. dfs and dpor ignore it, so searching again with another seed repeats the search.
   bool seeded;
-  // It reads each step's footprint (ThreadView::pending_op, step_touches ...): a live run records
-  // them for it (live::Options::footprints), which costs every step.
+  // It reads each step's footprint (FootprintView::pending_op, step_touches ...): a live run
+  // records them for it (live::Options::footprints), which costs every step.
   bool needs_footprints = false;
   // Its finished search covers every order of the operations racelab sees, with no bound given
   // (dpor, states): a clean live run under it says what that proof covers (proof_covers).

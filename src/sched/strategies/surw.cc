@@ -37,7 +37,9 @@ namespace racelab::sched {
 namespace {
 
 std::optional<std::uint64_t> pending_resource(const ThreadView& view, ThreadId t) {
-  if (const Op* op = view.pending_op(t)) return resource_key(*op);
+  const FootprintView* footprints = view.footprints();
+  if (const Op* op = footprints != nullptr ? footprints->pending_op(t) : nullptr)
+    return resource_key(*op);
   const std::string text = view.pending_text(t);
   const std::size_t space = text.find(' ');
   if (space == std::string::npos) return std::nullopt;
