@@ -30,22 +30,6 @@
 
 namespace racelab::model {
 
-// Interim (issue 38, S4): until check moves to run/.
-using results::CheckOptions;
-using results::CheckResult;
-using results::DeviceMemory;
-using results::kNativeOnlyWhy;
-using results::memory_facts;
-using results::memory_state_name;
-using results::memory_summary;
-using results::MemoryVerdict;
-using results::NativeRuns;
-using results::race_state_name;
-using results::race_summary;
-using results::races_line;
-using results::RaceVerdict;
-using results::VariantResult;
-
 // Words as a POSIX shell splits them: whitespace separates, '...' and "..." quote, \ escapes.
 // InputError for an unclosed quote.
 std::vector<std::string> split_arguments(const std::string& text);
@@ -62,7 +46,5 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
                              const std::vector<std::string>& args, const std::string& interpose,
                              const LivePython& python, const std::string& python_path,
                              double time_limit, std::int64_t settle, const std::string& dir);
-
-nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o);
 
 }  // namespace racelab::model

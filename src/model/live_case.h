@@ -27,9 +27,6 @@
 
 namespace racelab::model {
 
-using results::LiveCaseRun;  // interim (issue 38, S4): until the live case moves to run/
-using results::LivePython;
-
 // The command line of one `racelab live python` child, as racelab suite's live cases and racelab
 // check run it: built in one place (live_python_argv), its flags always in this order (the
 // recorded commands in summary.json and check.json read the same from run to run). Flags left

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "catch.h"
+#include "model/live_case.h"
 #include "model/suite.h"
 #include "report/cli.h"
 #include "report/report.h"
