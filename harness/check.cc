@@ -1,6 +1,6 @@
 // racelab check SCRIPT [-- ARGS]: the compile races and the allocator verdict of a script, per
 // argument set (src/model/check.h does the work; this file parses and prints).
-#include "model/check.h"
+#include "run/check.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

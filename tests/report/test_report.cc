@@ -7,12 +7,12 @@
 #include <fstream>
 
 #include "catch.h"
-#include "model/live_case.h"
 #include "model/suite.h"
 #include "report/cli.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
 #include "run/explore.h"
+#include "run/live_case.h"
 #include "run/shrink.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "model/live_case.h"
 #include "results/check_result.h"
+#include "run/live_case.h"
 
 namespace racelab::model {
 

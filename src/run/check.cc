@@ -1,5 +1,5 @@
 // racelab check's runs and verdicts (check.h).
-#include "model/check.h"
+#include "run/check.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "model/live_case.h"
+#include "run/live_case.h"
 #include "sched/kinds.h"
 #include "sched/loop.h"
 #include "util/document.h"

@@ -1,4 +1,4 @@
-#include "model/live_case.h"
+#include "run/live_case.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "model/check.h"
+#include "run/check.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
 #include "util/document.h"
