@@ -26,7 +26,7 @@ int check_command(const model::CheckOptions& o) {
     fmt::print("{}\n", paint(line, Colour::kDim));
     std::fflush(stdout);
   };
-  const model::CheckResult r = model::run_check(o, self_executable(), note);
+  const model::CheckResult r = run::run_check(o, self_executable(), note);
   std::size_t width = 8, races_width = 13;
   // The torch or Python outside the table's verified range: one line (one interpreter for all).
   for (const auto& v : r.variants) {

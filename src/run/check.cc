@@ -19,7 +19,7 @@
 #include "util/spawn.h"
 #include "util/text.h"
 
-namespace racelab::model {
+namespace racelab::run {
 
 namespace fs = std::filesystem;
 
@@ -512,4 +512,4 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
   return result;
 }
 
-}  // namespace racelab::model
+}  // namespace racelab::run

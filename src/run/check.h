@@ -28,7 +28,16 @@
 #include "results/check_result.h"
 #include "run/live_case.h"
 
-namespace racelab::model {
+namespace racelab::run {
+
+using results::CheckOptions;
+using results::CheckResult;
+using results::DeviceMemory;
+using results::LivePython;
+using results::MemoryVerdict;
+using results::NativeRuns;
+using results::RaceVerdict;
+using results::VariantResult;
 
 // Words as a POSIX shell splits them: whitespace separates, '...' and "..." quote, \ escapes.
 // InputError for an unclosed quote.
@@ -47,4 +56,4 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
                              const LivePython& python, const std::string& python_path,
                              double time_limit, std::int64_t settle, const std::string& dir);
 
-}  // namespace racelab::model
+}  // namespace racelab::run

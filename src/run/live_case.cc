@@ -18,7 +18,7 @@
 #include "util/spawn.h"
 #include "util/text.h"
 
-namespace racelab::model {
+namespace racelab::run {
 
 namespace fs = std::filesystem;
 
@@ -223,4 +223,4 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const s
   return run;
 }
 
-}  // namespace racelab::model
+}  // namespace racelab::run

@@ -25,7 +25,12 @@
 #include "results/live_case_run.h"
 #include "util/spawn.h"
 
-namespace racelab::model {
+namespace racelab::run {
+
+using model::LiveCase;
+using model::Scenario;
+using results::LiveCaseRun;
+using results::LivePython;
 
 // The command line of one `racelab live python` child, as racelab suite's live cases and racelab
 // check run it: built in one place (live_python_argv), its flags always in this order (the
@@ -61,4 +66,4 @@ nlohmann::json read_live_report(const std::filesystem::path& path);
 LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const std::string& out_dir,
                           const LivePython& python = {});
 
-}  // namespace racelab::model
+}  // namespace racelab::run
