@@ -1,6 +1,6 @@
 // racelab check SCRIPT [-- ARGS]: the compile races and the allocator verdict of a script, per
 // argument set (src/model/check.h does the work; this file parses and prints).
-#include "model/check.h"
+#include "run/check.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,7 +27,7 @@ int check_command(const model::CheckOptions& o) {
     fmt::print("{}\n", paint(line, Colour::kDim));
     std::fflush(stdout);
   };
-  const model::CheckResult r = model::run_check(o, self_executable(), note);
+  const model::CheckResult r = run::run_check(o, self_executable(), note);
   std::size_t width = 8, races_width = 13;
   // The torch or Python outside the table's verified range: one line (one interpreter for all).
   for (const auto& v : r.variants) {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "model/live_case.h"
 #include "model/suite.h"
+#include "run/live_case.h"
 #include "sched/explore.h"
 
 namespace racelab::cli {

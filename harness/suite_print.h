@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model/live_case.h"
 #include "model/suite.h"
+#include "run/live_case.h"
 #include "run/suite.h"
 
 namespace racelab::cli {

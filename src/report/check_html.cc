@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "racelab/version.h"
+#include "report/check_json.h"
 #include "report/schedule_paths.h"
 #include "util/document.h"
 #include "util/files.h"
@@ -205,7 +206,7 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
 
 void write_check_outputs(const model::CheckResult& r, const model::CheckOptions& o) {
   const std::filesystem::path out(o.out);
-  write_file_atomic(out / "check.json", document_text(model::check_json(r, o)));
+  write_file_atomic(out / "check.json", document_text(check_json(r, o)));
   write_file_atomic(out / "check.html", check_html(r, o));
 }
 

@@ -4,13 +4,14 @@
 // each device's memory per iteration.
 #include <string>
 
-#include "model/check.h"
+#include "results/check_result.h"
 
 namespace racelab::report {
 
 std::string check_html(const model::CheckResult& r, const model::CheckOptions& o);
 
-// racelab check's files: o.out/check.json (model::check_json) and o.out/check.html, atomically.
+// racelab check's files: o.out/check.json (report::check_json, check_json.h) and o.out/check.html,
+// atomically.
 void write_check_outputs(const model::CheckResult& r, const model::CheckOptions& o);
 
 }  // namespace racelab::report

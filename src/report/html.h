@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "model/live_case.h"
 #include "model/suite.h"
+#include "results/live_case_run.h"
 #include "results/suite_totals.h"
 
 namespace racelab::report {

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "alloc/report.h"
-#include "model/live_case.h"
 #include "model/suite.h"
 #include "results/expectations.h"
+#include "results/live_case_run.h"
 #include "results/verdict.h"
 
 namespace racelab::report {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "model/live_case.h"
 #include "model/suite.h"
 #include "report/junit.h"
 #include "report/schedule_paths.h"
+#include "results/live_case_run.h"
 #include "sched/schedule.h"
 #include "util/document.h"
 

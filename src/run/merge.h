@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "model/live_case.h"
 #include "model/suite.h"
+#include "run/live_case.h"
 #include "run/suite.h"
 
 namespace racelab::run {

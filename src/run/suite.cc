@@ -49,7 +49,7 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
         continue;
       }
       if (o.on_live_start) o.on_live_start(sc);
-      model::LiveCaseRun lr = model::run_live_case(sc, o.racelab, dir, o.live_python);
+      model::LiveCaseRun lr = run::run_live_case(sc, o.racelab, dir, o.live_python);
       totals.add(lr.verdict);
       if (o.on_live) o.on_live(lr);
       summary.push_back(report::live_summary_entry(lr));

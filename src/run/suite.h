@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "model/live_case.h"
 #include "model/suite.h"
 #include "results/suite_totals.h"
+#include "run/live_case.h"
 #include "sched/explore.h"
 
 namespace racelab::run {

@@ -15,6 +15,7 @@
 #include "report/schedule_file.h"
 #include "report/schedule_paths.h"
 #include "run/explore.h"
+#include "run/live_case.h"
 #include "run/shrink.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
@@ -373,7 +374,7 @@ TEST_CASE("a live case refuses a live report of another format or a newer versio
   const fs::path path = dir / "report.json";
   auto read = [&](const std::string& text) {
     std::ofstream(path, std::ios::binary) << text;
-    return model::read_live_report(path);
+    return run::read_live_report(path);
   };
   auto refusal = [&](const std::string& text) -> std::string {
     try {
@@ -383,8 +384,8 @@ TEST_CASE("a live case refuses a live report of another format or a newer versio
     }
     return "";
   };
-  CHECK(model::read_live_report(dir / "none.json").is_null());  // the child died first
-  CHECK(read("{\"format\": \"racelab-live-re").is_null());      // cut off
+  CHECK(run::read_live_report(dir / "none.json").is_null());  // the child died first
+  CHECK(read("{\"format\": \"racelab-live-re").is_null());    // cut off
   const nlohmann::json ours =
       read(fmt::format("{{\"format\": \"{}\", \"version\": {}, \"executions\": 3}}",
                        kLiveReportFormat, kLiveReportVersion));

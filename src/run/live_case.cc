@@ -1,4 +1,4 @@
-#include "model/live_case.h"
+#include "run/live_case.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "model/check.h"
+#include "run/check.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
 #include "util/document.h"
@@ -18,7 +18,7 @@
 #include "util/spawn.h"
 #include "util/text.h"
 
-namespace racelab::model {
+namespace racelab::run {
 
 namespace fs = std::filesystem;
 
@@ -223,4 +223,4 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const s
   return run;
 }
 
-}  // namespace racelab::model
+}  // namespace racelab::run

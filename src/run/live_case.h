@@ -25,9 +25,11 @@
 #include "results/live_case_run.h"
 #include "util/spawn.h"
 
-namespace racelab::model {
+namespace racelab::run {
 
-using results::LiveCaseRun;  // interim (issue 38, S4): until the live case moves to run/
+using model::LiveCase;
+using model::Scenario;
+using results::LiveCaseRun;
 using results::LivePython;
 
 // The command line of one `racelab live python` child, as racelab suite's live cases and racelab
@@ -64,4 +66,4 @@ nlohmann::json read_live_report(const std::filesystem::path& path);
 LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const std::string& out_dir,
                           const LivePython& python = {});
 
-}  // namespace racelab::model
+}  // namespace racelab::run

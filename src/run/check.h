@@ -25,24 +25,17 @@
 #include <string>
 #include <vector>
 
-#include "model/live_case.h"
 #include "results/check_result.h"
+#include "run/live_case.h"
 
-namespace racelab::model {
+namespace racelab::run {
 
-// Interim (issue 38, S4): until check moves to run/.
 using results::CheckOptions;
 using results::CheckResult;
 using results::DeviceMemory;
-using results::kNativeOnlyWhy;
-using results::memory_facts;
-using results::memory_state_name;
-using results::memory_summary;
+using results::LivePython;
 using results::MemoryVerdict;
 using results::NativeRuns;
-using results::race_state_name;
-using results::race_summary;
-using results::races_line;
 using results::RaceVerdict;
 using results::VariantResult;
 
@@ -63,6 +56,4 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
                              const LivePython& python, const std::string& python_path,
                              double time_limit, std::int64_t settle, const std::string& dir);
 
-nlohmann::ordered_json check_json(const CheckResult& r, const CheckOptions& o);
-
-}  // namespace racelab::model
+}  // namespace racelab::run
