@@ -13,6 +13,7 @@
 #include "command.h"
 #include "model/settings.h"
 #include "sched/strategies/strategies.h"
+#include "transformers.h"
 
 namespace racelab::cli {
 
@@ -76,11 +77,10 @@ void add_search_options(CLI::App* cmd, LiveArgs& a) {
                   "reported as a deadlock without waiting for --hang-timeout")
       ->capture_default_str()
       ->check(integer_check(0, 3600000));
-  cmd->add_option("--expect", a.expect,
-                  "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless "
-                  "one is found)")
-      ->capture_default_str()
-      ->check(one_of({"clean", "deadlock"}));
+  enum_option(cmd, "--expect", a.expect, results::live_expect_table(),
+              "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless one "
+              "is found)")
+      ->default_str(results::live_expect_name(a.expect));
   cmd->add_option("--replay", a.replay, "run the schedule file once (its parameters apply)");
   cmd->add_option("--out", a.out, "output directory")->capture_default_str();
 }

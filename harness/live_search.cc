@@ -19,8 +19,7 @@ live::SearchOptions search_options(const LiveArgs& a) {
   o.hang_timeout = a.hang_timeout;
   o.settle_ms = a.settle_ms;
   o.cycle_confirm_ms = a.cycle_confirm_ms;
-  // CLI11 checked the word (one_of); from here on it is a type.
-  o.expect = results::parse_live_expect(a.expect).value_or(results::LiveExpect::kClean);
+  o.expect = a.expect;
   o.replay = a.replay;
   o.out = a.out;
   return o;
