@@ -1,5 +1,5 @@
 // racelab shrink SCHEDULE -o OUT: fewer preemptions, same finding.
-#include "report/shrink.h"
+#include "run/shrink.h"
 
 #include <fmt/format.h>
 
@@ -18,7 +18,7 @@ struct ShrinkArgs {
 };
 
 int run_shrink(const ShrinkArgs& a) {
-  const report::ShrinkSummary got = report::shrink_schedule(a.schedule, a.out, a.scenario);
+  const run::ShrinkSummary got = run::shrink_schedule(a.schedule, a.out, a.scenario);
   fmt::print("{}: {} -> {} preemptions, {} -> {} steps ({} attempts)\n", a.out,
              got.preemptions_before, got.preemptions_after, got.steps_before, got.steps_after,
              got.attempts);

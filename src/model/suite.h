@@ -1,6 +1,6 @@
 #pragma once
-// Running scenarios: one scenario under its [explore] (or overrides), its [expect] checked; and the
-// discovery of scenario files for a suite.
+// A suite's scenario files: their discovery and loading, and the scenario a schedule was recorded
+// against. Running one is run/explore.h's.
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,17 +12,9 @@
 
 namespace racelab::model {
 
-using results::explore_exit_code;  // interim (issue 38, S4): until explore moves to run/
+// Interim (issue 38, S4): model::ScenarioRun is results::ScenarioRun until its callers say so.
+using results::explore_exit_code;
 using results::ScenarioRun;
-
-// Options from the scenario's [explore] table; callers then apply command-line overrides.
-sched::ExploreOptions explore_options(const Scenario& s);
-
-ScenarioRun run_scenario(const Scenario& s, const sched::ExploreOptions& options);
-
-// Puts run.result.found in report order (sched::kinds::before: rank, then name, the same order on
-// every run) and fills run.missing and run.unexpected from the scenario's [expect].
-void judge(ScenarioRun& run);
 
 // Expands files and directories (recursively, *.toml, sorted) into scenario paths. Throws
 // InputError for a missing path or a directory without scenarios.

@@ -14,7 +14,8 @@
 #include "report/report.h"
 #include "report/schedule_file.h"
 #include "report/schedule_paths.h"
-#include "report/shrink.h"
+#include "run/explore.h"
+#include "run/shrink.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
@@ -44,7 +45,7 @@ model::ScenarioRun make_run(sched::StrategyKind strategy, sched::StopReason stop
     f.finding.message = k + ": something";
     run.result.found.push_back(std::move(f));
   }
-  model::judge(run);
+  run::judge(run);
   return run;
 }
 
@@ -443,17 +444,17 @@ TEST_CASE("shrink writes the schedule through make_schedule and keeps its findin
   const std::string src = std::getenv("RACELAB_SOURCE_DIR");
   const std::string scenario = src + "/scenarios/deadlock/lazy-2-drafters.toml";
   const model::Scenario sc = model::load_scenario(scenario);
-  sched::ExploreOptions o = model::explore_options(sc);
+  sched::ExploreOptions o = run::explore_options(sc);
   o.strategy.kind = sched::StrategyKind::kRandom;
   o.iterations = 300;
-  const model::ScenarioRun run = model::run_scenario(sc, o);
+  const model::ScenarioRun run = run::run_scenario(sc, o);
   REQUIRE_FALSE(run.result.found.empty());
   const fs::path dir = fs::temp_directory_path() / "racelab-test-shrink";
   fs::remove_all(dir);
   report::write_explore_outputs(run, dir.string());
   const std::string found = (dir / "schedules" / "lazy-2-drafters.deadlock.json").string();
   const std::string out = (dir / "shrunk.json").string();
-  const report::ShrinkSummary got = report::shrink_schedule(found, out, scenario);
+  const run::ShrinkSummary got = run::shrink_schedule(found, out, scenario);
   CHECK(got.preemptions_after <= got.preemptions_before);
   const sched::Schedule before = report::read_schedule(found);
   const sched::Schedule after = report::read_schedule(out);
@@ -463,13 +464,13 @@ TEST_CASE("shrink writes the schedule through make_schedule and keeps its findin
   CHECK(after.preemptions == got.preemptions_after);
   CHECK(after.steps.size() == got.steps_after);
   // A shrunk schedule shrinks to itself.
-  report::shrink_schedule(out, (dir / "again.json").string(), scenario);
+  run::shrink_schedule(out, (dir / "again.json").string(), scenario);
   CHECK(report::read_schedule((dir / "again.json").string()).steps == after.steps);
 
   sched::Schedule none = before;
   none.finding_kind.clear();
   racelab::write_file_atomic(dir / "none.json", report::schedule_to_json(none));
-  CHECK_THROWS_AS(report::shrink_schedule((dir / "none.json").string(), out, scenario), InputError);
+  CHECK_THROWS_AS(run::shrink_schedule((dir / "none.json").string(), out, scenario), InputError);
   fs::remove_all(dir);
 }
 

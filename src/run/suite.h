@@ -16,9 +16,9 @@
 #include "results/suite_totals.h"
 #include "sched/explore.h"
 
-namespace racelab::report {
+namespace racelab::run {
 
-using results::SuiteTotals;  // interim (issue 38, S4)
+using results::SuiteTotals;
 
 struct SuiteOptions {
   std::string out_dir = "racelab-out/suite";  // DIR/summary.json, DIR/<scenario>/...
@@ -57,4 +57,4 @@ std::string wrote_line(const std::string& out_dir, const std::string& junit);
 // Runs `suite` and writes its files (summary.json, report.html, the JUnit file).
 SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions& o);
 
-}  // namespace racelab::report
+}  // namespace racelab::run
