@@ -30,7 +30,7 @@ std::optional<sched::Schedule> recorded_schedule(const std::string& replay);
 struct LiveArgs {
   tw::Config cfg;
   tw::ShapeOptions shape;  // live torch: --seq-len, --steps, --head-dim (and --seq-lens, --hidden)
-  std::string strategy = "pct";
+  sched::StrategyKind strategy = sched::StrategyKind::kPct;
   std::uint64_t seed = 1;
   int depth = 3;
   int preemptions = 2;

@@ -38,7 +38,7 @@ std::optional<sched::Schedule> recorded_schedule(const std::string& replay) {
 
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a) {
   sched::StrategyParams sp;
-  sp.kind = sched::parse_strategy(a.strategy);
+  sp.kind = a.strategy;
   sp.seed = a.seed;
   sp.depth = a.depth;
   sp.max_preemptions = a.preemptions;
