@@ -12,7 +12,9 @@
 #include "alloc/runs.h"
 #include "report/cli.h"
 #include "report/junit.h"
+#include "results/expectations.h"
 #include "results/verdict.h"
+#include "transformers.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -34,8 +36,9 @@ struct ReportArgs {
   bool table = false;
   std::string segments_at;
   std::string out;
-  std::string expect;  // "", stable, unstable: exit 1 where a trace is not so
-  std::string junit;   // a JUnit file: one testcase per trace (and device)
+  std::optional<results::MemoryExpect>
+      expect;         // none: no check; else exit 1 where a trace is not so
+  std::string junit;  // a JUnit file: one testcase per trace (and device)
   DeviceMemory dev;
 };
 
@@ -98,7 +101,7 @@ void print_written(const std::vector<std::string>& files) {
 namespace {
 
 int report_command(const ReportArgs& a) {
-  if (!a.junit.empty() && a.expect.empty())
+  if (!a.junit.empty() && !a.expect)
     throw InputError(
         "alloc report --junit: say what the job checks with --expect stable (or unstable)");
   const auto started = std::chrono::steady_clock::now();
@@ -125,11 +128,11 @@ int report_command(const ReportArgs& a) {
   if (!a.out.empty()) {
     print_written(write_report_outputs(a.out, reports));
   }
-  if (a.expect.empty()) return kExitOk;
+  if (!a.expect) return kExitOk;
   // Each trace judged by the one rule (results::judge): not as expected fails, too few iterations
   // after the warm phase to tell is inconclusive.
-  const results::MemoryExpect expect =
-      results::parse_memory_expect(a.expect).value_or(results::MemoryExpect::kStable);
+  const results::MemoryExpect expect = *a.expect;
+  const std::string word = results::memory_expect_name(expect);
   std::vector<std::string> off, unmeasured;
   for (const StabilityReport& r : reports) {
     const results::Verdict v =
@@ -145,17 +148,17 @@ int report_command(const ReportArgs& a) {
     fmt::print("wrote {}\n", a.junit);
   }
   if (off.empty() && unmeasured.empty()) {
-    fmt::print("expectation ({}) {}\n", a.expect, paint("holds", Colour::kGreen));
+    fmt::print("expectation ({}) {}\n", word, paint("holds", Colour::kGreen));
     return kExitOk;
   }
   if (!off.empty())
-    fmt::print("expectation ({}) {}: {}\n", a.expect, paint("does not hold", Colour::kRed),
+    fmt::print("expectation ({}) {}: {}\n", word, paint("does not hold", Colour::kRed),
                fmt::join(off, ", "));
   // A CI job must not pass on a run that measured nothing: inconclusive, exit 1, as a search cut
   // short is (docs/allocator.md, Verdict).
   if (!unmeasured.empty())
     fmt::print("expectation ({}) {}: {} not measured (too few iterations after the warm phase)\n",
-               a.expect, paint("inconclusive", Colour::kYellow), fmt::join(unmeasured, ", "));
+               word, paint("inconclusive", Colour::kYellow), fmt::join(unmeasured, ", "));
   return kExitFound;
 }
 
@@ -182,9 +185,8 @@ void add_report(CLI::App* alloc, Runner& run) {
   pc->add_option(
       "--segments-at", pa->segments_at,
       "iteration (or window label) whose end state the HTML segment map shows (default: the last)");
-  pc->add_option("--expect", pa->expect,
-                 "stable | unstable: exit 1 unless every trace is so (a CI job's check)")
-      ->check(one_of({"stable", "unstable"}));
+  enum_option(pc, "--expect", pa->expect, results::memory_expect_table(),
+              "stable | unstable: exit 1 unless every trace is so (a CI job's check)");
   pc->add_option("--junit", pa->junit, "write a JUnit testsuite here (needs --expect)");
   pc->add_option("--out", pa->out,
                  "write alloc-report.json, report.html and <name>.iterations.csv here");

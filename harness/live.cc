@@ -13,6 +13,7 @@
 #include "command.h"
 #include "model/settings.h"
 #include "sched/strategies/strategies.h"
+#include "transformers.h"
 
 namespace racelab::cli {
 
@@ -45,9 +46,12 @@ std::string settings_footer() {
 // The options every live search shares (live torch, live python).
 void add_search_options(CLI::App* cmd, LiveArgs& a) {
   // Checked before conversion, in racelab's words (command.h): "-1" never wraps.
-  cmd->add_option("--strategy", a.strategy, sched::live_strategy_names())
-      ->capture_default_str()
-      ->check(one_of(sched::strategy_name_list(true)));
+  std::vector<std::pair<std::string, sched::StrategyKind>> live_strategies;
+  for (const std::string& name : sched::strategy_name_list(true))
+    live_strategies.emplace_back(name, sched::parse_strategy(name));
+  enum_option(cmd, "--strategy", a.strategy, std::move(live_strategies),
+              sched::live_strategy_names())
+      ->default_str(sched::strategy_name(a.strategy));
   cmd->add_option("--seed", a.seed, "seed of " + sched::seeded_strategy_names(true))
       ->capture_default_str()
       ->check(integer_check(0));
@@ -76,11 +80,10 @@ void add_search_options(CLI::App* cmd, LiveArgs& a) {
                   "reported as a deadlock without waiting for --hang-timeout")
       ->capture_default_str()
       ->check(integer_check(0, 3600000));
-  cmd->add_option("--expect", a.expect,
-                  "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless "
-                  "one is found)")
-      ->capture_default_str()
-      ->check(one_of({"clean", "deadlock"}));
+  enum_option(cmd, "--expect", a.expect, results::live_expect_table(),
+              "clean (exit 1 on any deadlock, hang or exception) | deadlock (exit 1 unless one "
+              "is found)")
+      ->default_str(results::live_expect_name(a.expect));
   cmd->add_flag("--all-findings", a.all_findings,
                 "dpor: search on past every failure to the end, keeping each kind's first "
                 "execution and schedule; past a deadlock, in a fresh process (docs/live.md)");

@@ -15,6 +15,7 @@
 #include "live/search.h"
 #include "live/torch/workload.h"
 #include "live_print.h"
+#include "results/expectations.h"
 #include "sched/strategy.h"
 
 namespace racelab::cli::livecmd {
@@ -29,7 +30,7 @@ std::optional<sched::Schedule> recorded_schedule(const std::string& replay);
 struct LiveArgs {
   tw::Config cfg;
   tw::ShapeOptions shape;  // live torch: --seq-len, --steps, --head-dim (and --seq-lens, --hidden)
-  std::string strategy = "pct";
+  sched::StrategyKind strategy = sched::StrategyKind::kPct;
   std::uint64_t seed = 1;
   int depth = 3;
   int preemptions = 2;
@@ -38,7 +39,7 @@ struct LiveArgs {
   double hang_timeout = 10;
   int settle_ms = 10;
   int cycle_confirm_ms = 2000;
-  std::string expect = "clean";
+  results::LiveExpect expect = results::LiveExpect::kClean;
   std::string replay;
   std::string out = "racelab-out/live-torch";
   bool no_warmup_backward = false;

@@ -122,8 +122,7 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
                              cut_short ? Colour::kYellow : Colour::kGreen));
     // What a clean verdict does not cover (report.json's not_checked says the same).
     if (info.subject == sched::kLivePythonSubject) fmt::print("{}\n", report::kPythonNotChecked);
-    if (sched::strategy_info(sched::parse_strategy(so.strategy)).proves_every_order &&
-        so.replay.empty())
+    if (sched::strategy_info(so.strategy).proves_every_order && so.replay.empty())
       fmt::print("{}\n", report::live_dpor_covers(info.subject));
   }
   print_stopped_early(o.interrupted(), o.time_limit());

@@ -19,8 +19,7 @@ live::SearchOptions search_options(const LiveArgs& a) {
   o.hang_timeout = a.hang_timeout;
   o.settle_ms = a.settle_ms;
   o.cycle_confirm_ms = a.cycle_confirm_ms;
-  // CLI11 checked the word (one_of); from here on it is a type.
-  o.expect = results::parse_live_expect(a.expect).value_or(results::LiveExpect::kClean);
+  o.expect = a.expect;
   o.replay = a.replay;
   o.out = a.out;
   o.all_findings = a.all_findings;
@@ -34,7 +33,7 @@ void check_common(LiveArgs& a) {
   if (a.cycle_confirm_ms <= 0) throw InputError("--cycle-confirm-ms must be positive");
   if (a.all_findings) {
     // Past a deadlock the search goes on in a fresh process, which takes dpor's state over.
-    if (sched::parse_strategy(a.strategy) != sched::StrategyKind::kDpor)
+    if (a.strategy != sched::StrategyKind::kDpor)
       throw InputError(
           "--all-findings needs --strategy dpor (past a deadlock the search goes on in a fresh "
           "process, and only dpor's search can be handed over)");
@@ -55,7 +54,7 @@ std::optional<sched::Schedule> recorded_schedule(const std::string& replay) {
 
 std::unique_ptr<sched::Strategy> search_strategy(const LiveArgs& a) {
   sched::StrategyParams sp;
-  sp.kind = sched::parse_strategy(a.strategy);
+  sp.kind = a.strategy;
   sp.seed = a.seed;
   sp.depth = a.depth;
   sp.max_preemptions = a.preemptions;

@@ -90,21 +90,6 @@ TraceReports analyse_traces(const std::vector<std::string>& traces,
   return out;
 }
 
-std::vector<std::string> not_as_expected(const std::vector<StabilityReport>& reports,
-                                         const std::string& expect) {
-  std::vector<std::string> off;
-  for (const StabilityReport& r : reports)
-    if (r.measured && r.stable != (expect == "stable")) off.push_back(r.name);
-  return off;
-}
-
-std::vector<std::string> not_measured(const std::vector<StabilityReport>& reports) {
-  std::vector<std::string> out;
-  for (const StabilityReport& r : reports)
-    if (!r.measured) out.push_back(r.name);
-  return out;
-}
-
 WhatifRun whatif_device(const Snapshot& snap, const std::string& origin, std::size_t device,
                         const std::vector<std::string>& configs, const DeviceMemory& dev,
                         const ProgressFor& progress) {

@@ -57,13 +57,6 @@ TraceReports analyse_traces(const std::vector<std::string>& traces,
                             const ReportSettings& settings, const ProgressFor& progress,
                             const std::function<void(const std::string&, bool)>& check = {});
 
-// The names of the measured reports that are not as `expect` ("stable" or "unstable") says.
-std::vector<std::string> not_as_expected(const std::vector<StabilityReport>& reports,
-                                         const std::string& expect);
-// The names of the reports that are not measured (too few iterations after the warm phase): an
-// expectation about them is inconclusive (docs/allocator.md, Verdict).
-std::vector<std::string> not_measured(const std::vector<StabilityReport>& reports);
-
 // alloc whatif on one device: the recorded settings first (whose replay also says where the
 // program called empty_cache), then each of `configs` on the same empty_cache calls.
 struct WhatifRun {

@@ -148,8 +148,7 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
   lo.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
   lo.settle = std::chrono::milliseconds(a.settle_ms);
   lo.cycle_confirm = std::chrono::milliseconds(a.cycle_confirm_ms);
-  lo.footprints =
-      !replaying && sched::strategy_info(sched::parse_strategy(a.strategy)).needs_footprints;
+  lo.footprints = !replaying && sched::strategy_info(a.strategy).needs_footprints;
   const LiveRunner runner(subject, lo, a.replay, info.after_execution,
                           divergence_hint(a.recorded, info.subject, info.hash));
   // Going on from earlier processes: their counts, kinds and time.
@@ -225,8 +224,8 @@ results::Verdict judge(const SearchOptions& a, const Outcome& o) {
     f.nondeterministic = o.kept.failure->found(sched::kinds::kNondeterministic);
   }
   if (a.replay.empty()) {
-    const sched::StrategyKind kind = sched::parse_strategy(a.strategy);
-    f.strategy = a.strategy;
+    const sched::StrategyKind kind = a.strategy;
+    f.strategy = sched::strategy_name(a.strategy);
     f.stop = o.stop;
     f.executions = o.executions;
     f.cap = a.executions;
@@ -252,15 +251,13 @@ int exit_code(const results::Verdict& v) {
   return v.why == results::Why::kLostControl ? kExitInternal : kExitFound;
 }
 
-bool samples(const SearchOptions& a) {
-  return !sched::strategy_proves(sched::parse_strategy(a.strategy));
-}
+bool samples(const SearchOptions& a) { return !sched::strategy_proves(a.strategy); }
 
 std::string coverage_brief(const SearchOptions& a, const Outcome& o, const std::string& desc) {
   if (!a.replay.empty()) return fmt::format("replayed {} ({} execution)", a.replay, o.executions);
   if (o.kept.stopped_at_failure)
     return fmt::format("{} executions ({}), stopped at the first failure", o.executions, desc);
-  const sched::StrategyKind kind = sched::parse_strategy(a.strategy);
+  const sched::StrategyKind kind = a.strategy;
   return sched::coverage_sentence({.strategy = desc,
                                    .executions = o.executions,
                                    .cap = a.executions,

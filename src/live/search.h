@@ -22,6 +22,7 @@
 #include "sched/exploration.h"
 #include "sched/loop.h"
 #include "sched/schedule.h"
+#include "sched/strategies/strategies.h"
 #include "sched/strategy.h"
 
 namespace racelab::live {
@@ -36,7 +37,7 @@ struct Recorded {
 };
 
 struct SearchOptions {
-  std::string strategy = "pct";  // its name and seed, for the schedule's header
+  sched::StrategyKind strategy = sched::StrategyKind::kPct;  // with the seed, the schedule's header
   std::uint64_t seed = 1;
   std::uint64_t executions = 10;
   double time_limit = 0;  // seconds; 0: none

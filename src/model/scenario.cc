@@ -318,8 +318,9 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
     r.integer("executions", live.executions, 1, 100000);
     r.number("hang_timeout", live.hang_timeout, 0, 86400);
     r.boolean("requires_cuda", live.requires_cuda);
-    r.choice("alloc", live.alloc,
-             {{"stable", std::string("stable")}, {"unstable", std::string("unstable")}});
+    std::vector<std::pair<std::string, std::optional<results::MemoryExpect>>> memory_names;
+    for (const auto& [word, m] : results::memory_expect_table()) memory_names.emplace_back(word, m);
+    r.choice("alloc", live.alloc, memory_names);
     r.integer("alloc_settle", live.alloc_settle, 0, 1000000);
     r.number("alloc_time_limit", live.alloc_time_limit, 1, 86400);
     r.finish();

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "results/expectations.h"
 #include "sched/strategies/strategies.h"
 
 namespace racelab::model {
@@ -46,9 +47,9 @@ struct LiveCase {
   std::uint64_t executions = 40;
   double hang_timeout = 10;
   bool requires_cuda = false;  // skipped, with the reason, where no CUDA device is present
-  // An allocator-stability job beside the race search: "stable" or "unstable" (empty: none). One
-  // uncontrolled run with the allocator capture, judged by alloc report (model/check.h).
-  std::string alloc;
+  // An allocator-stability job beside the race search (none: no such job). One uncontrolled run
+  // with the allocator capture, judged by alloc report (model/check.h) and results::judge.
+  std::optional<results::MemoryExpect> alloc;
   std::int64_t alloc_settle = -1;  // iterations allowed to allocate; -1: the warm phase
   double alloc_time_limit = 600;   // seconds for that run, past which it is a hang
 };

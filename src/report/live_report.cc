@@ -58,7 +58,7 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
                            const std::string& strategy_desc) {
   const sched::ScheduleSource source{.subject_name = info.subject,
                                      .subject_hash = info.hash,
-                                     .strategy_name = a.strategy,
+                                     .strategy_name = sched::strategy_name(a.strategy),
                                      .strategy_description = strategy_desc,
                                      .seed = a.seed,
                                      .live_configuration = info.parameters.dump()};
@@ -125,8 +125,7 @@ LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& i
   // could depend on the machine's speed (docs/live.md, "Determinism").
   report["settle"] = {{"ms", a.settle_ms}, {"decisions", kept.settled}};
   if (info.subject == sched::kLivePythonSubject) report["not_checked"] = kPythonNotChecked;
-  if (a.replay.empty() &&
-      sched::strategy_info(sched::parse_strategy(a.strategy)).proves_every_order)
+  if (a.replay.empty() && sched::strategy_info(a.strategy).proves_every_order)
     report["proof_covers"] = live_dpor_covers(info.subject);
   report["findings"] = nlohmann::ordered_json::array();
   if (kept.failure) {

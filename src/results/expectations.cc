@@ -26,9 +26,16 @@ const char* memory_expect_name(MemoryExpect m) {
   return m == MemoryExpect::kStable ? "stable" : "unstable";
 }
 
+std::vector<std::pair<std::string, MemoryExpect>> memory_expect_table() {
+  std::vector<std::pair<std::string, MemoryExpect>> out;
+  for (const MemoryExpect m : {MemoryExpect::kStable, MemoryExpect::kUnstable})
+    out.emplace_back(memory_expect_name(m), m);
+  return out;
+}
+
 std::optional<MemoryExpect> parse_memory_expect(std::string_view name) {
-  if (name == "stable") return MemoryExpect::kStable;
-  if (name == "unstable") return MemoryExpect::kUnstable;
+  for (const auto& [word, m] : memory_expect_table())
+    if (word == name) return m;
   return std::nullopt;
 }
 
@@ -36,9 +43,16 @@ const char* live_expect_name(LiveExpect e) {
   return e == LiveExpect::kClean ? "clean" : "deadlock";
 }
 
+std::vector<std::pair<std::string, LiveExpect>> live_expect_table() {
+  std::vector<std::pair<std::string, LiveExpect>> out;
+  for (const LiveExpect e : {LiveExpect::kClean, LiveExpect::kDeadlock})
+    out.emplace_back(live_expect_name(e), e);
+  return out;
+}
+
 std::optional<LiveExpect> parse_live_expect(std::string_view name) {
-  if (name == "clean") return LiveExpect::kClean;
-  if (name == "deadlock") return LiveExpect::kDeadlock;
+  for (const auto& [word, e] : live_expect_table())
+    if (word == name) return e;
   return std::nullopt;
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace racelab::results {
@@ -15,11 +16,15 @@ namespace racelab::results {
 enum class MemoryExpect { kStable, kUnstable };
 const char* memory_expect_name(MemoryExpect m);                          // "stable", "unstable"
 std::optional<MemoryExpect> parse_memory_expect(std::string_view name);  // nullopt: neither
+// Every value with its name, in that order: the one table the scenario reader and the command
+// line's transformer (harness/transformers.h) parse with.
+std::vector<std::pair<std::string, MemoryExpect>> memory_expect_table();
 
 // racelab live --expect: clean (no failure kind at all) or deadlock (a deadlock must be found).
 enum class LiveExpect { kClean, kDeadlock };
-const char* live_expect_name(LiveExpect e);                          // "clean", "deadlock"
-std::optional<LiveExpect> parse_live_expect(std::string_view name);  // nullopt: neither
+const char* live_expect_name(LiveExpect e);                           // "clean", "deadlock"
+std::optional<LiveExpect> parse_live_expect(std::string_view name);   // nullopt: neither
+std::vector<std::pair<std::string, LiveExpect>> live_expect_table();  // as memory_expect_table
 
 struct Expectations {
   std::vector<std::string> must;      // kinds (sched/kinds.h) that must be found

@@ -184,7 +184,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const s
         !sched::strategy_info(sched::parse_strategy(c.strategy)).seeded)
       break;
   }
-  const std::optional<results::MemoryExpect> memory_expect = results::parse_memory_expect(c.alloc);
+  const std::optional<results::MemoryExpect>& memory_expect = c.alloc;
   std::optional<results::MemoryFacts> memory;
   if (memory_expect && run.exit_code != 2 && run.exit_code != 3) {
     const MemoryVerdict m = capture_memory(racelab, relative_to(dir, c.script), c.args, c.interpose,

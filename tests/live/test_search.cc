@@ -184,7 +184,7 @@ TEST_CASE("a replayed execution is the result, failed or not", "[search]") {
 
 TEST_CASE("A live search runs the exploration until the deadlock, or proves the fix", "[live]") {
   live::SearchOptions a;
-  a.strategy = "dfs";
+  a.strategy = sched::StrategyKind::kDfs;
   a.executions = 100;
   a.hang_timeout = 2;
   a.settle_ms = 2;
@@ -269,7 +269,7 @@ TEST_CASE("a replay whose steps all matched but ended before its recorded kind i
 TEST_CASE("a search for a deadlock that did not finish without it is inconclusive, not failed",
           "[search]") {
   live::SearchOptions a;
-  a.strategy = "random";
+  a.strategy = sched::StrategyKind::kRandom;
   a.expect = results::LiveExpect::kDeadlock;
   live::Outcome o(live::StopAtFailure(/*expect_deadlock=*/true, /*replaying=*/false));
   keep(o.kept, 0, ended_with({}));
@@ -279,7 +279,7 @@ TEST_CASE("a search for a deadlock that did not finish without it is inconclusiv
   o.stop = sched::StopReason::kBudget;  // a sampling search that ran all its executions
   CHECK(live::judge(a, o).why != results::Why::kUnfinished);
   CHECK(live::exit_code(live::judge(a, o)) == racelab::kExitFound);
-  a.strategy = "dfs";  // a proving search at its cap did not finish
+  a.strategy = sched::StrategyKind::kDfs;  // a proving search at its cap did not finish
   CHECK(live::judge(a, o).why == results::Why::kUnfinished);
 }
 

@@ -248,6 +248,13 @@ TEST_CASE("a [live] case: a real program under the same [expect]", "[scenario]")
                        0) == 0);
   CHECK(strategy.find(" | dpor") != std::string::npos);
   CHECK(error_of("name = \"x\"\n[live]\nscript = \"a.py\"\nstrategy = \"dpor\"\n").empty());
+  // [live] alloc: typed where it is read, absent when not given.
+  CHECK_FALSE(s.live->alloc.has_value());
+  const Scenario memory =
+      parse_scenario("name = \"x\"\n[live]\nscript = \"a.py\"\nalloc = \"unstable\"\n", "s.toml");
+  CHECK(memory.live->alloc == racelab::results::MemoryExpect::kUnstable);
+  CHECK(error_of("name = \"x\"\n[live]\nscript = \"a.py\"\nalloc = \"stabel\"\n") ==
+        "s.toml: live.alloc: unknown value \"stabel\": expected stable | unstable");
   CHECK(error_of("name = \"x\"\n[live]\nscript = \"a.py\"\nwho = 1\n") ==
         "s.toml: live.who: unknown key");
   // Live kinds belong to live cases only.
