@@ -11,8 +11,10 @@
 #include "alloc/outputs.h"
 #include "alloc/runs.h"
 #include "report/cli.h"
+#include "report/junit.h"
 #include "results/verdict.h"
 #include "util/errors.h"
+#include "util/files.h"
 
 namespace racelab::cli {
 
@@ -139,7 +141,7 @@ int report_command(const ReportArgs& a) {
   if (!a.junit.empty()) {
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    write_report_junit(a.junit, reports, a.expect, s);
+    write_file_atomic(a.junit, report::alloc_junit_xml(reports, expect, s));
     fmt::print("wrote {}\n", a.junit);
   }
   if (off.empty() && unmeasured.empty()) {

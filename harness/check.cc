@@ -11,6 +11,7 @@
 #include "command.h"
 #include "report/check_html.h"
 #include "report/live_report.h"
+#include "report/schedule_paths.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -69,7 +70,7 @@ int check_command(const model::CheckOptions& o) {
     fmt::print("\n{}: {}\n", v.name, paint(model::race_summary(v.races), Colour::kRed));
     if (!v.races.message.empty()) fmt::print("  {}\n", v.races.message);
     if (!v.races.schedule.empty())
-      fmt::print("  replay: racelab live python --replay {}\n", v.races.schedule);
+      fmt::print("  replay: {}\n", report::replay_command(v.races.schedule, "live python"));
   }
   // A variant whose memory did not settle, against one that did (alloc diff).
   for (const auto& v : r.variants) {

@@ -2,6 +2,8 @@
 // shrunk schedule per finding kind, print each finding with the command that replays it.
 // Exit 1 when a failure kind was found or the scenario's expectations do not pass (fail or
 // inconclusive), 0 otherwise: evidence kinds alone never make it 1.
+#include "run/explore.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -14,6 +16,7 @@
 #include "report/cli.h"
 #include "report/html.h"
 #include "report/report.h"
+#include "report/schedule_paths.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -44,7 +47,7 @@ int run_explore(const ExploreArgs& a) {
   report::expect_file(a.scenario, report::FileKind::kScenario, "explore SCENARIO");
   model::Scenario sc = model::load_scenario(a.scenario);
   if (!a.torch.empty()) model::apply_torch(sc, a.torch);
-  sched::ExploreOptions o = model::explore_options(sc);
+  sched::ExploreOptions o = run::explore_options(sc);
   if (a.strategy) o.strategy.kind = sched::parse_strategy(*a.strategy);
   if (a.seed) o.strategy.seed = *a.seed;
   if (a.iterations) o.iterations = *a.iterations;
@@ -83,7 +86,7 @@ int run_explore(const ExploreArgs& a) {
     const model::TorchProfile& p = model::torch_profile(sc.profile);
     fmt::print("torch {}: profile {} ({}; {})\n", sc.profile, p.name, p.description, p.file);
   }
-  model::ScenarioRun run = model::run_scenario(sc, o);
+  model::ScenarioRun run = run::run_scenario(sc, o);
   clear_progress();
   const nlohmann::json report = report::write_explore_files(run, out);
 
@@ -137,7 +140,7 @@ int run_explore(const ExploreArgs& a) {
                run.result.found.empty()
                    ? ""
                    : fmt::format(" and {} schedule(s) in {}", run.result.found.size(),
-                                 (dir / "schedules").lexically_normal().string()));
+                                 report::schedules_dir(dir).lexically_normal().string()));
   }
   if (const std::string line = run.interleavings(); !line.empty()) fmt::print("{}\n", line);
   fmt::print("{}; {:.2f} s ({:.0f} executions/s)\n", run.coverage(), run.result.seconds,

@@ -3,7 +3,7 @@
 // python | alloc, and the steps each subcommand's file calls. live.cc registers the options,
 // live_torch.cc and live_python.cc run the two kinds of live subject, live_search.cc holds the
 // options' helpers, and live_print.h (shared with racelab replay) prints a prepared job's run
-// (src/live/job.h).
+// (src/run/live_job.h).
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>

@@ -1,6 +1,6 @@
 // The printing of a live run, shared by racelab live torch | python and racelab replay of a live
-// schedule (live_print.h): the banner, then live::run_job (src/live/job.h: the search, its files,
-// when the process must end), then its verdict. Not a subcommand.
+// schedule (live_print.h): the banner, then run::run_job (src/run/live_job.h: the search, its
+// files, when the process must end), then its verdict. Not a subcommand.
 #include "live_print.h"
 
 #include <fmt/format.h>
@@ -12,6 +12,7 @@
 #include "command.h"
 #include "live/search.h"
 #include "report/live_report.h"
+#include "report/schedule_paths.h"
 #include "sched/kinds.h"
 #include "sched/loop.h"
 #include "sched/strategies/strategies.h"
@@ -46,7 +47,7 @@ void print_traceback(const std::vector<sched::StackFrame>& stack) {
 }
 
 int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
-                  const live::JobRun& run) {
+                  const run::JobRun& run) {
   const live::Outcome& o = run.outcome;
   const std::string& schedule = run.schedule;
   const std::string& strategy_desc = run.strategy_desc;
@@ -77,7 +78,7 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
     }
     if (!schedule.empty())
       fmt::print(
-          "  replay: racelab {} --replay {}{}\n", info.command, schedule,
+          "  replay: {}{}\n", report::replay_command(schedule, info.command),
           kept.failure->hung
               ? fmt::format(" (the process exits now: threads are stuck in {})", info.stuck_in)
               : "");
@@ -87,11 +88,9 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
   }
   if (kept.other) {
     const auto f = worst_failure(*kept.other);
-    fmt::print(
-        "{} (execution {}, searched past it): {}\n  replay: racelab {} --replay "
-        "{}/schedule-{}.json\n",
-        paint(f->kind, Colour::kRed), kept.other_execution, f->message, info.command, so.out,
-        f->kind);
+    fmt::print("{} (execution {}, searched past it): {}\n  replay: {}\n",
+               paint(f->kind, Colour::kRed), kept.other_execution, f->message,
+               report::replay_command(run.other_schedule, info.command));
     for (const auto& [kind, n] : kept.kinds)
       if (is_failure(kind) && kind != sched::kinds::kDeadlock && kind != live::kinds::kHang)
         fmt::print("{}: seen in {} of {} execution(s)\n", kind, n, o.executions);
@@ -158,7 +157,7 @@ int print_run(const live::SearchOptions& so, live::Job& job,
   if (after_banner) after_banner();
   std::fflush(stdout);
   auto progress = count_progress(job.info.command, "executions");
-  const live::JobRun run = live::run_job(
+  const run::JobRun run = run::run_job(
       so, job, [] { return interrupted().load(); },
       [&](std::uint64_t done, std::uint64_t budget) {
         if (progress) progress(done, budget);

@@ -1,7 +1,7 @@
 // racelab merge DIR...: the --out directories of the shards of one exploration or one suite,
 // combined into the report.json, schedules, summary.json, JUnit XML and report.html that one
 // unsharded run would have written (timings apart). docs/scale.md.
-#include "report/merge.h"
+#include "run/merge.h"
 
 #include <fmt/format.h>
 
@@ -21,7 +21,7 @@ struct MergeArgs {
 };
 
 int merge_command(const MergeArgs& a) {
-  const report::MergeResult r = report::merge_shards(
+  const run::MergeResult r = run::merge_shards(
       a.dirs, a.out, a.junit, {.on_run = print_suite_scenario, .on_live = print_suite_live_case});
   // A suite's merge prints what the unsharded suite prints; an exploration's what it wrote.
   if (r.suite) {

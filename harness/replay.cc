@@ -8,7 +8,7 @@
 // schedule written) or when the search was cut short (inconclusive). A live schedule replays with
 // the configuration its header records: the options only a model schedule takes are refused there
 // (exit 2).
-#include "model/replay.h"
+#include "run/replay.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,7 +21,6 @@
 
 #include "command.h"
 #include "executables.h"
-#include "live/job.h"
 #include "live_print.h"
 #include "model/pipeline.h"
 #include "model/profile.h"
@@ -29,6 +28,8 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
+#include "report/schedule_paths.h"
+#include "run/live_job.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -53,13 +54,13 @@ struct ReplayArgs {
 // Against a fix: how far the interleaving applied, every kind a continuation reached (each with
 // its schedule, written as explore writes them), the search's coverage and the answer.
 // The word --on-divergence took (CLI11 checked it), typed once.
-std::optional<model::Divergence> on_divergence(const std::string& word) {
-  if (word == "fail") return model::Divergence::kFail;
-  if (word == "random") return model::Divergence::kRandom;
+std::optional<run::Divergence> on_divergence(const std::string& word) {
+  if (word == "fail") return run::Divergence::kFail;
+  if (word == "random") return run::Divergence::kRandom;
   return std::nullopt;
 }
 
-int print_against_fix(const ReplayArgs& a, const model::ReplayRun& run) {
+int print_against_fix(const ReplayArgs& a, const run::ReplayRun& run) {
   if (!run.continuations) {
     fmt::print("{}\n", paint(run.outcome(), Colour::kYellow));
     return run.exit_code();
@@ -70,10 +71,10 @@ int print_against_fix(const ReplayArgs& a, const model::ReplayRun& run) {
   const sched::FoundKind* witness = run.witness();
   std::string witness_path;
   for (const sched::FoundKind& f : check.result.found) {
-    const std::filesystem::path schedules = std::filesystem::path(dir) / "schedules";
-    ensure_directory(schedules);
-    const std::string path =
-        (schedules / (run.scenario.name + "." + f.finding.kind + ".json")).string();
+    ensure_directory(report::schedules_dir(dir));
+    const std::string path = report::schedule_path(dir, {report::ScheduleName::Layout::kScenario,
+                                                         run.scenario.name, f.finding.kind})
+                                 .string();
     write_file_atomic(path, report::schedule_to_json(report::finding_schedule(check, f)));
     if (&f == witness) witness_path = path;
     fmt::print("{} ({}continuation {}): {}\n", f.finding.kind,
@@ -91,11 +92,11 @@ int print_against_fix(const ReplayArgs& a, const model::ReplayRun& run) {
   }
   print_stopped_early(check.result.interrupted(), check.result.time_limit());
   if (witness == nullptr) fmt::print("{}\n", check.coverage());
-  const model::ReplayRun::Answer answer = run.answer();
+  const run::ReplayRun::Answer answer = run.answer();
   fmt::print("{}\n", paint(run.outcome(witness_path),
-                           answer == model::ReplayRun::Answer::kGone           ? Colour::kGreen
-                           : answer == model::ReplayRun::Answer::kInconclusive ? Colour::kYellow
-                                                                               : Colour::kRed));
+                           answer == run::ReplayRun::Answer::kGone           ? Colour::kGreen
+                           : answer == run::ReplayRun::Answer::kInconclusive ? Colour::kYellow
+                                                                             : Colour::kRed));
   return run.exit_code();
 }
 
@@ -115,19 +116,19 @@ int replay_command(const ReplayArgs& a) {
     run_with(s.subject_name == sched::kLivePythonSubject ? LiveComponent::kPython
                                                          : LiveComponent::kTorch);
     const std::string out = !a.out.empty() ? a.out : "racelab-out/" + s.subject_name + "-replay";
-    live::Job job = live::replay_job(s, a.schedule);
-    return livecmd::print_run(live::replay_options(a.schedule, out), job);
+    live::Job job = run::replay_job(s, a.schedule);
+    return livecmd::print_run(run::replay_options(a.schedule, out), job);
   }
-  model::ReplayRequest request{.schedule_path = a.schedule,
-                               .scenario_path = a.scenario,
-                               .torch = a.torch,
-                               .on_divergence = on_divergence(a.on_divergence),
-                               .seed = a.seed,
-                               .iterations = a.iterations,
-                               .time_limit_s = a.time_limit,
-                               .interrupt = &interrupted()};
+  run::ReplayRequest request{.schedule_path = a.schedule,
+                             .scenario_path = a.scenario,
+                             .torch = a.torch,
+                             .on_divergence = on_divergence(a.on_divergence),
+                             .seed = a.seed,
+                             .iterations = a.iterations,
+                             .time_limit_s = a.time_limit,
+                             .interrupt = &interrupted()};
   request.progress = progress_printer("replay: continuations", /*open_ended=*/true);
-  const model::ReplayRun run = model::replay_schedule(s, request);
+  const run::ReplayRun run = run::replay_schedule(s, request);
   clear_progress();
   if (run.other_scenario) {
     const std::string under = a.torch.empty() ? ""

@@ -1,9 +1,10 @@
 // racelab shrink SCHEDULE -o OUT: fewer preemptions, same finding.
-#include "report/shrink.h"
+#include "run/shrink.h"
 
 #include <fmt/format.h>
 
 #include "command.h"
+#include "report/schedule_paths.h"
 #include "util/errors.h"
 
 namespace racelab::cli {
@@ -17,11 +18,11 @@ struct ShrinkArgs {
 };
 
 int run_shrink(const ShrinkArgs& a) {
-  const report::ShrinkSummary got = report::shrink_schedule(a.schedule, a.out, a.scenario);
+  const run::ShrinkSummary got = run::shrink_schedule(a.schedule, a.out, a.scenario);
   fmt::print("{}: {} -> {} preemptions, {} -> {} steps ({} attempts)\n", a.out,
              got.preemptions_before, got.preemptions_after, got.steps_before, got.steps_after,
              got.attempts);
-  fmt::print("replay: racelab replay {}\n", a.out);
+  fmt::print("replay: {}\n", report::replay_command(a.out));
   return kExitOk;
 }
 

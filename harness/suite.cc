@@ -14,7 +14,8 @@
 #include "report/cli.h"
 #include "report/live_report.h"
 #include "report/report.h"
-#include "report/suite_run.h"
+#include "run/explore.h"
+#include "run/suite.h"
 #include "suite_print.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -40,7 +41,7 @@ int run_suite(SuiteArgs a) {
   }
   const std::vector<model::Scenario> suite =
       model::load_suite(model::collect_scenario_files(a.paths));
-  report::SuiteOptions o;
+  run::SuiteOptions o;
   // Without --out the reports and schedules go to the default directory, and the run says so.
   if (!a.out.empty()) o.out_dir = a.out;
   o.junit = a.junit;
@@ -66,13 +67,13 @@ int run_suite(SuiteArgs a) {
   };
   for (const model::Scenario& s : suite) {  // said once, before the first scenario runs
     if (s.live) continue;
-    const std::string note = dpor_split_note(model::explore_options(s).strategy, o.partition,
-                                             a.part, "each dpor scenario's search");
+    const std::string note = dpor_split_note(run::explore_options(s).strategy, o.partition, a.part,
+                                             "each dpor scenario's search");
     if (note.empty()) continue;
     fmt::print(stderr, "{}\n", note);
     break;
   }
-  const report::SuiteRun r = report::run_suite(suite, o);
+  const run::SuiteRun r = run::run_suite(suite, o);
   print_suite_end(r.totals, o.out_dir, a.junit);
   return r.ok() ? kExitOk : kExitFound;
 }

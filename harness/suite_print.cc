@@ -54,9 +54,9 @@ void print_suite_live_case(const model::LiveCaseRun& lr) {
     fmt::print("     {}\n", report::live_dpor_covers(sched::kLivePythonSubject));
 }
 
-void print_suite_end(const report::SuiteTotals& totals, const std::string& out_dir,
+void print_suite_end(const results::SuiteTotals& totals, const std::string& out_dir,
                      const std::string& junit) {
-  fmt::print("{}\n", report::wrote_line(out_dir, junit));
+  fmt::print("{}\n", run::wrote_line(out_dir, junit));
   fmt::print("{}\n", paint(totals.line(), totals.ok() ? Colour::kGreen : Colour::kRed));
 }
 

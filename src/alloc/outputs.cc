@@ -5,7 +5,6 @@
 #include "alloc/inputs.h"
 #include "util/document.h"
 #include "util/files.h"
-#include "util/html.h"
 
 namespace racelab::alloc {
 
@@ -56,44 +55,6 @@ std::vector<std::string> write_report_outputs(const fs::path& dir,
   write_file_atomic(dir / "alloc-report.json", document_text(j, 1));
   write_file_atomic(dir / "report.html", report_html(reports));
   return files;
-}
-
-std::string report_junit(const std::vector<StabilityReport>& reports, const std::string& expect,
-                         double seconds) {
-  // Not measured is inconclusive: a failure of type "inconclusive", as racelab suite writes one.
-  auto off = [&](const StabilityReport& r) {
-    return !r.measured || r.stable != (expect == "stable");
-  };
-  int failures = 0;
-  for (const auto& r : reports) failures += off(r);
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"racelab\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n",
-                     reports.size(), failures, seconds);
-  out += fmt::format(
-      "  <testsuite name=\"racelab.alloc\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
-      "skipped=\"0\" time=\"{:.3f}\">\n",
-      reports.size(), failures, seconds);
-  for (const auto& r : reports) {
-    const std::string body = fmt::format("{}; {} {} ({}); peak reserved {}", r.verdict,
-                                         r.rows.size(), r.iterations ? "iterations" : "windows",
-                                         r.boundaries_source, mib(r.peak_reserved));
-    out += fmt::format("    <testcase classname=\"racelab.alloc.{}\" name=\"{}\" time=\"0\">\n",
-                       expect, html::escape(r.name));
-    if (off(r))
-      out += fmt::format(
-          "      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
-          html::escape(fmt::format("{}expected {}: {}", r.measured ? "" : "inconclusive: ", expect,
-                                   r.verdict)),
-          r.measured ? "expectation" : "inconclusive", html::escape(body));
-    out += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n", html::escape(body));
-  }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
-}
-
-void write_report_junit(const fs::path& path, const std::vector<StabilityReport>& reports,
-                        const std::string& expect, double seconds) {
-  write_file_atomic(path, report_junit(reports, expect, seconds));
 }
 
 nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifLine>& lines) {

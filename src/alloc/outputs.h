@@ -1,5 +1,6 @@
 #pragma once
-// The files racelab alloc replay, report and whatif write with --out (and report's --junit).
+// The files racelab alloc replay, report and whatif write with --out (report's --junit is
+// report::alloc_junit_xml, src/report/junit.h, the one JUnit writer).
 // docs/allocator.md.
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -33,15 +34,6 @@ std::vector<std::string> write_report_outputs(const std::filesystem::path& dir,
 // (write_report_outputs).
 TraceReports report_capture(const std::string& trace, const std::filesystem::path& dir,
                             const ProgressFor& progress);
-
-// JUnit for `alloc report --expect`: one testcase per report, a failure where it is not as
-// expected, the verdict and the numbers in system-out.
-std::string report_junit(const std::vector<StabilityReport>& reports, const std::string& expect,
-                         double seconds);
-// alloc report --junit FILE: report_junit's text written atomically to `path`.
-void write_report_junit(const std::filesystem::path& path,
-                        const std::vector<StabilityReport>& reports, const std::string& expect,
-                        double seconds);
 
 // whatif.json's entry for one device: the lines' numbers.
 nlohmann::ordered_json whatif_json(std::size_t device, const std::vector<WhatifLine>& lines);

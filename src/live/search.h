@@ -160,6 +160,21 @@ Prepared prepare(const std::string& replay, std::optional<sched::Schedule> recor
                  const std::function<std::unique_ptr<sched::Strategy>()>& search,
                  const std::function<std::unique_ptr<Subject>(const sched::Schedule*)>& make);
 
+// A live run ready to go, whichever its subject: what racelab live torch, racelab live python and
+// racelab replay of a live schedule hand to the use case (run::run_job, src/run/live_job.h) and to
+// the command line's printer.
+struct Job {
+  Prepared run;        // the strategy, the subject, whether it replays, the hash warning
+  JobInfo info;        // what the report and the verdict say about the subject
+  std::string banner;  // the line printed before the search: subject, strategy, build
+  // Called with the output directory just before the search (the Python bridge arms its crash
+  // report there); may be empty.
+  std::function<void(const std::string&)> arm;
+  // The subject runs in the embedded interpreter, which is never finalized (the script's threads
+  // may still be in it): the command ends the process with std::_Exit once it has printed.
+  bool exit_process = false;
+};
+
 bool is_failure(const std::string& kind);  // a kind that fails a live run (not evidence)
 // The failure (or lost control) of an execution that comes first in report order
 // (sched::kinds::before); the first of them where one kind is found twice.

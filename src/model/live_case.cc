@@ -22,10 +22,6 @@ namespace racelab::model {
 
 namespace fs = std::filesystem;
 
-std::string LiveCaseRun::command() const {
-  return argv.empty() && !recorded_command.empty() ? recorded_command : shell_line(argv);
-}
-
 namespace {
 
 std::string relative_to(const fs::path& dir, const std::string& p) {
@@ -114,13 +110,6 @@ std::vector<std::string> live_python_argv(const LivePythonChild& c) {
     v.emplace_back("--");
     v.insert(v.end(), c.args.begin(), c.args.end());
   }
-  return v;
-}
-
-std::vector<std::string> LivePython::flags(bool controlled) const {
-  std::vector<std::string> v;
-  if (!env.empty()) v.push_back("--python=" + env);
-  if (controlled && refuse_other_torch) v.emplace_back("--refuse-other-torch");
   return v;
 }
 

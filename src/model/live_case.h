@@ -21,21 +21,14 @@
 #include <vector>
 
 #include "model/scenario.h"
-#include "results/verdict.h"
+#include "results/check_result.h"
+#include "results/live_case_run.h"
 #include "util/spawn.h"
 
 namespace racelab::model {
 
-// The interpreter a live child (`racelab live python`) runs in, as racelab check and racelab suite
-// were told: --python ENV (empty: the child's own default, $VIRTUAL_ENV, which it inherits) and
-// --refuse-other-torch, passed on with the same meaning as `racelab live python` gives them.
-struct LivePython {
-  std::string env;  // a virtual environment's directory or its bin/python; "" for the default
-  bool refuse_other_torch = false;
-  // The flags for a child. An uncontrolled run (`controlled` false) reads no table, so it checks
-  // no versions: it gets --python alone (the controlled run before it has refused already).
-  std::vector<std::string> flags(bool controlled) const;
-};
+using results::LiveCaseRun;  // interim (issue 38, S4): until the live case moves to run/
+using results::LivePython;
 
 // The command line of one `racelab live python` child, as racelab suite's live cases and racelab
 // check run it: built in one place (live_python_argv), its flags always in this order (the
@@ -58,32 +51,6 @@ struct LivePythonChild {
   std::vector<std::string> args;  // the script's, after "--"
 };
 std::vector<std::string> live_python_argv(const LivePythonChild& c);
-
-struct LiveCaseRun {
-  Scenario scenario;
-  results::Outcome verdict = results::Outcome::kPass;  // results::judge's
-  std::string reason;                                  // its one line; empty for a pass
-  std::map<std::string, std::uint64_t> kinds;          // kind -> executions that saw it
-  std::uint64_t executions = 0;
-  // A proving search (dpor) that exhausted its space: the pass is a proof over what racelab sees.
-  bool proven = false;
-  std::string strategy;  // the case's, for the proof's words
-  int exit_code = 0;
-  double seconds = 0;
-  std::string out_dir;                  // the live run's report.json, trace.txt, live.log
-  std::vector<std::string> argv;        // the command it ran
-  std::string recorded_command;         // read back from a summary.json (racelab merge)
-  std::vector<std::string> missing;     // in expect.must, never seen
-  std::vector<std::string> unexpected;  // in expect.must_not, seen
-  // With [live] alloc: the allocator verdict of one uncontrolled run ("stable", "unstable",
-  // "not_measured", "error") and its one-line summary.
-  std::string memory;
-  std::string memory_summary;
-  // The live run's torch or Python outside its table's verified range: its one line
-  // (report.json's versions.outside), "" inside.
-  std::string outside_verified;
-  std::string command() const;  // argv as one shell line (or the recorded command)
-};
 
 // The report.json a live case's child wrote: null when there is none or it is not JSON (the child
 // died before it wrote one: the verdict says so with the child's log); InputError, one line, when

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "racelab/version.h"
+#include "report/schedule_paths.h"
 #include "util/document.h"
 #include "util/files.h"
 #include "util/html.h"
@@ -143,7 +144,7 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
     }
     if (!v.races.schedule.empty())
       body += "<p>Replay this interleaving:</p>" +
-              html::copyable("racelab live python --replay " + v.races.schedule);
+              html::copyable(replay_command(v.races.schedule, "live python"));
     if (v.native.failed != 0) {
       body += fmt::format(
           "<p class=\"fail\">{}</p><p>{}</p><p class=\"sub\">Why control did not "

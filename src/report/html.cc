@@ -10,6 +10,7 @@
 
 #include "racelab/version.h"
 #include "report/report.h"
+#include "report/schedule_paths.h"
 #include "sched/kinds.h"
 #include "util/document.h"
 #include "util/files.h"
@@ -424,7 +425,7 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
       reproduced ? escape("reproduced " + expected_kind)
                  : escape("completed without " +
                           (expected_kind.empty() ? std::string("findings") : expected_kind)));
-  body += "<div>Replay it again:</div>" + html::copyable("racelab replay " + schedule_path);
+  body += "<div>Replay it again:</div>" + html::copyable(replay_command(schedule_path));
   const sched::Finding* main = nullptr;
   for (const sched::Finding* fp : ordered(result.findings)) {
     const sched::Finding& f = *fp;

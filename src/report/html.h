@@ -7,7 +7,7 @@
 
 #include "model/live_case.h"
 #include "model/suite.h"
-#include "report/suite_run.h"
+#include "results/suite_totals.h"
 
 namespace racelab::report {
 
@@ -25,7 +25,7 @@ struct SuitePage {
   std::vector<HtmlScenario> scenarios;
   const std::vector<model::LiveCaseRun>* live = nullptr;  // live cases ([live]), run or merged
   std::vector<std::string> live_elsewhere;  // a shard K > 0: the live cases shard 0 runs
-  SuiteTotals totals;
+  results::SuiteTotals totals;
   bool open = false;  // interleavings shown open (one scenario: racelab explore)
 };
 std::string suite_html(const SuitePage& page);

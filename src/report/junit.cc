@@ -1,85 +1,131 @@
-// JUnit XML in the shape common CI viewers accept (GitLab, Jenkins, GitHub test reporters):
-// <testsuites><testsuite><testcase><failure message="..">details</failure></testcase>...
-#include <fmt/format.h>
-#include <fmt/ranges.h>
+#include "report/junit.h"
 
+#include <fmt/format.h>
+
+#include "alloc/inputs.h"
 #include "report/report.h"
+#include "util/html.h"
 
 namespace racelab::report {
 
-std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds,
-                      const std::vector<model::LiveCaseRun>& live, const std::string& shard) {
+using results::Outcome;
+
+std::string xml_escape(const std::string& text) {
+  std::string clean = text;
+  for (char& c : clean) {
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') c = ' ';
+  }
+  return html::escape(clean);
+}
+
+std::string junit_xml(std::string_view suite, const std::vector<JunitCase>& cases, double seconds) {
   int failures = 0, skipped = 0;
-  for (const auto& r : runs) {
-    const results::Outcome v = r.verdict();
-    failures += v == results::Outcome::kFail || v == results::Outcome::kInconclusive;
-    skipped += v == results::Outcome::kPending;
+  for (const JunitCase& c : cases) {
+    failures += c.outcome == Outcome::kFail || c.outcome == Outcome::kInconclusive;
+    skipped += c.outcome == Outcome::kPending || c.outcome == Outcome::kSkipped;
   }
-  for (const auto& l : live) {
-    skipped += l.verdict == results::Outcome::kSkipped;
-    failures +=
-        l.verdict == results::Outcome::kFail || l.verdict == results::Outcome::kInconclusive;
-  }
-  const std::size_t tests = runs.size() + live.size();
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"racelab\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n",
-                     tests, failures, seconds);
+                     cases.size(), failures, seconds);
   out += fmt::format(
-      "  <testsuite name=\"racelab.suite{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
-      "skipped=\"{}\" time=\"{:.3f}\">\n",
-      shard.empty() ? "" : " (" + xml_escape(shard) + ")", tests, failures, skipped, seconds);
+      "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" "
+      "time=\"{:.3f}\">\n",
+      xml_escape(std::string(suite)), cases.size(), failures, skipped, seconds);
+  for (const JunitCase& c : cases) {
+    out += fmt::format("    <testcase classname=\"{}\" name=\"{}\"", xml_escape(c.classname),
+                       xml_escape(c.name));
+    if (c.file) out += fmt::format(" file=\"{}\"", xml_escape(*c.file));
+    out += fmt::format(" time=\"{}\">\n", c.time);
+    switch (c.outcome) {
+      case Outcome::kPass:
+        break;
+      case Outcome::kPending:
+      case Outcome::kSkipped:
+        out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(c.message));
+        break;
+      case Outcome::kFail:
+      case Outcome::kInconclusive:
+        out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
+                           xml_escape(c.message),
+                           c.outcome == Outcome::kInconclusive ? "inconclusive" : "expectation",
+                           xml_escape(c.body));
+        break;
+    }
+    if (c.system_out)
+      out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(*c.system_out));
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds,
+                      const std::vector<model::LiveCaseRun>& live, const std::string& shard) {
+  std::vector<JunitCase> cases;
   for (const auto& r : runs) {
-    out += fmt::format(
-        "    <testcase classname=\"racelab.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
-        xml_escape(r.scenario.name), xml_escape(r.scenario.path), r.result.seconds);
+    JunitCase c{.classname = "racelab.scenarios",
+                .name = r.scenario.name,
+                .file = r.scenario.path,
+                .time = fmt::format("{:.3f}", r.result.seconds),
+                .outcome = r.verdict()};
     const std::string props = fmt::format("{} executions, strategy {}: {}", r.result.executions,
                                           r.result.strategy, r.coverage());
-    const results::Outcome v = r.verdict();
-    if (v == results::Outcome::kPass) {
-      out +=
-          fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(props));
-      continue;
+    if (c.outcome == Outcome::kFail || c.outcome == Outcome::kInconclusive) {
+      // The failure's text carries the numbers and every unexpected finding; no system-out.
+      c.message = r.verdict_reason();
+      c.body = props + "\n";
+      for (const auto& kind : r.unexpected) {
+        if (const auto* f = r.result.find(kind))
+          c.body += kind + ": " + message_text(f->finding) + "\n";
+      }
+    } else {
+      if (c.outcome == Outcome::kPending) c.message = r.verdict_reason();
+      c.system_out = props;
     }
-    if (v == results::Outcome::kPending) {
-      out += fmt::format(
-          ">\n      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n    "
-          "</testcase>\n",
-          xml_escape(r.verdict_reason()), xml_escape(props));
-      continue;
-    }
-    // Inconclusive is a failure for CI: the proof the scenario keeps was not completed.
-    std::string body = props + "\n";
-    for (const auto& kind : r.unexpected) {
-      if (const auto* f = r.result.find(kind))
-        body += kind + ": " + message_text(f->finding) + "\n";
-    }
-    out += fmt::format(
-        ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
-        xml_escape(r.verdict_reason()),
-        v == results::Outcome::kInconclusive ? "inconclusive" : "expectation", xml_escape(body));
+    cases.push_back(std::move(c));
   }
   for (const auto& l : live) {
-    out += fmt::format(
-        "    <testcase classname=\"racelab.live\" name=\"{}\" file=\"{}\" time=\"{:.3f}\">\n",
-        xml_escape(l.scenario.name), xml_escape(l.scenario.path), l.seconds);
     std::string kinds;
     for (const auto& [k, n] : l.kinds)
       kinds += fmt::format("{}{} in {}", kinds.empty() ? "" : ", ", k, n);
     std::string props = fmt::format("{} executions; kinds: {}; {}", l.executions,
                                     kinds.empty() ? "none" : kinds, l.command());
     if (!l.memory.empty()) props += "; memory: " + l.memory_summary;
-    if (l.verdict == results::Outcome::kSkipped) {
-      out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(l.reason));
-    } else if (l.verdict != results::Outcome::kPass) {
-      out += fmt::format(
-          "      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(l.reason),
-          l.verdict == results::Outcome::kInconclusive ? "inconclusive" : "expectation",
-          xml_escape(props));
-    }
-    out += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n", xml_escape(props));
+    cases.push_back(JunitCase{.classname = "racelab.live",
+                              .name = l.scenario.name,
+                              .file = l.scenario.path,
+                              .time = fmt::format("{:.3f}", l.seconds),
+                              .outcome = l.verdict,
+                              .message = l.reason,
+                              .body = props,
+                              .system_out = props});
   }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
+  return junit_xml(shard.empty() ? "racelab.suite" : "racelab.suite (" + shard + ")", cases,
+                   seconds);
+}
+
+std::string alloc_junit_xml(const std::vector<alloc::StabilityReport>& reports,
+                            results::MemoryExpect expect, double seconds) {
+  const std::string word = results::memory_expect_name(expect);
+  std::vector<JunitCase> cases;
+  for (const alloc::StabilityReport& r : reports) {
+    const results::Verdict v =
+        results::judge({.memory = expect}, {},
+                       results::MemoryFacts{.measured = r.measured, .stable = r.stable}, {});
+    const std::string body = fmt::format("{}; {} {} ({}); peak reserved {}", r.verdict,
+                                         r.rows.size(), r.iterations ? "iterations" : "windows",
+                                         r.boundaries_source, alloc::mib(r.peak_reserved));
+    cases.push_back(JunitCase{
+        .classname = "racelab.alloc." + word,
+        .name = r.name,
+        .time = "0",
+        .outcome = v.outcome,
+        .message =
+            fmt::format("{}expected {}: {}", r.measured ? "" : "inconclusive: ", word, r.verdict),
+        .body = body,
+        .system_out = body});
+  }
+  return junit_xml("racelab.alloc", cases, seconds);
 }
 
 }  // namespace racelab::report

@@ -69,21 +69,19 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
       sched::make_schedule(source, execution, worst != r.findings.end() ? &*worst : nullptr,
                            r.preemptions, r.replay_steps());
   const std::string path =
-      (std::filesystem::path(a.out) /
-       fmt::format("schedule-{}.json", s.finding_kind.empty() ? "run" : s.finding_kind))
-          .string();
+      schedule_path(a.out, {ScheduleName::Layout::kLive, "", s.finding_kind}).string();
   write_file_atomic(path, schedule_to_json(s));
   return path;
 }
 
-// Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
-std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
-                          const live::Outcome& o, const std::string& strategy_desc,
-                          std::optional<sched::Strategy::Classes> classes) {
+// Writes report.json, trace.txt and, for a failure, the schedules; returns their paths.
+LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
+                            const live::Outcome& o, const std::string& strategy_desc,
+                            std::optional<sched::Strategy::Classes> classes) {
   const std::filesystem::path dir(a.out);
   ensure_directory(dir);
   const live::StopAtFailure& kept = o.kept;
-  std::string schedule_path;
+  LiveSchedules written;
   nlohmann::ordered_json report;
   report["format"] = kLiveReportFormat;
   report["version"] = kLiveReportVersion;
@@ -118,16 +116,15 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
     report["threads"] = r.threads;
     report["foreign_threads"] = r.foreign;
 
-    schedule_path = write_schedule(a, info, r, kept.failure_execution, strategy_desc);
-    report["schedule"] = schedule_path;
+    written.failure = write_schedule(a, info, r, kept.failure_execution, strategy_desc);
+    report["schedule"] = written.failure;
   }
   if (kept.other) {
-    const std::string path =
-        write_schedule(a, info, *kept.other, kept.other_execution, strategy_desc);
+    written.other = write_schedule(a, info, *kept.other, kept.other_execution, strategy_desc);
     const auto f = live::worst_failure(*kept.other);
     auto j = finding_json(*f, {{"decision", f->step}});
     j["execution"] = kept.other_execution;
-    j["schedule"] = path;
+    j["schedule"] = written.other;
     report["other_failure"] = j;
   }
   // The failing execution's events, or the last execution's when none failed.
@@ -149,7 +146,7 @@ std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& inf
     }
   }
   write_file_atomic(dir / "report.json", document_text(report));
-  return schedule_path;
+  return written;
 }
 
 std::vector<std::pair<std::string, std::string>> write_uncontrolled_report(

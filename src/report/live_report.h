@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "live/search.h"
+#include "report/schedule_paths.h"
 #include "sched/schedule.h"
 #include "sched/strategy.h"
 
@@ -52,11 +53,16 @@ std::string trace_text(const live::Result& r);     // trace.txt: time, decision,
 std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& info,
                            const live::Result& r, std::uint64_t execution,
                            const std::string& strategy_desc);
-// Writes report.json, trace.txt and, for a failure, the schedule; returns the schedule's path.
+// The schedule files a live run wrote (schedule_path's live layout), "" where none.
+struct LiveSchedules {
+  std::string failure;  // the kept failure's (report.json "schedule")
+  std::string other;    // the other failure's, searched past (report.json "other_failure")
+};
+// Writes report.json, trace.txt and, for a failure, the schedules; returns their paths.
 // `classes`: dpor's interleaving classes and redundant executions (report.json "dpor").
-std::string write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
-                          const live::Outcome& o, const std::string& strategy_desc,
-                          std::optional<sched::Strategy::Classes> classes = std::nullopt);
+LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& info,
+                            const live::Outcome& o, const std::string& strategy_desc,
+                            std::optional<sched::Strategy::Classes> classes = std::nullopt);
 
 // One plain run of a script (racelab live python --uncontrolled): real threads, nothing
 // interposed, the time limit its only bound.

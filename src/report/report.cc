@@ -72,10 +72,6 @@ nlohmann::ordered_json finding_json(const sched::Finding& f, const nlohmann::ord
 
 double round_seconds(double s) { return std::round(s * 1e6) / 1e6; }
 
-std::string replay_command(const std::string& schedule_path) {
-  return "racelab replay " + schedule_path;
-}
-
 json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir) {
   const model::Scenario& sc = run.scenario;
   json findings = json::array();
@@ -89,9 +85,9 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
                                  {"virtual_time_s", round_seconds(f.result.exec->makespan())}});
     if (f.subtree) item["subtree"] = *f.subtree;  // DFS shard: execution counts within it
     if (!dir.empty()) {
-      const fs::path sched_dir = fs::path(dir) / "schedules";
-      ensure_directory(sched_dir);
-      const std::string path = (sched_dir / (sc.name + "." + f.finding.kind + ".json")).string();
+      ensure_directory(schedules_dir(dir));
+      const std::string path =
+          schedule_path(dir, {ScheduleName::Layout::kScenario, sc.name, f.finding.kind}).string();
       write_file_atomic(path, schedule_to_json(finding_schedule(run, f)));
       item["schedule"] = path;
       item["replay"] = replay_command(path);
@@ -287,15 +283,6 @@ json suite_summary(const std::vector<json>& entries, bool interrupted, double se
     doc["pending"] = pending;
   }
   return doc;
-}
-
-std::string xml_escape(const std::string& text) {
-  // XML 1.0 forbids most control characters even as references: they become spaces.
-  std::string clean = text;
-  for (char& c : clean) {
-    if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') c = ' ';
-  }
-  return html::escape(clean);
 }
 
 }  // namespace racelab::report

@@ -7,6 +7,8 @@
 
 #include "model/live_case.h"
 #include "model/suite.h"
+#include "report/junit.h"
+#include "report/schedule_paths.h"
 #include "sched/schedule.h"
 #include "util/document.h"
 
@@ -33,9 +35,6 @@ nlohmann::ordered_json finding_json(const sched::Finding& f, const nlohmann::ord
 // so that 49.29800000000001 is written 49.298.
 double round_seconds(double s);
 
-// The command that replays a schedule file.
-std::string replay_command(const std::string& schedule_path);
-
 // report.json and summary.json name their format and its version in their first keys
 // (kReportFormat, kSummaryFormat: util/document.h, beside the live report's); racelab merge
 // refuses another format or a newer version (check_format). Write them with document_text.
@@ -44,22 +43,12 @@ std::string replay_command(const std::string& schedule_path);
 // atomically. Returns the report. An empty dir writes nothing and only builds the report.
 nlohmann::json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir);
 
-// JUnit XML: one testsuite "racelab", one testcase per scenario; a failure names the missing and
-// unexpected finding kinds.
-// Live cases ([live]) are test cases too: a skip is <skipped/>, anything but a pass a <failure>.
-// A shard's (`shard`: "shard 1/4") testsuite says so in its name, and a pending scenario is a
-// <skipped/> whose message says racelab merge judges it.
-std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds,
-                      const std::vector<model::LiveCaseRun>& live = {},
-                      const std::string& shard = "");
 // summary.json's entry for a live case: name, path, "live": true, verdict, reason, kinds (kind ->
 // executions), executions, the command and its report.
 nlohmann::json live_summary_entry(const model::LiveCaseRun& run);
 // The live case of a summary.json entry, as racelab merge carries it from shard 0 (its scenario
 // read from its path where it still exists, else named only).
 model::LiveCaseRun live_case_from_summary(const nlohmann::json& entry);
-
-std::string xml_escape(const std::string& text);
 
 // summary.json (racelab suite, racelab merge): one entry per scenario, then the document.
 nlohmann::json suite_summary_entry(const model::ScenarioRun& run, const nlohmann::json& report,

@@ -169,7 +169,7 @@ std::string live_section(const model::LiveCaseRun& l, bool open) {
 }  // namespace
 
 std::string suite_html(const SuitePage& p) {
-  const SuiteTotals& t = p.totals;
+  const results::SuiteTotals& t = p.totals;
   std::string body =
       fmt::format("<h1>{}</h1><div class=\"sub\">racelab {} · {} scenario(s) · {:.2f} s</div>",
                   escape(p.title), kVersion, t.scenarios, t.seconds);

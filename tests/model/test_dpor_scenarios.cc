@@ -13,11 +13,14 @@
 #include "catch.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
+#include "run/explore.h"
 #include "sched/engine.h"
 #include "sched/strategies/strategies.h"
 
 using namespace racelab;
 using namespace racelab::model;
+using racelab::run::explore_options;
+using racelab::run::run_scenario;
 
 namespace {
 
@@ -26,7 +29,7 @@ std::string source_dir() {
   return dir != nullptr ? dir : ".";
 }
 
-ScenarioRun run(const Scenario& s, sched::StrategyKind kind, std::uint64_t iterations) {
+ScenarioRun run_with(const Scenario& s, sched::StrategyKind kind, std::uint64_t iterations) {
   sched::ExploreOptions o = explore_options(s);
   o.strategy.kind = kind;
   o.strategy.max_preemptions = 2;
@@ -62,7 +65,7 @@ const std::set<std::string> kTooLarge = {"lazy-4-drafters", "separate-process-wa
 TEST_CASE("dpor proves the sequential warmup with a handful of executions", "[dpor]") {
   const Scenario s =
       load_scenario(source_dir() + "/scenarios/warmup/sequential-forward-backward.toml");
-  const ScenarioRun r = run(s, sched::StrategyKind::kDpor, 1'000'000);
+  const ScenarioRun r = run_with(s, sched::StrategyKind::kDpor, 1'000'000);
   CHECK(r.result.exhausted());
   CHECK(r.result.found.empty());
   CHECK(r.verdict() == results::Outcome::kPass);
@@ -78,7 +81,7 @@ TEST_CASE("dpor and states exhaust the bundled scenarios and their expectations 
   for (const Scenario& s : load_suite(files)) {
     if (s.live) continue;  // a live case is no model subject
     INFO(s.name);
-    const ScenarioRun r = run(s, sched::StrategyKind::kDpor, 1'000'000);
+    const ScenarioRun r = run_with(s, sched::StrategyKind::kDpor, 1'000'000);
     CHECK(r.result.exhausted());
     CHECK(r.missing.empty());
     CHECK(r.unexpected.empty());
@@ -89,7 +92,7 @@ TEST_CASE("dpor and states exhaust the bundled scenarios and their expectations 
       ++large;
       continue;
     }
-    const ScenarioRun st = run(s, sched::StrategyKind::kStates, 10'000'000);
+    const ScenarioRun st = run_with(s, sched::StrategyKind::kStates, 10'000'000);
     CHECK(st.result.exhausted());
     CHECK(kinds(st) == kinds(r));
     REQUIRE(st.result.states.has_value());
@@ -142,7 +145,7 @@ TEST_CASE("dpor by default runs no more executions than stateless dpor on the bu
   const auto files = collect_scenario_files({source_dir() + "/scenarios"});
   for (const Scenario& s : load_suite(files)) {
     if (s.live || kTooLarge.count(s.name) != 0) continue;  // those: the next test
-    const ScenarioRun by_default = run(s, sched::StrategyKind::kDpor, 1'000'000);
+    const ScenarioRun by_default = run_with(s, sched::StrategyKind::kDpor, 1'000'000);
     const ScenarioRun plain = stateless(s, 1'000'000);
     INFO(s.name << ": by default " << by_default.coverage() << "; stateless " << plain.coverage());
     REQUIRE(by_default.result.exhausted());
@@ -158,8 +161,8 @@ TEST_CASE("dpor by default runs no more executions than stateless dpor on the bu
 TEST_CASE("states and stateful dpor exhaust one GPU with three drafters in fewer executions",
           "[dpor]") {
   const Scenario s = parse_scenario(small(1, 3, 2, "none"), "small.toml");
-  const ScenarioRun st = run(s, sched::StrategyKind::kStates, 10'000'000);
-  const ScenarioRun dpor = run(s, sched::StrategyKind::kDpor, 10'000'000);
+  const ScenarioRun st = run_with(s, sched::StrategyKind::kStates, 10'000'000);
+  const ScenarioRun dpor = run_with(s, sched::StrategyKind::kDpor, 10'000'000);
   sched::ExploreOptions o = explore_options(s);
   o.strategy.kind = sched::StrategyKind::kDpor;
   o.strategy.dpor_states = false;
@@ -191,8 +194,8 @@ TEST_CASE("states renames alike GPUs: the long-context crash on three and four G
     text.replace(at, 11, "devices = " + std::to_string(devices));
     const Scenario s = parse_scenario(text, "gpus.toml");
     INFO(devices << " GPUs");
-    const ScenarioRun st = run(s, sched::StrategyKind::kStates, 10'000'000);
-    const ScenarioRun dpor = run(s, sched::StrategyKind::kDpor, 1'000'000);
+    const ScenarioRun st = run_with(s, sched::StrategyKind::kStates, 10'000'000);
+    const ScenarioRun dpor = run_with(s, sched::StrategyKind::kDpor, 1'000'000);
     REQUIRE(st.result.exhausted());
     REQUIRE(dpor.result.exhausted());
     CHECK(kinds(st) == kinds(dpor));
@@ -261,9 +264,9 @@ void check_same_kinds(const std::vector<std::string>& scenarios) {
   for (const std::string& text : scenarios) {
     INFO(text);
     const Scenario s = parse_scenario(text, "small.toml");
-    const ScenarioRun dpor = run(s, sched::StrategyKind::kDpor, 1'000'000);
-    const ScenarioRun dfs = run(s, sched::StrategyKind::kDfs, 10'000'000);
-    const ScenarioRun states = run(s, sched::StrategyKind::kStates, 10'000'000);
+    const ScenarioRun dpor = run_with(s, sched::StrategyKind::kDpor, 1'000'000);
+    const ScenarioRun dfs = run_with(s, sched::StrategyKind::kDfs, 10'000'000);
+    const ScenarioRun states = run_with(s, sched::StrategyKind::kStates, 10'000'000);
     REQUIRE(dfs.result.exhausted());
     CHECK(dpor.result.exhausted());
     CHECK(kinds(dpor) == kinds(dfs));

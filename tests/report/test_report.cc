@@ -6,12 +6,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include "alloc/report.h"
 #include "catch.h"
 #include "model/suite.h"
 #include "report/cli.h"
+#include "report/junit.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
-#include "report/shrink.h"
+#include "report/schedule_paths.h"
+#include "run/explore.h"
+#include "run/shrink.h"
 #include "sched/kinds.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
@@ -41,7 +45,7 @@ model::ScenarioRun make_run(sched::StrategyKind strategy, sched::StopReason stop
     f.finding.message = k + ": something";
     run.result.found.push_back(std::move(f));
   }
-  model::judge(run);
+  run::judge(run);
   return run;
 }
 
@@ -228,6 +232,81 @@ TEST_CASE("file kinds are told apart by content; expect_file names both", "[cli_
   fs::remove_all(dir);
 }
 
+TEST_CASE("schedule files keep their two layouts, and replay commands name them", "[formats]") {
+  using report::ScheduleName;
+  // The README and users' CI scripts name these paths: they must not move.
+  CHECK(report::schedule_path("out", {ScheduleName::Layout::kScenario, "lazy-2", "deadlock"}) ==
+        fs::path("out/schedules/lazy-2.deadlock.json"));
+  CHECK(report::schedules_dir("out") == fs::path("out/schedules"));
+  CHECK(report::schedule_path("out", {ScheduleName::Layout::kLive, "", "hang"}) ==
+        fs::path("out/schedule-hang.json"));
+  CHECK(report::schedule_path("out", {ScheduleName::Layout::kLive, "", ""}) ==
+        fs::path("out/schedule-run.json"));
+  CHECK(report::replay_command("out/schedules/a.deadlock.json") ==
+        "racelab replay out/schedules/a.deadlock.json");
+  CHECK(report::replay_command("o/schedule-hang.json", "live python") ==
+        "racelab live python --replay o/schedule-hang.json");
+}
+
+TEST_CASE("alloc report's JUnit: a failure where not as expected, inconclusive where not measured",
+          "[formats]") {
+  auto report = [](std::string name, bool stable, bool measured, std::string verdict) {
+    alloc::StabilityReport r;
+    r.name = std::move(name);
+    r.stable = stable;
+    r.measured = measured;
+    r.verdict = std::move(verdict);
+    r.boundaries_source = "stats JSON";
+    r.iterations = true;
+    r.rows.resize(3);
+    r.peak_reserved = 2u << 20;
+    return r;
+  };
+  const std::vector<alloc::StabilityReport> reports = {
+      report("flat", true, true, "stable"), report("grow", false, true, "unstable: grows"),
+      report("short<1>", false, false, "not measured")};
+  // The bytes alloc report --junit wrote before it went through the one writer.
+  CHECK(report::alloc_junit_xml(reports, results::MemoryExpect::kStable, 1.5) ==
+        R"(<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="racelab" tests="3" failures="2" time="1.500">
+  <testsuite name="racelab.alloc" tests="3" failures="2" errors="0" skipped="0" time="1.500">
+    <testcase classname="racelab.alloc.stable" name="flat" time="0">
+      <system-out>stable; 3 iterations (stats JSON); peak reserved 2 MiB</system-out>
+    </testcase>
+    <testcase classname="racelab.alloc.stable" name="grow" time="0">
+      <failure message="expected stable: unstable: grows" type="expectation">unstable: grows; 3 iterations (stats JSON); peak reserved 2 MiB</failure>
+      <system-out>unstable: grows; 3 iterations (stats JSON); peak reserved 2 MiB</system-out>
+    </testcase>
+    <testcase classname="racelab.alloc.stable" name="short&lt;1&gt;" time="0">
+      <failure message="inconclusive: expected stable: not measured" type="inconclusive">not measured; 3 iterations (stats JSON); peak reserved 2 MiB</failure>
+      <system-out>not measured; 3 iterations (stats JSON); peak reserved 2 MiB</system-out>
+    </testcase>
+  </testsuite>
+</testsuites>
+)");
+  // Expecting growth: the flat trace is the failure.
+  const std::string unstable =
+      report::alloc_junit_xml(reports, results::MemoryExpect::kUnstable, 0);
+  CHECK(unstable.find(R"(name="flat" time="0">
+      <failure message="expected unstable: stable" type="expectation">)") != std::string::npos);
+  CHECK(unstable.find(R"(name="grow" time="0">
+      <system-out>)") != std::string::npos);
+}
+
+TEST_CASE("JUnit text never holds a control character XML 1.0 forbids", "[formats]") {
+  report::JunitCase c{.classname = "racelab.alloc.stable",
+                      .name = "a\x01z",
+                      .time = "0",
+                      .outcome = results::Outcome::kFail,
+                      .message = "bell\a",
+                      .body = "line\nnext\ttab"};
+  const std::string xml = report::junit_xml("racelab.alloc", {c}, 0);
+  CHECK(xml.find("name=\"a z\"") != std::string::npos);
+  CHECK(xml.find("message=\"bell \"") != std::string::npos);
+  CHECK(xml.find(">line\nnext\ttab</failure>") != std::string::npos);
+  CHECK(xml.find("<system-out>") == std::string::npos);
+}
+
 TEST_CASE("report.json and summary.json name their format and version first", "[formats]") {
   const model::ScenarioRun run =
       make_run(sched::StrategyKind::kDfs, sched::StopReason::kExhausted, {}, {"deadlock"}, {});
@@ -365,17 +444,17 @@ TEST_CASE("shrink writes the schedule through make_schedule and keeps its findin
   const std::string src = std::getenv("RACELAB_SOURCE_DIR");
   const std::string scenario = src + "/scenarios/deadlock/lazy-2-drafters.toml";
   const model::Scenario sc = model::load_scenario(scenario);
-  sched::ExploreOptions o = model::explore_options(sc);
+  sched::ExploreOptions o = run::explore_options(sc);
   o.strategy.kind = sched::StrategyKind::kRandom;
   o.iterations = 300;
-  const model::ScenarioRun run = model::run_scenario(sc, o);
+  const model::ScenarioRun run = run::run_scenario(sc, o);
   REQUIRE_FALSE(run.result.found.empty());
   const fs::path dir = fs::temp_directory_path() / "racelab-test-shrink";
   fs::remove_all(dir);
   report::write_explore_outputs(run, dir.string());
   const std::string found = (dir / "schedules" / "lazy-2-drafters.deadlock.json").string();
   const std::string out = (dir / "shrunk.json").string();
-  const report::ShrinkSummary got = report::shrink_schedule(found, out, scenario);
+  const run::ShrinkSummary got = run::shrink_schedule(found, out, scenario);
   CHECK(got.preemptions_after <= got.preemptions_before);
   const sched::Schedule before = report::read_schedule(found);
   const sched::Schedule after = report::read_schedule(out);
@@ -385,13 +464,13 @@ TEST_CASE("shrink writes the schedule through make_schedule and keeps its findin
   CHECK(after.preemptions == got.preemptions_after);
   CHECK(after.steps.size() == got.steps_after);
   // A shrunk schedule shrinks to itself.
-  report::shrink_schedule(out, (dir / "again.json").string(), scenario);
+  run::shrink_schedule(out, (dir / "again.json").string(), scenario);
   CHECK(report::read_schedule((dir / "again.json").string()).steps == after.steps);
 
   sched::Schedule none = before;
   none.finding_kind.clear();
   racelab::write_file_atomic(dir / "none.json", report::schedule_to_json(none));
-  CHECK_THROWS_AS(report::shrink_schedule((dir / "none.json").string(), out, scenario), InputError);
+  CHECK_THROWS_AS(run::shrink_schedule((dir / "none.json").string(), out, scenario), InputError);
   fs::remove_all(dir);
 }
 

@@ -9,6 +9,7 @@
 #include "corpus.h"
 #include "model/suite.h"
 #include "report/schedule_file.h"
+#include "run/explore.h"
 #include "sched/coverage.h"
 #include "sched/explore.h"
 #include "sched/schedule.h"
@@ -133,14 +134,14 @@ TEST_CASE("pos and surw find the lazy-2-drafters deadlock, also split over jobs"
       model::load_scenario(source_dir() + "/scenarios/deadlock/lazy-2-drafters.toml");
   for (StrategyKind kind : {StrategyKind::kPos, StrategyKind::kSurw}) {
     INFO(strategy_name(kind));
-    ExploreOptions o = model::explore_options(sc);
+    ExploreOptions o = run::explore_options(sc);
     o.strategy.kind = kind;
     o.iterations = 300;
     o.shrink = false;
-    const model::ScenarioRun one = model::run_scenario(sc, o);
+    const model::ScenarioRun one = run::run_scenario(sc, o);
     REQUIRE(one.result.find("deadlock") != nullptr);
     o.partition.jobs = 2;
-    const model::ScenarioRun two = model::run_scenario(sc, o);
+    const model::ScenarioRun two = run::run_scenario(sc, o);
     REQUIRE(two.result.find("deadlock") != nullptr);
     CHECK(two.result.find("deadlock")->execution == one.result.find("deadlock")->execution);
     REQUIRE(one.result.interleavings().has_value());
@@ -229,13 +230,13 @@ TEST_CASE("coverage: on lazy-2-drafters the fingerprints are dpor's interleaving
           "[coverage]") {
   const model::Scenario sc =
       model::load_scenario(source_dir() + "/scenarios/deadlock/lazy-2-drafters.toml");
-  ExploreOptions o = model::explore_options(sc);
+  ExploreOptions o = run::explore_options(sc);
   o.shrink = false;
   o.strategy.kind = StrategyKind::kDpor;
   o.strategy.dpor_symmetry = false;  // every Mazurkiewicz class, not one per alike drafters
   o.strategy.dpor_states = false;    // and none left out for a state explored before
   o.iterations = 100000;
-  const model::ScenarioRun dpor = model::run_scenario(sc, o);
+  const model::ScenarioRun dpor = run::run_scenario(sc, o);
   REQUIRE(dpor.result.exhausted());
   REQUIRE(dpor.result.classes.has_value());
   // One execution per class, each with its own fingerprint...
@@ -243,7 +244,7 @@ TEST_CASE("coverage: on lazy-2-drafters the fingerprints are dpor's interleaving
   // ...and no sample shows more than there are.
   o.strategy.kind = StrategyKind::kPos;
   o.iterations = 20000;
-  const model::ScenarioRun pos = model::run_scenario(sc, o);
+  const model::ScenarioRun pos = run::run_scenario(sc, o);
   CHECK(pos.result.interleavings()->classes <= dpor.result.classes->classes);
   CHECK(pos.result.interleavings()->unseen_probability > 0);
 }

@@ -14,9 +14,9 @@
 #include <tuple>
 #include <vector>
 
-#include "live/job.h"
 #include "live/live.h"
 #include "live/python/versions.h"
+#include "live/search.h"
 #include "sched/schedule.h"
 #include "sched/strategy.h"
 
@@ -65,7 +65,7 @@ std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorde
 std::string job_json(const Job& job);
 Job job_from_json(const std::string& text);
 
-// racelab live python's run (live/job.h). Replaying (`replay` a schedule's path, `recorded` that
+// racelab live python's run (live/search.h). Replaying (`replay` a schedule's path, `recorded` that
 // schedule as read): the job its header records (script, arguments, table, hash seed), its steps
 // the strategy. Searching (`replay` ""): `job` under `search()`'s strategy. `job` is left as it
 // runs (the recorded one when replaying). The run ends the process (Job::exit_process) and arms

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "live/job.h"
 #include "live/live.h"
+#include "live/search.h"
 #include "sched/schedule.h"
 #include "sched/strategy.h"
 
@@ -78,7 +78,7 @@ bool cuda_available();  // a CUDA build with a device present
 // The live subject; throws InputError when this build has no LibTorch.
 std::unique_ptr<Subject> make_drafters(const Config& c);
 
-// racelab live torch's run (live/job.h). Replaying (`replay` a schedule's path, `recorded` that
+// racelab live torch's run (live/search.h). Replaying (`replay` a schedule's path, `recorded` that
 // schedule as read): the workload with the recorded configuration, its steps the strategy; an
 // InputError naming the schedule where this build cannot run it. Searching (`replay` ""): `cfg`
 // with `shape` applied (apply_shape), under `search()`'s strategy.

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-namespace racelab::report {
+namespace racelab::run {
 
 struct ShrinkSummary {
   std::uint64_t preemptions_before = 0;
@@ -25,4 +25,4 @@ struct ShrinkSummary {
 ShrinkSummary shrink_schedule(const std::string& schedule, const std::string& out,
                               const std::string& scenario);
 
-}  // namespace racelab::report
+}  // namespace racelab::run

@@ -8,9 +8,9 @@
 
 #include "model/live_case.h"
 #include "model/suite.h"
-#include "report/suite_run.h"
+#include "run/suite.h"
 
-namespace racelab::report {
+namespace racelab::run {
 
 // The shards' --out directories of one exploration (each holds report.json and schedules/).
 // Every finding is re-executed from its shard's schedule, so the run carries full executions.
@@ -41,4 +41,4 @@ struct MergeResult {
 MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string& out,
                          const std::string& junit, const MergePrinter& print);
 
-}  // namespace racelab::report
+}  // namespace racelab::run

@@ -1,11 +1,11 @@
 #pragma once
-// A live run ready to go, whichever its subject: what racelab live torch, racelab live python and
-// racelab replay of a live schedule hand to the search (live::search, search.h) and to the
-// command line's printer. Each kind of subject makes its own, from options or from a schedule's
-// header (torch_workload::make_job, live/torch/workload.h; python::make_job,
-// live/python/bridge.h); replay_job makes the one a live schedule's header names, so that
-// `racelab replay SCHEDULE` replays a live schedule exactly as `racelab live torch | python
-// --replay SCHEDULE` does, with no command calling another.
+// A live run's use case, whichever its subject (racelab live torch, racelab live python, racelab
+// replay of a live schedule): search, write the files (report/live_report.h), judge. Each kind of
+// subject makes its live::Job (live/search.h) from options or from a schedule's header
+// (torch_workload::make_job, live/torch/workload.h; python::make_job, live/python/bridge.h);
+// replay_job makes the one a live schedule's header names, so that `racelab replay SCHEDULE`
+// replays a live schedule exactly as `racelab live torch | python --replay SCHEDULE` does, with no
+// command calling another.
 #include <functional>
 #include <string>
 #include <string_view>
@@ -13,19 +13,11 @@
 #include "live/search.h"
 #include "sched/schedule.h"
 
-namespace racelab::live {
+namespace racelab::run {
 
-struct Job {
-  Prepared run;        // the strategy, the subject, whether it replays, the hash warning
-  JobInfo info;        // what the report and the verdict say about the subject
-  std::string banner;  // the line printed before the search: subject, strategy, build
-  // Called with the output directory just before the search (the Python bridge arms its crash
-  // report there); may be empty.
-  std::function<void(const std::string&)> arm;
-  // The subject runs in the embedded interpreter, which is never finalized (the script's threads
-  // may still be in it): the command ends the process with std::_Exit once it has printed.
-  bool exit_process = false;
-};
+using live::Job;
+using live::Outcome;
+using live::SearchOptions;
 
 // racelab replay of a live schedule: `schedule` (as report::read_schedule read it from `path`)
 // with the configuration its header records, replayed step by step. InputError for a schedule of
@@ -37,11 +29,12 @@ Job replay_job(const sched::Schedule& schedule, const std::string& path);
 SearchOptions replay_options(const std::string& path, const std::string& out);
 
 // A job's run, for the command line to print: what the search did and kept, the failing
-// execution's schedule file ("" for none), the strategy as the report describes it, the verdict,
-// and whether the process must end once it is printed.
+// execution's schedule file and the other failure's (searched past; "" for none), the strategy as
+// the report describes it, the verdict, and whether the process must end once it is printed.
 struct JobRun {
   Outcome outcome;
   std::string schedule;
+  std::string other_schedule;
   std::string strategy_desc;
   results::Verdict verdict;  // judge()'s
   int exit_code = 0;         // exit_code(verdict)
@@ -58,4 +51,4 @@ struct JobRun {
 JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool()>& stop,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress);
 
-}  // namespace racelab::live
+}  // namespace racelab::run

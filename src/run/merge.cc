@@ -1,4 +1,4 @@
-#include "report/merge.h"
+#include "run/merge.h"
 
 #include <fmt/format.h>
 
@@ -12,6 +12,8 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
+#include "report/schedule_paths.h"
+#include "run/explore.h"
 #include "sched/coverage.h"
 #include "sched/explore.h"
 #include "sched/loop.h"
@@ -20,7 +22,7 @@
 #include "util/errors.h"
 #include "util/files.h"
 
-namespace racelab::report {
+namespace racelab::run {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -130,7 +132,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
         fmt::format("{}: the scenario changed since the shards ran (hash {} now, {} then)", path,
                     run.scenario.hash, first["scenario_hash"].get<std::string>()));
   }
-  run.options = model::explore_options(run.scenario);
+  run.options = run::explore_options(run.scenario);
   run.options.strategy.kind = sched::parse_strategy(field<std::string>(first, "strategy", dirs[0]));
   run.options.strategy.seed = field<std::uint64_t>(first, "seed", dirs[0]);
   run.options.strategy.depth = field<int>(first["strategy_params"], "depth", dirs[0]);
@@ -246,9 +248,9 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   for (const auto* pick : picks) {
     const std::string& kind = pick->finding.kind;
     const auto& [shard, before_shrink] = from.at({kind, pick->at});
-    const fs::path sched_path =
-        fs::path(dirs[shard]) / "schedules" / (run.scenario.name + "." + kind + ".json");
-    const sched::Schedule s = read_schedule(sched_path.string());
+    const fs::path sched_path = report::schedule_path(
+        dirs[shard], {report::ScheduleName::Layout::kScenario, run.scenario.name, kind});
+    const sched::Schedule s = report::read_schedule(sched_path.string());
     sched::ReplayStrategy replay(s.steps, sched::OnDivergence::kFail);
     sched::ExecutionResult result = sched::run_replay(model, replay, sched_path.string());
     sched::FoundKind fk;
@@ -272,7 +274,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     run.options.check_determinism = true;
     sched::check_determinism(model, run.result, run.options.run);
   }
-  model::judge(run);
+  run::judge(run);
   const json& vt = first.value("virtual_time", json::object());
   run.warmup_seconds = vt.value("warmup_s", 0.0);
   run.makespan_seconds = vt.value("makespan_s", 0.0);
@@ -300,8 +302,8 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
     runs.push_back(std::move(run));
     const model::ScenarioRun& r = runs.back();
     const std::string dir = suites ? (fs::path(out) / r.scenario.name).string() : out;
-    reports.push_back(write_explore_outputs(r, dir));
-    entries.push_back(suite_summary_entry(r, reports.back(), dir));
+    reports.push_back(report::write_explore_outputs(r, dir));
+    entries.push_back(report::suite_summary_entry(r, reports.back(), dir));
     totals.seconds += r.result.seconds;
     totals.add(r.verdict());
     if (print.on_run) print.on_run(r, reports.back());
@@ -322,7 +324,7 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
     live.reserve(summary["scenarios"].size());
     for (const auto& entry : summary["scenarios"]) {
       if (entry.value("live", false)) {
-        live.push_back(live_case_from_summary(entry));
+        live.push_back(report::live_case_from_summary(entry));
         totals.add(live.back().verdict);
         totals.seconds += live.back().seconds;
         entries.push_back(entry);
@@ -337,25 +339,26 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
   } else {
     add_run(merge_exploration(dirs));
   }
-  std::vector<HtmlScenario> pages;
+  std::vector<report::HtmlScenario> pages;
   for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
   ensure_directory(out);
   if (suites) {
     write_file_atomic(
         fs::path(out) / "summary.json",
-        document_text(suite_summary(entries, false, totals.seconds, sched::Partition{})));
-    write_file_atomic(fs::path(out) / "report.html", suite_html({.title = "racelab suite (merged)",
-                                                                 .scenarios = pages,
-                                                                 .live = &live,
-                                                                 .totals = totals}));
+        document_text(report::suite_summary(entries, false, totals.seconds, sched::Partition{})));
+    write_file_atomic(fs::path(out) / "report.html",
+                      report::suite_html({.title = "racelab suite (merged)",
+                                          .scenarios = pages,
+                                          .live = &live,
+                                          .totals = totals}));
   } else {
     write_file_atomic(fs::path(out) / "report.html",
-                      explore_html(pages, "racelab explore (merged)", totals.seconds));
+                      report::explore_html(pages, "racelab explore (merged)", totals.seconds));
   }
-  if (!junit.empty()) write_file_atomic(junit, junit_xml(runs, totals.seconds, live));
+  if (!junit.empty()) write_file_atomic(junit, report::junit_xml(runs, totals.seconds, live));
   result.exit_code =
       suites ? (totals.ok() ? kExitOk : kExitFound) : model::explore_exit_code(runs.front());
   return result;
 }
 
-}  // namespace racelab::report
+}  // namespace racelab::run

@@ -1,4 +1,4 @@
-#include "report/suite_run.h"
+#include "run/suite.h"
 
 #include <fmt/format.h>
 
@@ -7,36 +7,17 @@
 
 #include "report/html.h"
 #include "report/report.h"
+#include "run/explore.h"
 #include "util/document.h"
 #include "util/files.h"
 
-namespace racelab::report {
+namespace racelab::run {
 
 namespace {
 
 bool stop_now(const SuiteOptions& o) { return o.interrupt != nullptr && o.interrupt->load(); }
 
 }  // namespace
-
-void SuiteTotals::add(results::Outcome v) {
-  ++scenarios;
-  passed += v == results::Outcome::kPass;
-  failed += v == results::Outcome::kFail;
-  inconclusive += v == results::Outcome::kInconclusive;
-  pending += v == results::Outcome::kPending;
-  skipped += v == results::Outcome::kSkipped;
-}
-
-std::string SuiteTotals::line() const {
-  std::string text = shard.empty() ? "" : shard + ": ";
-  text += fmt::format("{} scenarios: {} passed, {} failed, {} inconclusive", scenarios, passed,
-                      failed, inconclusive);
-  if (skipped > 0) text += fmt::format(", {} skipped", skipped);
-  if (!shard.empty()) text += fmt::format(", {} pending (racelab merge judges them)", pending);
-  if (elsewhere > 0) text += fmt::format("; {} live case(s) run on shard 0", elsewhere);
-  if (interrupted) text += " (interrupted)";
-  return text + fmt::format(" in {:.2f} s", seconds);
-}
 
 std::string wrote_line(const std::string& out_dir, const std::string& junit) {
   namespace fs = std::filesystem;
@@ -71,11 +52,11 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
       model::LiveCaseRun lr = model::run_live_case(sc, o.racelab, dir, o.live_python);
       totals.add(lr.verdict);
       if (o.on_live) o.on_live(lr);
-      summary.push_back(live_summary_entry(lr));
+      summary.push_back(report::live_summary_entry(lr));
       out.live_runs.push_back(std::move(lr));
       continue;
     }
-    sched::ExploreOptions eo = model::explore_options(sc);
+    sched::ExploreOptions eo = run::explore_options(sc);
     eo.time_limit_s = o.time_limit;
     eo.partition = o.partition;
     eo.check_determinism = o.check_determinism;
@@ -83,11 +64,11 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
     if (o.progress)
       eo.progress =
           o.progress(out.runs.size(), suite.size(), sc, sched::strategy_proves(eo.strategy.kind));
-    model::ScenarioRun run = model::run_scenario(sc, eo);
-    nlohmann::json report = write_explore_outputs(run, dir);
+    model::ScenarioRun run = run::run_scenario(sc, eo);
+    nlohmann::json report = report::write_explore_outputs(run, dir);
     totals.add(run.verdict());
     if (o.on_scenario) o.on_scenario(run, report);
-    summary.push_back(suite_summary_entry(run, report, dir));
+    summary.push_back(report::suite_summary_entry(run, report, dir));
     out.runs.push_back(std::move(run));
     out.reports.push_back(std::move(report));
   }
@@ -95,20 +76,22 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
   totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ensure_directory(o.out_dir);
   const nlohmann::json doc =
-      suite_summary(summary, totals.interrupted, totals.seconds, o.partition);
+      report::suite_summary(summary, totals.interrupted, totals.seconds, o.partition);
   write_file_atomic(fs::path(o.out_dir) / "summary.json", document_text(doc));
-  std::vector<HtmlScenario> pages;
+  std::vector<report::HtmlScenario> pages;
   for (std::size_t k = 0; k < out.runs.size(); ++k) pages.push_back({&out.runs[k], out.reports[k]});
-  write_file_atomic(fs::path(o.out_dir) / "report.html",
-                    suite_html({.title = totals.shard.empty() ? "racelab suite"
-                                                              : "racelab suite · " + totals.shard,
-                                .scenarios = pages,
-                                .live = &out.live_runs,
-                                .live_elsewhere = out.live_elsewhere,
-                                .totals = totals}));
+  write_file_atomic(
+      fs::path(o.out_dir) / "report.html",
+      report::suite_html(
+          {.title = totals.shard.empty() ? "racelab suite" : "racelab suite · " + totals.shard,
+           .scenarios = pages,
+           .live = &out.live_runs,
+           .live_elsewhere = out.live_elsewhere,
+           .totals = totals}));
   if (!o.junit.empty())
-    write_file_atomic(o.junit, junit_xml(out.runs, totals.seconds, out.live_runs, totals.shard));
+    write_file_atomic(o.junit,
+                      report::junit_xml(out.runs, totals.seconds, out.live_runs, totals.shard));
   return out;
 }
 
-}  // namespace racelab::report
+}  // namespace racelab::run

@@ -1,5 +1,5 @@
 // racelab shrink (shrink.h).
-#include "report/shrink.h"
+#include "run/shrink.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,12 @@
 #include "util/errors.h"
 #include "util/files.h"
 
-namespace racelab::report {
+namespace racelab::run {
+
+using report::expect_file;
+using report::FileKind;
+using report::read_schedule;
+using report::schedule_to_json;
 
 ShrinkSummary shrink_schedule(const std::string& schedule, const std::string& out,
                               const std::string& scenario) {
@@ -49,4 +54,4 @@ ShrinkSummary shrink_schedule(const std::string& schedule, const std::string& ou
           shrunk.result.exec->steps().size(), shrunk.attempts};
 }
 
-}  // namespace racelab::report
+}  // namespace racelab::run

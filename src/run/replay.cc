@@ -1,4 +1,4 @@
-#include "model/replay.h"
+#include "run/replay.h"
 
 #include <fmt/format.h>
 
@@ -6,11 +6,15 @@
 
 #include "model/pipeline.h"
 #include "racelab/version.h"
+#include "run/explore.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 
-namespace racelab::model {
+namespace racelab::run {
+
+using model::PipelineModel;
+using model::scenario_for_schedule;
 
 namespace {
 
@@ -27,7 +31,7 @@ ScenarioRun explore_continuations(sched::Subject& model, const Scenario& scenari
                                   const ReplayRequest& request) {
   ScenarioRun check;
   check.scenario = scenario;
-  check.options = explore_options(scenario);
+  check.options = run::explore_options(scenario);
   sched::ExploreOptions& o = check.options;
   o.strategy.kind = sched::StrategyKind::kDpor;
   o.strategy.dpor_max_preemptions.reset();  // a bound would make it a heuristic, not a proof
@@ -43,7 +47,7 @@ ScenarioRun explore_continuations(sched::Subject& model, const Scenario& scenari
     return kind.empty() ? sched::kinds::is_failure(f.kind) : f.kind == kind;
   };
   check.result = sched::explore(model, o);
-  judge(check);
+  run::judge(check);
   return check;
 }
 
@@ -240,4 +244,4 @@ ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& 
   return run;
 }
 
-}  // namespace racelab::model
+}  // namespace racelab::run

@@ -22,7 +22,10 @@
 #include "sched/explore.h"
 #include "sched/schedule.h"
 
-namespace racelab::model {
+namespace racelab::run {
+
+using model::Scenario;
+using results::ScenarioRun;
 
 // --on-divergence. Without it, a divergence against the recording is bad input and against
 // another scenario every continuation is explored; kFail stops at it in both; kRandom continues
@@ -107,4 +110,4 @@ struct ReplayRun {
 // there is an InputError (a random continuation answers nothing).
 ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& request);
 
-}  // namespace racelab::model
+}  // namespace racelab::run
