@@ -468,9 +468,13 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactl
   const std::uint64_t cap = std::getenv("RACELAB_DPOR_CAP") != nullptr
                                 ? std::strtoull(std::getenv("RACELAB_DPOR_CAP"), nullptr, 10)
                                 : 20'000;
+  // Threads: 2 or 3, or RACELAB_DPOR_THREADS and one more at random.
+  const std::uint64_t fewest = std::getenv("RACELAB_DPOR_THREADS") != nullptr
+                                   ? std::strtoull(std::getenv("RACELAB_DPOR_THREADS"), nullptr, 10)
+                                   : 2;
   int checked = 0;
   for (int p = 0; p < programs; ++p) {
-    std::vector<Script> threads(2 + next(2));
+    std::vector<Script> threads(fewest + next(2));
     for (Script& script : threads)
       script = random_script(next, [&](std::size_t i) { return i < length + next(2); });
     ScriptSubject subject("random " + std::to_string(p), threads);
