@@ -96,12 +96,20 @@ class Context {
   // local code after a scheduling point touches. Not a scheduling point; traces, vector clocks and
   // race checks ignore it. dpor's dependency relation needs it to be sound (docs/concepts.md).
   void touch(int var, bool write) { exec_.touch(var, write); }
-  // The subject vouches that what the local code after each operation touches depends on the
-  // operation alone, never on the values it read (a program whose threads touch nothing, say).
-  // Optimal dpor is then exact: it knows a reversed step's footprint before running it again
-  // (dpor_wakeup.h). Without it, that footprint counts as unknown: sound, with a few more
-  // executions.
+  // The subject vouches that what the local code after each operation touches, and whether it
+  // ends the run with a fatal finding, depends on the operation and its thread's past alone, never
+  // on the values the step reads, except what the step declares with may_touch and may_fail where
+  // it branches on such a value (a program whose threads touch nothing vouches with no
+  // declaration). Optimal dpor then knows a reversed step's footprint before running it again
+  // (dpor_wakeup.h), and checks it as it runs: a step that touches outside what it and its
+  // declarations predicted is an internal error. Without it, that footprint counts as unknown:
+  // sound, with sleep-set blocked executions.
   void fix_touches() { exec_.fix_touches(); }
+  // Declares, where the current step's local code branches on a value it read, what another
+  // branch touches (may_touch) or that another branch ends the run with a fatal finding
+  // (may_fail). Not a scheduling point; only dpor reads it, and only under fix_touches.
+  void may_touch(int var, bool write) { exec_.may_touch(var, write); }
+  void may_fail() { exec_.may_fail(); }
   // The calling thread's continuation depends from here on only on `label` and shared state,
   // not on anything it saw before (state.h): the states strategy forgets its past. Not a
   // scheduling point; nothing else sees it.

@@ -208,6 +208,7 @@ void Execution::reset(std::uint64_t max_steps) {
   label_ids_.clear();
   steps_.clear();
   touches_.clear();
+  may_touches_.clear();
   findings_.clear();
   for (Note& n : notes_) keep_name(n.text);
   notes_.clear();
@@ -553,6 +554,7 @@ void Execution::apply(ThreadId id) {
   step.vtime = t.vtime;
   if (op.kind == OpKind::kSubmit || op.kind == OpKind::kTake) step.result = t.result;
   step.touch_begin = static_cast<std::uint32_t>(touches_.size());
+  step.may_begin = static_cast<std::uint32_t>(may_touches_.size());
   if (state_source_ != nullptr) observe(id, op);
 }
 
@@ -563,6 +565,24 @@ void Execution::touch(int var, bool write) {
   if (state_source_ != nullptr)
     threads_[current_].seen.push_back({1, Op{write ? OpKind::kWrite : OpKind::kRead, var, -1}, 0,
                                        state_source_->var_digest(var, current_)});
+}
+
+void Execution::may_touch(int var, bool write) {
+  if (!touches_fixed_ || current_ == kNoThread || steps_.empty() ||
+      steps_.back().thread != current_)
+    return;
+  Step& step = steps_.back();
+  for (std::uint32_t i = step.may_begin; i < step.may_begin + step.may_count; ++i) {
+    if (may_touches_[i].var == var && (may_touches_[i].write || !write)) return;
+  }
+  RACELAB_CHECK(step.may_count < UINT16_MAX, "step {} declares too many touches", steps_.size());
+  may_touches_.push_back(Touch{var, write});
+  ++step.may_count;
+}
+
+void Execution::may_fail() {
+  if (current_ == kNoThread || steps_.empty() || steps_.back().thread != current_) return;
+  steps_.back().may_fail = true;
 }
 
 void Execution::check_access(ThreadId id, Var& var, bool write) {

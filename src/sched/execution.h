@@ -36,6 +36,11 @@ struct Step {
   // This step's touches are touches_[touch_begin, touch_begin + touch_count) (Context::touch).
   std::uint32_t touch_begin = 0;
   std::uint32_t touch_count = 0;
+  // What it declared it may touch elsewhere: may_touches_[may_begin, may_begin + may_count)
+  // (Context::may_touch), and whether it may fail (Context::may_fail).
+  std::uint32_t may_begin = 0;
+  std::uint16_t may_count = 0;
+  bool may_fail = false;
 };
 
 struct Note {  // something a subject wants shown on its timeline; not a scheduling point
@@ -107,6 +112,10 @@ class Execution final : public ThreadView, public FootprintView, public StateVie
   bool step_limit_reached() const override { return steps_.size() >= max_steps_; }
   bool touches_fixed() const override { return touches_fixed_; }
   void fix_touches() { touches_fixed_ = true; }
+  StepOutlook step_outlook(std::uint64_t step) const override {
+    const Step& s = steps_[step];
+    return {{may_touches_.data() + s.may_begin, s.may_count}, s.may_fail};
+  }
   bool is_enabled(ThreadId t) const;
   // The enabled threads, ascending. A bit per thread is kept up to date as steps change what
   // threads wait on (a step touches only the waiters of the objects it changes); the list is
@@ -137,6 +146,10 @@ class Execution final : public ThreadView, public FootprintView, public StateVie
   // Records that the current step's local code accessed `var` (Context::touch). Not a scheduling
   // point: it changes no trace, clock or race check; only dpor's dependency relation reads it.
   void touch(int var, bool write);
+  // Records that the current step's local code may touch `var`, or end the run with a fatal
+  // finding, where it sees other values (Context::may_touch, Context::may_fail).
+  void may_touch(int var, bool write);
+  void may_fail();
   // The current thread's past no longer matters (Context::forget_past): what it saw is cleared.
   void forget_past(std::int64_t label);
   // Records a finding; `fatal` ends the execution after the current step.
@@ -299,7 +312,8 @@ class Execution final : public ThreadView, public FootprintView, public StateVie
   // The labels' index, built only once there are more than a few (label() scans until then).
   std::unordered_map<std::string, int> label_ids_;
   std::vector<Step> steps_;
-  std::vector<Touch> touches_;  // every step's touches, in step order (Step::touch_begin)
+  std::vector<Touch> touches_;      // every step's touches, in step order (Step::touch_begin)
+  std::vector<Touch> may_touches_;  // every step's declared touches (Step::may_begin)
   std::vector<Finding> findings_;
   std::vector<Note> notes_;
   ThreadId current_ = kNoThread;

@@ -9,6 +9,7 @@
 // model and live subjects: the live runtime's pending operations are OpKinds too
 // (docs/schedules.md lists their texts).
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -61,6 +62,14 @@ struct Touch {
   std::int32_t var = -1;
   bool write = false;
   bool awaited = false;
+};
+
+// What a step declared it may do where it sees other values than it saw (Context::may_touch,
+// Context::may_fail): beyond its own touches, the ones its other branches make, and whether one of
+// them ends the run with a fatal finding. dpor predicts a reversed step's footprint from it.
+struct StepOutlook {
+  std::span<const Touch> may_touch;
+  bool may_fail = false;
 };
 
 }  // namespace racelab::sched

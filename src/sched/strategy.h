@@ -41,9 +41,14 @@ class FootprintView {
   // True when the execution has taken as many steps as it may (the livelock check).
   virtual bool step_limit_reached() const { return false; }
   // True when the subject vouches that what a step's local code touches depends on its operation
-  // alone, not on the values it saw (Context::fix_touches): optimal dpor then knows the footprint
+  // and its thread's past alone, except what the step declares it may touch or fail with where it
+  // sees other values (Context::fix_touches, step_outlook): optimal dpor then knows the footprint
   // of a reversed step before it runs again (dpor_wakeup.h).
   virtual bool touches_fixed() const { return false; }
+  // What executed step `step` declared it may do where it sees other values: the touches its
+  // other branches make (Context::may_touch) and whether one ends the run with a fatal finding
+  // (Context::may_fail). Read only where touches_fixed().
+  virtual StepOutlook step_outlook(std::uint64_t /*step*/) const { return {}; }
   // t's symmetry group, or -1. Threads of one group run the same code and every other thread
   // treats them alike (up to renaming what belongs to each): dpor's symmetry reduction
   // (dpor.cc) explores one of two such threads that have done and seen the same.

@@ -5,7 +5,51 @@
 
 namespace racelab::sched::dpor {
 
-Sequence reversal(const EventLog& log, const Race& race, const Op* later_op, bool touches_fixed) {
+bool predict_reversed(const EventLog& log, const Race& race, const Op& op,
+                      const StepOutlook& outlook, const Sequence& before,
+                      std::vector<Access>& out) {
+  out.clear();
+  const auto fp = log.footprint(race.later);
+  for (const Access& a : fp) {
+    // A symmetry status read or written depends on what came before (dpor_symmetry.h); a take
+    // that found its queue closed takes a job once a submit comes first.
+    if (object_class(a.kind) == ObjectClass::kStatus || a.kind == AccessKind::kTakeClosed)
+      return false;
+  }
+  for (const Access& a : fp) {
+    if (a.kind != AccessKind::kJobCreate) {
+      out.push_back(a);
+      continue;
+    }
+    // A submit's job is named by its place among its queue's submits, which the reversal may
+    // change: count them in E up to `earlier` and in the sequence before it.
+    std::int32_t place = 0;
+    const Access submit{AccessKind::kSubmit, op.object};
+    auto count = [&](std::span<const Access> f) {
+      for (const Access& b : f) place += b.kind == submit.kind && b.object == submit.object;
+    };
+    for (std::size_t l = 0; l < race.earlier; ++l) count(log.footprint(l));
+    for (const SequenceEvent& x : before) count(x.footprint);
+    out.push_back({AccessKind::kJobCreate, job_name_of(op.object, place)});
+  }
+  for (const Touch& t : outlook.may_touch)
+    out.push_back({t.write ? AccessKind::kWrite : AccessKind::kRead, t.var});
+  const bool fatal = std::any_of(out.begin(), out.end(),
+                                 [](const Access& a) { return a.kind == AccessKind::kFatal; });
+  if (outlook.may_fail && !fatal) out.push_back({AccessKind::kFatal, -1});
+  return true;
+}
+
+bool covers(std::span<const Access> predicted, const Access& a) {
+  return std::any_of(predicted.begin(), predicted.end(), [&](const Access& p) {
+    if (p.object != a.object) return false;
+    if (p.kind == a.kind) return true;
+    return a.kind == AccessKind::kRead && p.kind == AccessKind::kWrite;  // a write conflicts more
+  });
+}
+
+Sequence reversal(const EventLog& log, const Race& race, const Op* later_op,
+                  const StepOutlook* outlook) {
   Sequence v;
   const auto et = static_cast<std::size_t>(log.thread(race.earlier));
   const std::uint32_t elocal = log.clock(race.earlier)[et] - 1;
@@ -26,9 +70,8 @@ Sequence reversal(const EventLog& log, const Race& race, const Op* later_op, boo
   }
   // The reversed event: its operation is the same, but what its local code touches may differ
   // once it runs before `earlier` (it sees another value): its footprint counts as unknown, unless
-  // the subject vouches that touches follow operations and the operation's own accesses cannot
-  // change (a submit's job is named by its place in the queue, which the reversal may change; a
-  // symmetry status depends on what came before).
+  // the subject vouches that touches follow from operations, up to what each step declares it may
+  // touch or fail with elsewhere (`outlook`): then it is predicted (predict_reversed).
   const auto lt = static_cast<std::size_t>(race.later_thread);
   SequenceEvent last{
       race.later_thread, race.reversed_clock[lt] - 1, false, {}, race.reversed_clock};
@@ -38,26 +81,16 @@ Sequence reversal(const EventLog& log, const Race& race, const Op* later_op, boo
     // and with it the events it ordered the reversed one after: an access it hid (t0 writes x,
     // then t2 after `earlier`, then the reversed event: without t2 it follows t0's write
     // directly). Every event of the sequence that conflicts with the reversed event's accesses
-    // in E happens before it (when its footprint changes, more may: see below).
-    const auto fp = log.footprint(race.later);
+    // in E happens before it, or, where its footprint is predicted, with the predicted accesses
+    // (a superset of what it will touch: it may touch more than it did in E).
+    if (outlook != nullptr && later_op != nullptr)
+      last.known = predict_reversed(log, race, *later_op, *outlook, v, last.footprint);
+    const auto fp =
+        last.known ? std::span<const Access>(last.footprint) : log.footprint(race.later);
     for (const SequenceEvent& x : v) {
       if (!dependent(x.footprint, fp)) continue;
       for (std::size_t u = 0; u < last.clock.size(); ++u)
         last.clock[u] = std::max(last.clock[u], x.clock[u]);
-    }
-  }
-  if (touches_fixed && later_op != nullptr && race.later != Race::kPending) {
-    const auto fp = log.footprint(race.later);
-    const bool fixed_op = later_op->kind == OpKind::kRead || later_op->kind == OpKind::kWrite ||
-                          later_op->kind == OpKind::kLock || later_op->kind == OpKind::kUnlock ||
-                          later_op->kind == OpKind::kEventSet ||
-                          later_op->kind == OpKind::kEventWait || later_op->kind == OpKind::kPoint;
-    const bool status = std::any_of(fp.begin(), fp.end(), [](const Access& a) {
-      return object_class(a.kind) == ObjectClass::kStatus || a.kind == AccessKind::kFatal;
-    });
-    if (fixed_op && !status) {
-      last.known = true;
-      last.footprint.assign(fp.begin(), fp.end());
     }
   }
   v.push_back(std::move(last));
@@ -134,10 +167,16 @@ void WakeupTree::add_thread(ThreadId t) {
   children_.push_back(std::move(node));
 }
 
-ThreadId WakeupTree::take_first(WakeupTree& below) {
+ThreadId WakeupTree::take_first(WakeupTree& below, std::optional<std::vector<Access>>* predicted) {
   WakeupNode first = std::move(children_.front());
   children_.erase(children_.begin());
   below.children_ = std::move(first.children);
+  if (predicted != nullptr) {
+    if (first.known)
+      *predicted = std::move(first.footprint);
+    else
+      predicted->reset();
+  }
   return first.thread;
 }
 

@@ -44,9 +44,22 @@ using Sequence = std::vector<SequenceEvent>;
 
 // notdep(race.earlier).race.later of `log`'s whole execution (call it once the execution has
 // ended); the race's later thread's pending operation is the last event when race.later is
-// pending. `later_op`: the later event's operation; `touches_fixed`: the subject vouches that a
-// step's touches follow from its operation (FootprintView::touches_fixed).
-Sequence reversal(const EventLog& log, const Race& race, const Op* later_op, bool touches_fixed);
+// pending. `later_op`: the later event's operation; `outlook`: what the later step declared it
+// may touch or fail with elsewhere, where the subject vouches that a step's touches follow from
+// its operation up to that (FootprintView::touches_fixed, step_outlook); nullptr otherwise.
+Sequence reversal(const EventLog& log, const Race& race, const Op* later_op,
+                  const StepOutlook* outlook);
+
+// The footprint race.later's step has when it runs again after `before` (the sequence's events
+// up to it) instead of after race.earlier: its own accesses (a submit's job renamed by its new
+// place in its queue), the touches it made and those it declared it may make, and a fatal access
+// where it was fatal or may be. False when that cannot be known from the step (a symmetry status,
+// a take that found its queue closed). An over-approximation: dpor checks it when the step runs
+// (covers).
+bool predict_reversed(const EventLog& log, const Race& race, const Op& op,
+                      const StepOutlook& outlook, const Sequence& before, std::vector<Access>& out);
+// True when access `a` is one of `predicted` (a read where a write of its variable is).
+bool covers(std::span<const Access> predicted, const Access& a);
 
 struct WakeupNode {
   ThreadId thread = kNoThread;
@@ -66,8 +79,9 @@ class WakeupTree {
   // A one-event sequence of thread t, footprint unknown, unless some child already starts with t.
   void add_thread(ThreadId t);
   // Takes out the first child: its thread, and the tree below it (the wakeup tree of the node
-  // that running that thread reaches).
-  ThreadId take_first(WakeupTree& below);
+  // that running that thread reaches); `predicted`, when given, gets the child's footprint where
+  // it is known (empty optional where not).
+  ThreadId take_first(WakeupTree& below, std::optional<std::vector<Access>>* predicted = nullptr);
   void assign(std::vector<WakeupNode> children) { children_ = std::move(children); }
   void clear() { children_.clear(); }
 
