@@ -1,5 +1,5 @@
 // racelab check SCRIPT [-- ARGS]: the compile races and the allocator verdict of a script, per
-// argument set (src/model/check.h does the work; this file parses and prints).
+// argument set (src/run/check.h does the work; this file parses and prints).
 #include "run/check.h"
 
 #include <fmt/format.h>

@@ -4,7 +4,7 @@
 // completes without it or it is evidence, 2 on divergence from the recorded scenario (unless
 // --on-divergence random) or on a file that is not a schedule. With --scenario FIXED.toml of other
 // content it keeps the recorded steps that still apply and explores every continuation of them
-// with dpor (src/model/replay.h): 0 when no continuation reaches the finding, 1 when one does (its
+// with dpor (src/run/replay.h): 0 when no continuation reaches the finding, 1 when one does (its
 // schedule written) or when the search was cut short (inconclusive). A live schedule replays with
 // the configuration its header records: the options only a model schedule takes are refused there
 // (exit 2).

@@ -48,7 +48,7 @@ struct LiveCase {
   double hang_timeout = 10;
   bool requires_cuda = false;  // skipped, with the reason, where no CUDA device is present
   // An allocator-stability job beside the race search (none: no such job). One uncontrolled run
-  // with the allocator capture, judged by alloc report (model/check.h) and results::judge.
+  // with the allocator capture, judged by alloc report (run/check.h) and results::judge.
   std::optional<results::MemoryExpect> alloc;
   std::int64_t alloc_settle = -1;  // iterations allowed to allocate; -1: the warm phase
   double alloc_time_limit = 600;   // seconds for that run, past which it is a hang

@@ -1,7 +1,7 @@
 #pragma once
 // racelab suite's run (harness/suite.cc parses its options and prints): every scenario in turn,
 // model scenarios under their [explore] with their report.json, schedules and determinism check
-// (report.h), live cases ([live]) through racelab itself (model/live_case.h), then the suite's
+// (report.h), live cases ([live]) through racelab itself (run/live_case.h), then the suite's
 // files: summary.json, report.html and, when asked, JUnit XML. The terminal sees each scenario
 // through the callbacks, as it ends.
 #include <atomic>
