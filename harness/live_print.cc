@@ -123,7 +123,7 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
     // What a clean verdict does not cover (report.json's not_checked says the same).
     if (info.subject == sched::kLivePythonSubject) fmt::print("{}\n", report::kPythonNotChecked);
     if (sched::strategy_info(so.strategy).proves_every_order && so.replay.empty())
-      fmt::print("{}\n", report::live_dpor_covers(info.subject));
+      fmt::print("{}\n", report::live_proof_covers(info.subject));
   }
   print_stopped_early(o.interrupted(), o.time_limit());
   fmt::print("{}; {:.2f} s on {}\n", live::coverage_brief(so, o, strategy_desc), o.seconds,

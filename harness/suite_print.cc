@@ -51,7 +51,7 @@ void print_suite_live_case(const model::LiveCaseRun& lr) {
   if (lr.verdict == results::Outcome::kPass && lr.scenario.must.empty())
     fmt::print("     {}\n", report::kPythonNotChecked);
   if (lr.verdict == results::Outcome::kPass && lr.proven)
-    fmt::print("     {}\n", report::live_dpor_covers(sched::kLivePythonSubject));
+    fmt::print("     {}\n", report::live_proof_covers(sched::kLivePythonSubject));
 }
 
 void print_suite_end(const results::SuiteTotals& totals, const std::string& out_dir,

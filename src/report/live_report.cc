@@ -126,7 +126,7 @@ LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& i
   report["settle"] = {{"ms", a.settle_ms}, {"decisions", kept.settled}};
   if (info.subject == sched::kLivePythonSubject) report["not_checked"] = kPythonNotChecked;
   if (a.replay.empty() && sched::strategy_info(a.strategy).proves_every_order)
-    report["proof_covers"] = live_dpor_covers(info.subject);
+    report["proof_covers"] = live_proof_covers(info.subject);
   report["findings"] = nlohmann::ordered_json::array();
   if (kept.failure) {
     const live::Result& r = *kept.failure;

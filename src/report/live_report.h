@@ -28,20 +28,20 @@ inline constexpr const char* kPythonNotChecked =
     "not checked; --dict MODULE.ATTR makes a dict's lookups and inserts scheduling points, and "
     "--point MODULE.FUNC a function's entry (docs/live.md)";
 
-// What a finished live dpor search proves, said with its clean verdict (the terminal) and in
-// report.json (`proof_covers`): every order of the operations racelab sees that can differ
-// (docs/live.md, "Proofs"), and nothing finer.
-inline constexpr const char* kLiveDporCovers =
+// What a finished live proof (the live prover, sched::live_prover()) proves, said with its clean
+// verdict (the terminal) and in report.json (`proof_covers`): every order of the operations racelab
+// sees that can differ (docs/live.md, "Proofs"), and nothing finer.
+inline constexpr const char* kLiveProofCovers =
     "dpor's proof covers the operations racelab sees (locks, conditions, events, semaphores, "
     "barriers, queues, joins, interposed dicts, points as their table declares them, and what "
     "foreign threads do on them), not the order of accesses to Python state between them";
 // The same for the LibTorch workload (racelab live torch), whose operations are its own.
-inline constexpr const char* kLiveTorchDporCovers =
+inline constexpr const char* kLiveTorchProofCovers =
     "dpor's proof covers the operations racelab sees (the workload's mutexes, shared variables, "
     "points and joins, and what foreign threads do on them), not the order of other memory "
     "accesses between them";
-inline const char* live_dpor_covers(std::string_view subject) {
-  return subject == sched::kLivePythonSubject ? kLiveDporCovers : kLiveTorchDporCovers;
+inline const char* live_proof_covers(std::string_view subject) {
+  return subject == sched::kLivePythonSubject ? kLiveProofCovers : kLiveTorchProofCovers;
 }
 
 // The Python stack of thread `name` in a stacks.txt, innermost frames last ('' if absent).
