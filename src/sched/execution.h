@@ -77,8 +77,8 @@ class Execution final : public ThreadView, public FootprintView, public StateVie
   void set_part(int part) { current_part_ = part; }
   // The thread serving `queue`, used to explain waits on its jobs in deadlock reports.
   void set_queue_worker(int queue, ThreadId worker);
-  // Whether this execution's strategy reads state digests (Strategy::needs().state_digests); set by the
-  // engine before the subject's setup.
+  // Whether this execution's strategy reads state digests (Strategy::needs().state_digests); set by
+  // the engine before the subject's setup.
   void keep_states(bool keep) { keep_states_ = keep; }
   // The subject describes its state (state.h): where the strategy reads digests, each thread's
   // operations and what it saw are recorded from here on, and state_digest() answers.
