@@ -532,7 +532,10 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     const std::span<const Touch> touches = footprints_->step_touches(step);
     const std::span<const Touch> status = symmetry_.observe(n.chosen, n.op, result, touches);
     log_.append(n.chosen, n.op, result, touches, fatal, status);
-    if (n.predicted && step >= first_new_) check_prediction(step, *n.predicted);
+    // Checked where the subject vouches for its footprints (Context::fix_touches); a live
+    // subject does not: its reversed steps' footprints count as unknown (dpor_wakeup.h).
+    if (n.predicted && step >= first_new_ && footprints_->touches_fixed())
+      check_prediction(step, *n.predicted);
     if (states_ && step >= first_new_)
       dpor::add_event(stack_[step].summary, roles_, *state_view_, n.chosen, log_.footprint(step));
     reverse_races();
