@@ -18,9 +18,9 @@ standin = os.path.join(src, "tools", "pipelines", "drafter_standin.py")
 failures = []
 
 
-def live(out, *options, script_args=("--warmup", "none")):
+def live(out, *options, script_args=("--warmup", "none"), executions="20000"):
     cmd = [racelab, "live", "python", "--out", out, "--interpose", "standin",
-           "--executions", "20000", *options, standin, "--", *script_args]
+           "--executions", executions, *options, standin, "--", *script_args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=900)
 
 
@@ -30,7 +30,7 @@ def report(out):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    probe = live(f"{tmp}/probe", "--strategy", "random", "--executions", "1")
+    probe = live(f"{tmp}/probe", "--strategy", "random", executions="1")
     if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
         print("SKIPPED: racelab was built without the Python bridge")
         sys.exit(77)
