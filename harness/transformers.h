@@ -13,37 +13,34 @@
 
 namespace racelab::cli {
 
-// The word's value in `table`, stored in `target` (left as it was when the option is absent).
-template <typename E>
-CLI::Option* enum_option(CLI::App* cmd, const std::string& name, std::optional<E>& target,
-                         std::vector<std::pair<std::string, E>> table, const std::string& help) {
+// The word's value in `table`, handed to `set`; CLI11 refuses any other word (one_of).
+template <typename E, typename Set>
+CLI::Option* enum_option_to(CLI::App* cmd, const std::string& name,
+                            std::vector<std::pair<std::string, E>> table, const std::string& help,
+                            Set set) {
   std::vector<std::string> words;
   for (const auto& [word, value] : table) words.push_back(word);
   return cmd
       ->add_option_function<std::string>(
           name,
-          [&target, table = std::move(table)](const std::string& word) {
+          [set, table = std::move(table)](const std::string& word) {
             for (const auto& [w, value] : table)
-              if (w == word) target = value;
+              if (w == word) set(value);
           },
           help)
       ->check(one_of(std::move(words)));
+}
+// The word's value in `table`, stored in `target` (left as it was when the option is absent).
+template <typename E>
+CLI::Option* enum_option(CLI::App* cmd, const std::string& name, std::optional<E>& target,
+                         std::vector<std::pair<std::string, E>> table, const std::string& help) {
+  return enum_option_to(cmd, name, std::move(table), help, [&target](E v) { target = v; });
 }
 // The same, for an option with a default value.
 template <typename E>
 CLI::Option* enum_option(CLI::App* cmd, const std::string& name, E& target,
                          std::vector<std::pair<std::string, E>> table, const std::string& help) {
-  std::vector<std::string> words;
-  for (const auto& [word, value] : table) words.push_back(word);
-  return cmd
-      ->add_option_function<std::string>(
-          name,
-          [&target, table = std::move(table)](const std::string& word) {
-            for (const auto& [w, value] : table)
-              if (w == word) target = value;
-          },
-          help)
-      ->check(one_of(std::move(words)));
+  return enum_option_to(cmd, name, std::move(table), help, [&target](E v) { target = v; });
 }
 
 }  // namespace racelab::cli
