@@ -47,6 +47,7 @@ void write_handover(const std::filesystem::path& path, const Handover& h) {
                   {"classes", classes},
                   {"saturated", h.tally.coverage.saturated()},
                   {"seconds", h.seconds},
+                  {"wall_seconds", h.wall_seconds},
                   {"kinds", h.kinds},
                   {"settled", h.settled},
                   {"found", found},
@@ -71,6 +72,7 @@ Handover read_handover(const std::string& path) {
       h.tally.coverage.add(c.at(0).get<std::uint64_t>(), c.at(1).get<std::uint64_t>());
     if (j.at("saturated").get<bool>()) h.tally.coverage.mark_saturated();
     h.seconds = j.at("seconds").get<double>();
+    h.wall_seconds = j.at("wall_seconds").get<double>();
     h.kinds = j.at("kinds").get<std::map<std::string, std::uint64_t>>();
     h.settled = j.at("settled").get<std::uint64_t>();
     for (const Json& f : j.at("found"))

@@ -35,6 +35,8 @@ struct Handover {
   std::uint64_t processes = 1;  // the processes the search ran in so far
   sched::Tally tally;           // executions, decisions and interleaving classes so far
   double seconds = 0;           // the earlier processes' search time
+  double wall_seconds = 0;      // their whole time, each one's start (torch's import) included:
+                                // what --time-limit counts
   std::map<std::string, std::uint64_t> kinds;  // executions in which each kind was seen
   std::uint64_t settled = 0;                   // decisions that waited for --settle-ms
   std::vector<Found> found;                    // in execution order

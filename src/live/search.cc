@@ -9,6 +9,7 @@
 #include "sched/loop.h"
 #include "sched/strategies/strategies.h"
 #include "util/check.h"
+#include "util/clock.h"
 #include "util/errors.h"
 
 namespace racelab::live {
@@ -161,7 +162,8 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
   keep.kinds = before.kinds;
   keep.settled = before.settled;
   double time_limit = a.time_limit;
-  if (time_limit > 0) time_limit = std::max(time_limit - before.seconds, 1e-3);
+  if (time_limit > 0)
+    time_limit = std::max(time_limit - time_so_far(a, 0, util::process_seconds()), 1e-3);
   const sched::Budget budget(a.executions, time_limit, stop);
   Outcome o = sched::explore_executions(
       runner, std::move(keep), strategy, budget, !replaying && !samples(a),
@@ -172,6 +174,10 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
   o.seconds += before.seconds;
   o.kept.finish();
   return o;
+}
+
+double time_so_far(const SearchOptions& a, double search_seconds, double process_seconds) {
+  return a.carried ? a.carried->wall_seconds + process_seconds : search_seconds;
 }
 
 std::optional<Handover> next_process(const SearchOptions& a, const JobInfo& info,
@@ -192,7 +198,8 @@ std::optional<Handover> next_process(const SearchOptions& a, const JobInfo& info
     return std::nullopt;
   }
   if (o.executions >= a.executions) return std::nullopt;  // kBudget: cut short
-  if (a.time_limit > 0 && o.seconds >= a.time_limit) {
+  const double wall = time_so_far(a, o.seconds, util::process_seconds());
+  if (a.time_limit > 0 && wall >= a.time_limit) {
     o.stop = sched::StopReason::kTimeLimit;
     return std::nullopt;
   }
@@ -202,6 +209,7 @@ std::optional<Handover> next_process(const SearchOptions& a, const JobInfo& info
   h.processes = a.carried ? a.carried->processes + 1 : 1;
   h.tally = o;
   h.seconds = o.seconds;
+  h.wall_seconds = wall;
   h.kinds = o.kept.kinds;
   h.settled = o.kept.settled;
   h.found = std::move(found);

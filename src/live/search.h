@@ -210,6 +210,12 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
                sched::Strategy& strategy, bool replaying, const std::function<bool()>& stop,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress);
 
+// What a search has taken against its --time-limit: the first process counts its executions
+// (`search_seconds`), a fresh process of an --all-findings search the earlier processes' whole time
+// and its own (`process_seconds`: its start, an interpreter importing torch, can take a minute), so
+// the limit bounds what the user waits, however many processes the search runs in.
+double time_so_far(const SearchOptions& a, double search_seconds, double process_seconds);
+
 // --all-findings, after this process's part of the search ended at an execution that left
 // threads stuck (StopAtFailure::hand_over): the strategy moved on (Strategy::hand_over). Where
 // the search is over (the strategy exhausted: o.stop becomes kExhausted; the execution cap, the

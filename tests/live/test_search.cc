@@ -2,6 +2,8 @@
 // what a live search keeps and where it stops; then the search over real threads.
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -146,6 +148,7 @@ TEST_CASE("the fresh process of an --all-findings search runs the same command, 
   h.tally.add(4, 11);
   h.tally.add(5, 12);
   h.seconds = 1.5;
+  h.wall_seconds = 61.25;
   h.kinds = {{kinds::kDeadlock, 1}};
   h.settled = 4;
   h.found.push_back({kinds::kDeadlock, 1, 4, "s.json", nlohmann::ordered_json::array()});
@@ -160,11 +163,30 @@ TEST_CASE("the fresh process of an --all-findings search runs the same command, 
   CHECK(back.tally.coverage.executions() == 3);
   CHECK(back.kinds == h.kinds);
   CHECK(back.settled == 4);
+  CHECK(back.seconds == 1.5);
+  CHECK(back.wall_seconds == 61.25);
   REQUIRE(back.found.size() == 1);
   CHECK(back.found[0].schedule == "s.json");
   std::ofstream(dir / "bad.json") << "{\"format\": \"racelab-live-handover\"}";
   CHECK_THROWS_AS(live::read_handover((dir / "bad.json").string()), racelab::InputError);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a search going on in fresh processes counts their starts against its time limit",
+          "[search]") {
+  live::SearchOptions a;
+  a.all_findings = true;
+  a.time_limit = 60;
+  // The first process: its executions.
+  CHECK(live::time_so_far(a, 5.5, 40) == 5.5);
+  // A fresh one: the earlier processes' whole time (5 s of executions, 55 s of torch's imports)
+  // and its own, start included, whatever its executions took.
+  auto carried = std::make_shared<live::Handover>();
+  carried->seconds = 5;
+  carried->wall_seconds = 55;
+  a.carried = carried;
+  CHECK(live::time_so_far(a, 0.5, 6) == 61);
+  CHECK(live::time_so_far(a, 0, 2) == 57);
 }
 
 TEST_CASE("a replayed execution is the result, failed or not", "[search]") {
