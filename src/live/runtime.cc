@@ -219,13 +219,35 @@ bool Runtime::Impl::wind_down(bool hung, bool failed) {
   for (int c : controlled) agents[c].cv.notify_all();
   mutex_cv.notify_all();  // the uncontrolled baseline's daemon threads wait there
   if (!hung) {
-    const bool all = engine_cv.wait_for(lk, options.hang_timeout, [&] {
-      for (int c : controlled) {
-        if (agents[c].state != State::kFinished) return false;
+    // The threads parked at scheduling points unwind at once; a thread inside a real call comes
+    // back when its call returns. Those of a wait-for cycle never do: an execution dpor abandoned
+    // (sleep-set blocked) after a drafter holding compile_lock went into _engine_run_backward
+    // while the worker waited for that lock. A cycle that holds still for cycle_confirm is
+    // stuck, as in a decision (World::none_enabled); anything else gets hang_timeout.
+    const auto deadline = SteadyClock::now() + options.hang_timeout;
+    while (!all_finished()) {
+      const std::uint64_t seen = activity;
+      auto until = deadline;
+      if (options.control && !find_cycle().empty())
+        until = std::min(deadline, SteadyClock::now() + options.cycle_confirm);
+      if (!engine_cv.wait_until(lk, until, [&] { return all_finished() || activity != seen; })) {
+        hung = true;
+        break;
       }
-      return true;
-    });
-    hung = !all;
+    }
+    // Stuck without a finding of its own (an abandoned execution, or one that ended at an
+    // exception): the threads left stuck are the program's deadlock or hang, and they hold what
+    // the next execution would need (a device's worker), so the process cannot run another
+    // execution from the program's state (issue 34). Say so: the search then ends this process's
+    // part (live/search.h), as for any execution that hung.
+    if (hung && !fatal && options.control) {
+      stuck_at_end = true;
+      const bool cycle = !find_cycle().empty();
+      const auto waited = cycle ? std::min(options.cycle_confirm, options.hang_timeout)
+                                : options.hang_timeout;
+      report_stuck(fmt::format("still stuck {:.1f} s after the execution ended",
+                               std::chrono::duration<double>(waited).count()));
+    }
   }
   if (hung) {
     for (int c : controlled)
@@ -301,6 +323,11 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
   }
   // Wind down: parked threads unwind from their scheduling point; threads in real calls cannot.
   hung = impl.wind_down(hung, error != nullptr);
+  if (impl.stuck_at_end) {
+    subject.stuck();  // the stacks of the threads that did not unwind
+    std::lock_guard g(impl.state_mutex);
+    impl.result.stacks = true;
+  }
   if (!hung) {
     for (int c : impl.controlled)
       if (impl.agents[c].os.joinable()) impl.agents[c].os.join();

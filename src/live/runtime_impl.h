@@ -183,6 +183,9 @@ struct Runtime::Impl {
   std::uint64_t decisions = 0;
   bool aborting = false;
   bool fatal = false;
+  // wind_down found threads that did not unwind after an execution that had not hung (one dpor
+  // abandoned, or one that ended at an exception): report_stuck recorded them then.
+  bool stuck_at_end = false;
   bool foreign_released_python_lock = false;  // see report_stuck
   SteadyClock::time_point start = SteadyClock::now();
 
@@ -371,8 +374,10 @@ struct Runtime::Impl {
   bool decide_until_end(sched::Strategy& strategy, const Runtime& view,
                         std::unique_lock<std::mutex>& lk);
   // Ends the execution: unwinds the threads parked at scheduling points and, when they do not all
-  // finish within the hang timeout (or `hung` already), detaches them. Sets result.hung and
-  // result.completed (`failed`: the engine threw); returns whether the execution hung.
+  // finish (within cycle_confirm while they wait in a cycle, else within the hang timeout; or
+  // `hung` already), detaches them; threads found stuck only here are reported (report_stuck,
+  // stuck_at_end). Sets result.hung and result.completed (`failed`: the engine threw); returns
+  // whether the execution hung.
   bool wind_down(bool hung, bool failed);
 
   // ---- Footprints for dpor (runtime_threads.cc).

@@ -64,6 +64,9 @@ std::pair<std::string, int> Runtime::Impl::wait_of(int agent, bool timed) const 
                           a.away.empty() ? "" : " inside " + a.away.back().first, a.last),
               -1};
     case State::kAway: {
+      // Once the execution is over a thread leaving its call pops it (Blocking's destructor) and
+      // runs on, unwinding, still kAway until it finishes (wind_down asks meanwhile).
+      if (a.away.empty()) return {"is on its way back from a blocking call", -1};
       const auto& [what, server] = a.away.back();
       const int s = server.empty() ? -1 : agent_named(server);
       return {
