@@ -330,6 +330,58 @@ TEST_CASE("A cycle through a blocking call is reported without waiting for the h
   CHECK(live::wait_hung_threads(std::chrono::seconds(10)));
 }
 
+// issue 34: dpor abandons an execution (sleep-set blocked: kNoThread) while a third thread can
+// still run, after the two drafters have formed the cycle through the worker. Their threads
+// cannot unwind; until 2026-12-05 the execution ended with no finding after the hang timeout and
+// the search went on in the same process, beside the busy worker, and a later execution hung.
+TEST_CASE("Threads left stuck by an abandoned execution are its deadlock, and end the process",
+          "[live]") {
+  class Abandon : public sched::Strategy {
+   public:
+    bool begin_execution(std::uint64_t index) override { return replay_.begin_execution(index); }
+    sched::ThreadId pick(const sched::Decision& d) override {
+      return d.step < plan_size ? replay_.pick(d) : sched::kNoThread;
+    }
+    std::string describe() const override { return "abandon after the cycle"; }
+    const std::size_t plan_size = worker_cycle_plan().size() + 1;
+
+   private:
+    sched::ReplayStrategy replay_{[] {
+                                    auto plan = worker_cycle_plan();
+                                    plan.insert(plan.begin(), {"main", "start"});
+                                    return plan;
+                                  }(),
+                                  sched::OnDivergence::kFail, nullptr};
+  };
+  struct WithMain : WorkerCycle {
+    using WorkerCycle::WorkerCycle;
+    void setup(live::Runtime& rt) override {
+      rt.spawn("main", [] { live::point("idle"); });  // still enabled when dpor gives up
+      WorkerCycle::setup(rt);
+    }
+  };
+  Worker worker("autograd worker cuda:0");
+  WithMain subject(worker);
+  Abandon abandon;
+  live::Options o = fast();
+  o.footprints = true;  // what lets a strategy abandon an execution (dpor)
+  o.hang_timeout = std::chrono::milliseconds(300000);
+  o.cycle_confirm = std::chrono::milliseconds(200);
+  auto r = live::run(subject, abandon, 0, o);
+  REQUIRE(r);
+  CHECK(r->hung);
+  CHECK_FALSE(r->completed);
+  REQUIRE(r->found("deadlock"));
+  CHECK(r->findings.front().cycle ==
+        std::vector<std::string>{"drafter 1", "autograd worker cuda:0"});
+  // The search does not run another execution beside them: --all-findings hands over.
+  live::StopAtFailure all(false, false, true);
+  CHECK_FALSE(all.keep(0, *r));
+  CHECK(all.hand_over);
+  worker.cancel();
+  CHECK(live::wait_hung_threads(std::chrono::seconds(10)));
+}
+
 TEST_CASE("try_lock takes a free mutex and reports a held one, as scheduled", "[live]") {
   struct TryLock : live::Subject {
     std::vector<bool> outcomes;
