@@ -243,8 +243,8 @@ bool Runtime::Impl::wind_down(bool hung, bool failed) {
     if (hung && !fatal && options.control) {
       stuck_at_end = true;
       const bool cycle = !find_cycle().empty();
-      const auto waited = cycle ? std::min(options.cycle_confirm, options.hang_timeout)
-                                : options.hang_timeout;
+      const auto waited =
+          cycle ? std::min(options.cycle_confirm, options.hang_timeout) : options.hang_timeout;
       report_stuck(fmt::format("still stuck {:.1f} s after the execution ended",
                                std::chrono::duration<double>(waited).count()));
     }
