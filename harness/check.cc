@@ -13,6 +13,7 @@
 #include "report/live_report.h"
 #include "report/schedule_paths.h"
 #include "sched/strategies/strategies.h"
+#include "transformers.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
@@ -136,14 +137,14 @@ void add_check(CLI::App& app, Runner& run) {
       ->allow_extra_args(false);
   add_live_python_options(cmd, o->python, "every run of the script (hunt, proof, native, memory)");
   // The hunt samples (a budget of executions); the proof after it is dpor's.
-  std::vector<std::string> sampling;
-  for (const sched::StrategyInfo& info : sched::strategy_table())
-    if (info.live && !info.proves) sampling.emplace_back(info.name);
-  cmd->add_option("--strategy", o->strategy,
-                  "the hunt's strategy: " + fmt::format("{}", fmt::join(sampling, " | ")) +
-                      " (random found the lazy deadlocks soonest: docs/performance.md)")
-      ->capture_default_str()
-      ->check(one_of(sampling));
+  auto sampling = sched::strategy_choices(
+      [](const sched::StrategyInfo& info) { return info.live && !info.proves; });
+  std::vector<std::string> words;
+  for (const auto& [word, kind] : sampling) words.push_back(word);
+  enum_option(cmd, "--strategy", o->strategy, std::move(sampling),
+              "the hunt's strategy: " + fmt::format("{}", fmt::join(words, " | ")) +
+                  " (random found the lazy deadlocks soonest: docs/performance.md)")
+      ->default_str(sched::strategy_name(o->strategy));
   cmd->add_option("--seed", o->seed, "its seed")->capture_default_str()->check(integer_check(0));
   cmd->add_option("--executions", o->executions, "the hunt's budget of executions per variant")
       ->capture_default_str()

@@ -19,6 +19,7 @@
 #include "report/report.h"
 #include "report/schedule_paths.h"
 #include "sched/strategies/strategies.h"
+#include "transformers.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -28,7 +29,7 @@ namespace {
 
 struct ExploreArgs {
   std::string scenario;
-  std::optional<std::string> strategy;
+  std::optional<sched::StrategyKind> strategy;
   std::optional<std::uint64_t> seed, iterations;
   std::optional<int> depth, max_preemptions;
   double time_limit = 0;
@@ -49,7 +50,7 @@ int run_explore(const ExploreArgs& a) {
   model::Scenario sc = model::load_scenario(a.scenario);
   if (!a.torch.empty()) model::apply_torch(sc, a.torch);
   sched::ExploreOptions o = run::explore_options(sc);
-  if (a.strategy) o.strategy.kind = sched::parse_strategy(*a.strategy);
+  if (a.strategy) o.strategy.kind = *a.strategy;
   if (a.seed) o.strategy.seed = *a.seed;
   if (a.iterations) o.iterations = *a.iterations;
   if (a.depth) o.strategy.depth = *a.depth;
@@ -152,9 +153,8 @@ void add_explore(CLI::App& app, Runner& run) {
   auto args = std::make_shared<ExploreArgs>();
   auto* cmd = app.add_subcommand("explore", "Explore the interleavings of one scenario");
   cmd->add_option("scenario", args->scenario, "scenario file (TOML)")->required();
-  cmd->add_option("--strategy", args->strategy,
-                  std::string(sched::strategy_names()) + " (default: the scenario's [explore])")
-      ->check(one_of(sched::strategy_name_list()));
+  enum_option(cmd, "--strategy", args->strategy, sched::strategy_choices(),
+              std::string(sched::strategy_names()) + " (default: the scenario's [explore])");
   cmd->add_option("--seed", args->seed, "seed of " + sched::seeded_strategy_names())
       ->check(integer_check(0));
   cmd->add_option("--iterations", args->iterations, "executions to run (dfs: an upper bound)")

@@ -8,6 +8,7 @@
 #include "racelab/version.h"
 #include "report/check_json.h"
 #include "report/schedule_paths.h"
+#include "sched/strategies/strategies.h"
 #include "util/document.h"
 #include "util/files.h"
 #include "util/html.h"
@@ -71,8 +72,8 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
       "<h1>racelab check: {}</h1><div class=\"sub\">{} variant(s); races: a hunt of {} "
       "executions each under the scheduler ({}, seed {}, interposition {}){}; memory: one "
       "uncontrolled run each with the CUDA allocator capture. {} — racelab {}, {:.1f} s</div>",
-      escape(o.script), r.variants.size(), o.executions, escape(o.strategy), o.seed,
-      escape(o.interpose),
+      escape(o.script), r.variants.size(), o.executions, escape(sched::strategy_name(o.strategy)),
+      o.seed, escape(o.interpose),
       o.prove ? fmt::format(", then a dpor proof of at most {} executions", o.proof_executions)
               : std::string(" (sampled: no proof asked for)"),
       r.exit_code() == 0 ? "Every variant passed" : "Not every variant passed", kVersion,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "results/verdict.h"
+#include "sched/strategies/strategies.h"
 
 namespace racelab::results {
 
@@ -31,8 +32,9 @@ struct CheckOptions {
   std::vector<std::string> variants;  // each one shell-like argument string (split_arguments)
   std::string interpose = "torch-2.11";
   std::vector<std::string> dicts, locks, points, blocking;  // live python's table flags
-  LivePython python;                // --python ENV, --refuse-other-torch: every child runs in it
-  std::string strategy = "random";  // the soonest to the lazy deadlocks (docs/performance.md)
+  LivePython python;  // --python ENV, --refuse-other-torch: every child runs in it
+  // The hunt's: random is the soonest to the lazy deadlocks (docs/performance.md).
+  sched::StrategyKind strategy = sched::StrategyKind::kRandom;
   std::uint64_t seed = 1;
   std::uint64_t executions = 20;
   bool prove = true;                       // after a clean hunt, dpor to exhaustion

@@ -366,6 +366,18 @@ TEST_CASE("check_format: another format or a newer version is one line; none is 
   for (const std::string& m : {other, newer}) CHECK(m.find('\n') == std::string::npos);
 }
 
+TEST_CASE("a live child's argv spells its typed strategy by name, and none when not given",
+          "[formats]") {
+  using racelab::run::live_python_argv;
+  const std::vector<std::string> with = live_python_argv(
+      {.racelab = "racelab", .strategy = racelab::sched::live_prover().kind, .script = "a.py"});
+  CHECK(with == std::vector<std::string>{"racelab", "live", "python", "--strategy",
+                                         racelab::sched::live_prover().name, "a.py"});
+  const std::vector<std::string> without =
+      live_python_argv({.racelab = "racelab", .script = "a.py"});
+  CHECK(without == std::vector<std::string>{"racelab", "live", "python", "a.py"});
+}
+
 TEST_CASE("a live case refuses a live report of another format or a newer version in one line",
           "[formats]") {
   const fs::path dir = fs::temp_directory_path() / "racelab-test-live-report";

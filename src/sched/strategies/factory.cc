@@ -225,6 +225,15 @@ std::vector<std::string> strategy_name_list(bool live_only) {
   return out;
 }
 
+std::vector<std::pair<std::string, StrategyKind>> strategy_choices(
+    bool (*keep)(const StrategyInfo& info)) {
+  std::vector<std::pair<std::string, StrategyKind>> out;
+  for (const StrategyInfo& info : kStrategies) {
+    if (keep == nullptr || keep(info)) out.emplace_back(info.name, info.kind);
+  }
+  return out;
+}
+
 const StrategyInfo& strategy_info(StrategyKind kind) {
   for (const StrategyInfo& info : kStrategies) {
     if (info.kind == kind) return info;

@@ -92,6 +92,10 @@ StrategyKind parse_strategy(const std::string& name);
 const char* strategy_names();
 // The names as a list; `live_only`: those that drive live subjects.
 std::vector<std::string> strategy_name_list(bool live_only = false);
+// Each name with its kind, in table order, of the rows `keep` accepts (all where null): the one
+// word-to-kind mapping a command line's or a scenario file's choice is parsed with.
+std::vector<std::pair<std::string, StrategyKind>> strategy_choices(
+    bool (*keep)(const StrategyInfo& info) = nullptr);
 // "random | pct | dfs | dpor | pos | surw": the strategies of live subjects.
 const char* live_strategy_names();
 // "random, pct, pos and surw": the strategies a seed changes (the table's `seeded`), for help
