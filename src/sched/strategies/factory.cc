@@ -135,6 +135,7 @@ constexpr std::array<StrategyInfo, 7> kStrategies = {{
      .seeded = false,
      .needs_footprints = true,
      .proves_every_order = true,
+     .resumable = true,
      .bound_shrinks = dpor_bound_shrinks,
      .proof_brief = dpor_proof_brief,
      .split_cost = dpor_split_cost,

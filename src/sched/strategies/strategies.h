@@ -67,6 +67,9 @@ struct StrategyInfo {
   // Its finished search covers every order of the operations racelab sees, with no bound given
   // (dpor, states): a clean live run under it says what that proof covers (proof_covers).
   bool proves_every_order = false;
+  // Its search can be handed over to a fresh process and go on there (Strategy::resumable, dpor):
+  // racelab live --all-findings needs it, since past a deadlock the process must end.
+  bool resumable = false;
   // Its space gets smaller with a lower preemption bound (dfs; dpor given one): the remedy for
   // a search cut short may say "lower max_preemptions". nullptr: never.
   bool (*bound_shrinks)(const StrategyParams& params) = nullptr;
