@@ -13,11 +13,11 @@
 
 #include "command.h"
 #include "model/profile.h"
-#include "model/suite.h"
 #include "report/cli.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_paths.h"
+#include "results/scenario_run.h"
 #include "sched/strategies/strategies.h"
 #include "transformers.h"
 #include "util/errors.h"
@@ -83,7 +83,7 @@ int run_explore(const ExploreArgs& a) {
     const model::TorchProfile& p = model::torch_profile(sc.profile);
     fmt::print("torch {}: profile {} ({}; {})\n", sc.profile, p.name, p.description, p.file);
   }
-  model::ScenarioRun run = run::run_scenario(sc, o);
+  results::ScenarioRun run = run::run_scenario(sc, o);
   clear_progress();
   const nlohmann::json report = report::write_explore_files(run, out);
 
@@ -103,7 +103,7 @@ int run_explore(const ExploreArgs& a) {
                                                        : paint("DIFFERENT", Colour::kRed));
     for (const auto& d : run.result.determinism_failures) fmt::print("  {}\n", d);
   }
-  const int code = model::explore_exit_code(run);
+  const int code = results::explore_exit_code(run);
   if (run.has_expectations()) {
     // The suite's verdict words; where explore's exit code differs from the suite's (a failure
     // kind the scenario expects: explore exits 1 on any failure found), the same line says why.

@@ -65,7 +65,7 @@ int print_against_fix(const ReplayArgs& a, const run::ReplayRun& run) {
     fmt::print("{}\n", paint(run.outcome(), Colour::kYellow));
     return run.exit_code();
   }
-  const model::ScenarioRun& check = *run.continuations;
+  const results::ScenarioRun& check = *run.continuations;
   fmt::print("{}; exploring every continuation of them with dpor\n", run.applied());
   const std::string dir = a.out.empty() ? "racelab-out/" + run.scenario.name + "-replay" : a.out;
   const sched::FoundKind* witness = run.witness();

@@ -9,7 +9,7 @@
 
 namespace racelab::cli {
 
-void print_suite_scenario(const model::ScenarioRun& run, const nlohmann::json& report) {
+void print_suite_scenario(const results::ScenarioRun& run, const nlohmann::json& report) {
   std::string found;
   for (const auto& f : run.result.found) found += (found.empty() ? "" : ", ") + f.finding.kind;
   fmt::print("{} {:<34} found [{}]; {}, {:.2f} s\n", verdict_word(run), run.scenario.name, found,
@@ -33,7 +33,7 @@ void print_suite_scenario(const model::ScenarioRun& run, const nlohmann::json& r
   }
 }
 
-void print_suite_live_case(const model::LiveCaseRun& lr) {
+void print_suite_live_case(const results::LiveCaseRun& lr) {
   std::string found;
   for (const auto& [k, n] : lr.kinds) found += (found.empty() ? "" : ", ") + k;
   const std::string executions =

@@ -38,8 +38,6 @@ ALLOWED = {
     # calls results::judge with racelab live's wording.
     ("live/search.h", "results/verdict.h"): "live::judge and SearchOptions::expect",
     ("live/search.cc", "results/verdict.h"): "live::judge",
-    # Interim, until issue 38's group B moves the use cases up (docs/plans/issue-38-house.md):
-    ("model/suite.h", "results/scenario_run.h"): "interim: model::ScenarioRun, until its callers say results:: (S29)",
     # A [live] case's allocator expectation, parsed once where the scenario file is read (S22).
     ("model/scenario.h", "results/expectations.h"): "LiveCase::alloc, a results::MemoryExpect",
 }

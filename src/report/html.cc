@@ -443,7 +443,7 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
   return html::page("racelab replay", "table.lanes div.legend", body);
 }
 
-nlohmann::json write_explore_files(const model::ScenarioRun& run, const std::string& dir) {
+nlohmann::json write_explore_files(const results::ScenarioRun& run, const std::string& dir) {
   nlohmann::json report = write_explore_outputs(run, dir);
   write_file_atomic(
       std::filesystem::path(dir) / "report.html",

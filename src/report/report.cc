@@ -21,7 +21,7 @@ namespace racelab::report {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::FoundKind& found) {
+sched::Schedule finding_schedule(const results::ScenarioRun& run, const sched::FoundKind& found) {
   const sched::ScheduleSource source{
       .subject_name = run.scenario.name,
       .subject_hash = run.scenario.hash,
@@ -72,7 +72,7 @@ nlohmann::ordered_json finding_json(const sched::Finding& f, const nlohmann::ord
 
 double round_seconds(double s) { return std::round(s * 1e6) / 1e6; }
 
-json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir) {
+json write_explore_outputs(const results::ScenarioRun& run, const std::string& dir) {
   const model::Scenario& sc = run.scenario;
   json findings = json::array();
   for (const sched::FoundKind& f : run.result.found) {
@@ -168,7 +168,7 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
   return report;
 }
 
-json suite_summary_entry(const model::ScenarioRun& run, const json& report,
+json suite_summary_entry(const results::ScenarioRun& run, const json& report,
                          const std::string& dir) {
   json kinds = json::array();
   for (const auto& f : report["findings"]) kinds.push_back(f["kind"]);
@@ -194,7 +194,7 @@ json suite_summary_entry(const model::ScenarioRun& run, const json& report,
       {"report", dir.empty() ? json(nullptr) : json(dir + "/report.json")}};
 }
 
-json live_summary_entry(const model::LiveCaseRun& run) {
+json live_summary_entry(const results::LiveCaseRun& run) {
   json kinds = json::object();
   for (const auto& [k, n] : run.kinds) kinds[k] = n;
   return {{"scenario", run.scenario.name},
@@ -218,8 +218,8 @@ json live_summary_entry(const model::LiveCaseRun& run) {
           {"report", run.argv.empty() ? json(nullptr) : json(run.out_dir + "/report.json")}};
 }
 
-model::LiveCaseRun live_case_from_summary(const json& e) {
-  model::LiveCaseRun run;
+results::LiveCaseRun live_case_from_summary(const json& e) {
+  results::LiveCaseRun run;
   const std::string path = e.value("path", std::string());
   std::error_code ec;
   if (!path.empty() && fs::exists(path, ec)) {

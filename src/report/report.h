@@ -5,17 +5,17 @@
 #include <string>
 #include <vector>
 
-#include "model/suite.h"
 #include "report/junit.h"
 #include "report/schedule_paths.h"
 #include "results/live_case_run.h"
+#include "results/scenario_run.h"
 #include "sched/schedule.h"
 #include "util/document.h"
 
 namespace racelab::report {
 
 // The schedule file of one finding of a scenario run.
-sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::FoundKind& found);
+sched::Schedule finding_schedule(const results::ScenarioRun& run, const sched::FoundKind& found);
 
 // A finding's message without a leading "<kind>: " (the kind is printed beside it already).
 std::string message_text(const sched::Finding& f);
@@ -41,17 +41,17 @@ double round_seconds(double s);
 
 // Writes <dir>/schedules/<scenario>.<kind>.json for every finding, then <dir>/report.json, each
 // atomically. Returns the report. An empty dir writes nothing and only builds the report.
-nlohmann::json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir);
+nlohmann::json write_explore_outputs(const results::ScenarioRun& run, const std::string& dir);
 
 // summary.json's entry for a live case: name, path, "live": true, verdict, reason, kinds (kind ->
 // executions), executions, the command and its report.
-nlohmann::json live_summary_entry(const model::LiveCaseRun& run);
+nlohmann::json live_summary_entry(const results::LiveCaseRun& run);
 // The live case of a summary.json entry, as racelab merge carries it from shard 0 (its scenario
 // read from its path where it still exists, else named only).
-model::LiveCaseRun live_case_from_summary(const nlohmann::json& entry);
+results::LiveCaseRun live_case_from_summary(const nlohmann::json& entry);
 
 // summary.json (racelab suite, racelab merge): one entry per scenario, then the document.
-nlohmann::json suite_summary_entry(const model::ScenarioRun& run, const nlohmann::json& report,
+nlohmann::json suite_summary_entry(const results::ScenarioRun& run, const nlohmann::json& report,
                                    const std::string& dir);
 // Counts passed, failed and inconclusive from the entries' verdicts. Write it with
 // document_text (util/document.h: its "format" and "version" first).

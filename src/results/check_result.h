@@ -167,22 +167,3 @@ std::string memory_summary(const MemoryVerdict& m);  // one line for a table
 results::MemoryFacts memory_facts(const MemoryVerdict& m);
 
 }  // namespace racelab::results
-
-// Interim (issue 38): the names model/ gave these until group B moved them; S29 removes them.
-namespace racelab::model {
-using results::CheckOptions;
-using results::CheckResult;
-using results::DeviceMemory;
-using results::kNativeOnlyWhy;
-using results::LivePython;
-using results::memory_facts;
-using results::memory_state_name;
-using results::memory_summary;
-using results::MemoryVerdict;
-using results::NativeRuns;
-using results::race_state_name;
-using results::race_summary;
-using results::races_line;
-using results::RaceVerdict;
-using results::VariantResult;
-}  // namespace racelab::model

@@ -6,6 +6,7 @@
 
 #include "model/pipeline.h"
 #include "racelab/version.h"
+#include "model/suite.h"
 #include "run/explore.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"

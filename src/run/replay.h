@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "model/suite.h"
+#include "results/scenario_run.h"
 #include "sched/explore.h"
 #include "sched/schedule.h"
 

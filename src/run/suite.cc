@@ -49,7 +49,7 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
         continue;
       }
       if (o.on_live_start) o.on_live_start(sc);
-      model::LiveCaseRun lr = run::run_live_case(sc, o.racelab, dir, o.live_python);
+      results::LiveCaseRun lr = run::run_live_case(sc, o.racelab, dir, o.live_python);
       totals.add(lr.verdict);
       if (o.on_live) o.on_live(lr);
       summary.push_back(report::live_summary_entry(lr));
@@ -64,7 +64,7 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
     if (o.progress)
       eo.progress =
           o.progress(out.runs.size(), suite.size(), sc, sched::strategy_proves(eo.strategy.kind));
-    model::ScenarioRun run = run::run_scenario(sc, eo);
+    results::ScenarioRun run = run::run_scenario(sc, eo);
     nlohmann::json report = report::write_explore_outputs(run, dir);
     totals.add(run.verdict());
     if (o.on_scenario) o.on_scenario(run, report);

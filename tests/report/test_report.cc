@@ -8,12 +8,12 @@
 
 #include "alloc/report.h"
 #include "catch.h"
-#include "model/suite.h"
 #include "report/cli.h"
 #include "report/junit.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
 #include "report/schedule_paths.h"
+#include "results/scenario_run.h"
 #include "run/explore.h"
 #include "run/live_case.h"
 #include "run/shrink.h"
@@ -28,10 +28,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-model::ScenarioRun make_run(sched::StrategyKind strategy, sched::StopReason stop,
-                            std::vector<std::string> must, std::vector<std::string> must_not,
-                            std::vector<std::string> found) {
-  model::ScenarioRun run;
+results::ScenarioRun make_run(sched::StrategyKind strategy, sched::StopReason stop,
+                              std::vector<std::string> must, std::vector<std::string> must_not,
+                              std::vector<std::string> found) {
+  results::ScenarioRun run;
   run.scenario.name = "s";
   run.scenario.must = std::move(must);
   run.scenario.must_not = std::move(must_not);
@@ -66,7 +66,7 @@ TEST_CASE("a proving strategy passes a must_not only when its space was exhauste
     CHECK(run.verdict() == results::Outcome::kInconclusive);
     CHECK(run.verdict_reason().rfind("inconclusive: the dfs search was cut short by ", 0) == 0);
     CHECK(run.coverage().find("not a proof") != std::string::npos);
-    CHECK(model::explore_exit_code(run) == kExitFound);
+    CHECK(results::explore_exit_code(run) == kExitFound);
   }
   // A must_not that is found fails, cut short or not: fail wins over inconclusive.
   auto found = make_run(StrategyKind::kDfs, StopReason::kBudget, {}, {"deadlock"}, {"deadlock"});
@@ -104,12 +104,12 @@ TEST_CASE("evidence kinds never make explore exit 1 on their own", "[verdict]") 
   auto evidence = make_run(StrategyKind::kDfs, StopReason::kExhausted, {}, {"deadlock"},
                            {"compile_after_warmup", "duplicate_compile", "recompile_limit"});
   CHECK(evidence.failures().empty());
-  CHECK(model::explore_exit_code(evidence) == kExitOk);
+  CHECK(results::explore_exit_code(evidence) == kExitOk);
   auto failure = make_run(StrategyKind::kPct, StopReason::kBudget, {"deadlock"}, {}, {"deadlock"});
-  CHECK(model::explore_exit_code(failure) == kExitFound);
+  CHECK(results::explore_exit_code(failure) == kExitFound);
   // No expectations: only failure kinds count.
   auto bare = make_run(StrategyKind::kDfs, StopReason::kBudget, {}, {}, {"duplicate_compile"});
-  CHECK(model::explore_exit_code(bare) == kExitOk);
+  CHECK(results::explore_exit_code(bare) == kExitOk);
 }
 
 TEST_CASE("findings are in registry rank order, the same order whatever the discovery order",
@@ -309,7 +309,7 @@ TEST_CASE("JUnit text never holds a control character XML 1.0 forbids", "[format
 }
 
 TEST_CASE("report.json and summary.json name their format and version first", "[formats]") {
-  const model::ScenarioRun run =
+  const results::ScenarioRun run =
       make_run(sched::StrategyKind::kDfs, sched::StopReason::kExhausted, {}, {"deadlock"}, {});
   const nlohmann::json report = report::write_explore_outputs(run, "");
   CHECK(report["format"] == "racelab-report");
@@ -460,7 +460,7 @@ TEST_CASE("shrink writes the schedule through make_schedule and keeps its findin
   sched::ExploreOptions o = run::explore_options(sc);
   o.strategy.kind = sched::StrategyKind::kRandom;
   o.iterations = 300;
-  const model::ScenarioRun run = run::run_scenario(sc, o);
+  const results::ScenarioRun run = run::run_scenario(sc, o);
   REQUIRE_FALSE(run.result.found.empty());
   const fs::path dir = fs::temp_directory_path() / "racelab-test-shrink";
   fs::remove_all(dir);
