@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "model/pipeline.h"
-#include "racelab/version.h"
 #include "model/suite.h"
+#include "racelab/version.h"
 #include "run/explore.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
