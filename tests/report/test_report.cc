@@ -8,6 +8,7 @@
 
 #include "alloc/report.h"
 #include "catch.h"
+#include "live/torch/workload.h"
 #include "report/cli.h"
 #include "report/junit.h"
 #include "report/report.h"
@@ -376,6 +377,25 @@ TEST_CASE("a live child's argv spells its typed strategy by name, and none when 
   const std::vector<std::string> without =
       live_python_argv({.racelab = "racelab", .script = "a.py"});
   CHECK(without == std::vector<std::string>{"racelab", "live", "python", "a.py"});
+}
+
+TEST_CASE("a live torch job's recorded configuration is its content hash's text, in its order",
+          "[formats]") {
+  namespace tw = racelab::live::torch_workload;
+  CHECK_FALSE(tw::built_with_torch());  // the stand-in: the mapping needs no LibTorch
+  tw::Config c;
+  c.seq_lens = {8, 16};
+  c.device = "cuda";
+  // The report's "parameters" (ordered) are the bytes the hash reads; a schedule reads them back.
+  CHECK(racelab::report::subject_config_json(tw::to_config(c)).dump() == tw::config_json(c));
+  racelab::sched::Schedule s;
+  s.subject_name = racelab::sched::kLiveTorchSubject;
+  s.live_configuration = tw::to_config(c);
+  const racelab::sched::Schedule back =
+      racelab::report::parse_schedule(racelab::report::schedule_to_json(s), "s.json");
+  CHECK(tw::config_json(tw::from_config(back.live_configuration)) == tw::config_json(c));
+  CHECK(tw::recorded_device(back.live_configuration) == "cuda");
+  CHECK(tw::recorded_device({}) == "");
 }
 
 TEST_CASE("a live case refuses a live report of another format or a newer version in one line",
