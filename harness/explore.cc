@@ -85,16 +85,15 @@ int run_explore(const ExploreArgs& a) {
   }
   results::ScenarioRun run = run::run_scenario(sc, o);
   clear_progress();
-  const nlohmann::json report = report::write_explore_files(run, out);
+  const report::ExploreOutput written = report::write_explore_files(run, out);
 
-  for (const auto& f : report["findings"]) {
-    const std::string kind = f["kind"].get<std::string>();
-    const std::string message = f["message"].get<std::string>();
-    fmt::print("{} ({}execution {}, {} preemption(s)): {}\n", kind,
-               sched::kinds::is_failure(kind) ? "" : "evidence; ",
-               f["execution"].get<std::uint64_t>(), f["preemptions"].get<std::uint64_t>(),
-               report::message_text(kind, message));
-    fmt::print("  replay: {}\n", f["replay"].get<std::string>());
+  // Each finding from the run, with the schedule and replay command the writer says it wrote.
+  for (std::size_t i = 0; i < run.result.found.size(); ++i) {
+    const sched::FoundKind& f = run.result.found[i];
+    fmt::print("{} ({}execution {}, {} preemption(s)): {}\n", f.finding.kind,
+               sched::kinds::is_failure(f.finding.kind) ? "" : "evidence; ", f.execution,
+               f.preemptions, report::message_text(f.finding));
+    fmt::print("  replay: {}\n", written.found.at(i).replay);
   }
   if (run.result.found.empty()) fmt::print("{}\n", paint("no findings", Colour::kGreen));
   if (a.check_determinism) {

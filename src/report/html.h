@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "report/report.h"
 #include "results/live_case_run.h"
 #include "results/scenario_run.h"
 #include "results/suite_totals.h"
@@ -40,7 +41,7 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
 
 // racelab explore --out DIR: write_explore_outputs (report.json, schedules) and DIR/report.html.
 // Returns report.json's document.
-nlohmann::json write_explore_files(const results::ScenarioRun& run, const std::string& dir);
+ExploreOutput write_explore_files(const results::ScenarioRun& run, const std::string& dir);
 // racelab replay --out DIR: DIR/report.json (format racelab-replay-report: the schedule, the
 // expected kind, whether it was reproduced, the steps and every finding) and DIR/report.html
 // (replay_html), each atomically; returns their paths, "DIR/report.json, DIR/report.html".

@@ -72,8 +72,9 @@ nlohmann::ordered_json finding_json(const sched::Finding& f, const nlohmann::ord
 
 double round_seconds(double s) { return std::round(s * 1e6) / 1e6; }
 
-json write_explore_outputs(const results::ScenarioRun& run, const std::string& dir) {
+ExploreOutput write_explore_outputs(const results::ScenarioRun& run, const std::string& dir) {
   const model::Scenario& sc = run.scenario;
+  ExploreOutput out;
   json findings = json::array();
   for (const sched::FoundKind& f : run.result.found) {
     // A json, not an ordered_json: report.json's keys are in alphabetical order (document_text).
@@ -91,9 +92,12 @@ json write_explore_outputs(const results::ScenarioRun& run, const std::string& d
       write_file_atomic(path, schedule_to_json(finding_schedule(run, f)));
       item["schedule"] = path;
       item["replay"] = replay_command(path);
+      out.found.push_back(
+          {.kind = f.finding.kind, .schedule = path, .replay = replay_command(path)});
     } else {
       item["schedule"] = nullptr;
       item["replay"] = nullptr;
+      out.found.push_back({.kind = f.finding.kind});
     }
     findings.push_back(std::move(item));
   }
@@ -165,7 +169,8 @@ json write_explore_outputs(const results::ScenarioRun& run, const std::string& d
     ensure_directory(dir);
     write_file_atomic(fs::path(dir) / "report.json", document_text(report));
   }
-  return report;
+  out.report = std::move(report);
+  return out;
 }
 
 json suite_summary_entry(const results::ScenarioRun& run, const json& report,

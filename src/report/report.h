@@ -39,9 +39,19 @@ double round_seconds(double s);
 // (kReportFormat, kSummaryFormat: util/document.h, beside the live report's); racelab merge
 // refuses another format or a newer version (check_format). Write them with document_text.
 
+// What an explore wrote, typed, so that no caller reads back the report it just wrote: the report,
+// and for each finding (in run.result.found's order, the report's) its kind, its schedule file and
+// the command that replays it ("" where nothing was written).
+struct FoundOutput {
+  std::string kind, schedule, replay;
+};
+struct ExploreOutput {
+  nlohmann::json report;
+  std::vector<FoundOutput> found;
+};
 // Writes <dir>/schedules/<scenario>.<kind>.json for every finding, then <dir>/report.json, each
-// atomically. Returns the report. An empty dir writes nothing and only builds the report.
-nlohmann::json write_explore_outputs(const results::ScenarioRun& run, const std::string& dir);
+// atomically. Returns what it wrote. An empty dir writes nothing and only builds the report.
+ExploreOutput write_explore_outputs(const results::ScenarioRun& run, const std::string& dir);
 
 // summary.json's entry for a live case: name, path, "live": true, verdict, reason, kinds (kind ->
 // executions), executions, the command and its report.

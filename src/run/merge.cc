@@ -302,7 +302,7 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
     runs.push_back(std::move(run));
     const results::ScenarioRun& r = runs.back();
     const std::string dir = suites ? (fs::path(out) / r.scenario.name).string() : out;
-    reports.push_back(report::write_explore_outputs(r, dir));
+    reports.push_back(report::write_explore_outputs(r, dir).report);
     entries.push_back(report::suite_summary_entry(r, reports.back(), dir));
     totals.seconds += r.result.seconds;
     totals.add(r.verdict());

@@ -65,7 +65,7 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
       eo.progress =
           o.progress(out.runs.size(), suite.size(), sc, sched::strategy_proves(eo.strategy.kind));
     results::ScenarioRun run = run::run_scenario(sc, eo);
-    nlohmann::json report = report::write_explore_outputs(run, dir);
+    nlohmann::json report = report::write_explore_outputs(run, dir).report;
     totals.add(run.verdict());
     if (o.on_scenario) o.on_scenario(run, report);
     summary.push_back(report::suite_summary_entry(run, report, dir));

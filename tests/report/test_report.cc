@@ -312,7 +312,7 @@ TEST_CASE("JUnit text never holds a control character XML 1.0 forbids", "[format
 TEST_CASE("report.json and summary.json name their format and version first", "[formats]") {
   const results::ScenarioRun run =
       make_run(sched::StrategyKind::kDfs, sched::StopReason::kExhausted, {}, {"deadlock"}, {});
-  const nlohmann::json report = report::write_explore_outputs(run, "");
+  const nlohmann::json report = report::write_explore_outputs(run, "").report;
   CHECK(report["format"] == "racelab-report");
   CHECK(report["version"] == 1);
   CHECK(document_text(report).rfind(
