@@ -56,9 +56,9 @@ int run_suite(SuiteArgs a) {
   o.progress = [](std::size_t k, std::size_t n, const model::Scenario& s, bool proves) {
     return progress_printer(fmt::format("[{}/{}] {}", k + 1, n, s.name), proves);
   };
-  o.on_scenario = [](const results::ScenarioRun& run, const nlohmann::json& report) {
+  o.on_scenario = [](const results::ScenarioRun& run, const report::ExploreOutput& written) {
     clear_progress();
-    print_suite_scenario(run, report);
+    print_suite_scenario(run, written);
   };
   o.on_live_start = [](const model::Scenario& s) {
     fmt::print("{} {:<34} running live: {} ...\n", "....", s.name, s.live->script);

@@ -11,7 +11,7 @@
 
 namespace racelab::cli {
 
-void print_suite_scenario(const results::ScenarioRun& run, const nlohmann::json& report);
+void print_suite_scenario(const results::ScenarioRun& run, const report::ExploreOutput& written);
 void print_suite_live_case(const results::LiveCaseRun& lr);
 // The "wrote ..." line and the totals line (green when the suite passes, red otherwise).
 void print_suite_end(const results::SuiteTotals& totals, const std::string& out_dir,

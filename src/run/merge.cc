@@ -302,11 +302,12 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
     runs.push_back(std::move(run));
     const results::ScenarioRun& r = runs.back();
     const std::string dir = suites ? (fs::path(out) / r.scenario.name).string() : out;
-    reports.push_back(report::write_explore_outputs(r, dir).report);
-    entries.push_back(report::suite_summary_entry(r, reports.back(), dir));
+    report::ExploreOutput written = report::write_explore_outputs(r, dir);
+    entries.push_back(report::suite_summary_entry(r, written.report, dir));
     totals.seconds += r.result.seconds;
     totals.add(r.verdict());
-    if (print.on_run) print.on_run(r, reports.back());
+    if (print.on_run) print.on_run(r, written);
+    reports.push_back(std::move(written.report));
   };
   if (suites) {
     // The scenarios in the suite's order, from shard 0's summary (it alone ran the live cases,

@@ -65,9 +65,10 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
       eo.progress =
           o.progress(out.runs.size(), suite.size(), sc, sched::strategy_proves(eo.strategy.kind));
     results::ScenarioRun run = run::run_scenario(sc, eo);
-    nlohmann::json report = report::write_explore_outputs(run, dir).report;
+    report::ExploreOutput written = report::write_explore_outputs(run, dir);
+    nlohmann::json report = std::move(written.report);
     totals.add(run.verdict());
-    if (o.on_scenario) o.on_scenario(run, report);
+    if (o.on_scenario) o.on_scenario(run, written);
     summary.push_back(report::suite_summary_entry(run, report, dir));
     out.runs.push_back(std::move(run));
     out.reports.push_back(std::move(report));

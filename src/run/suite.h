@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "report/report.h"
 #include "results/scenario_run.h"
 #include "results/suite_totals.h"
 #include "run/live_case.h"
@@ -33,8 +34,9 @@ struct SuiteOptions {
   std::function<std::function<void(const sched::ExploreProgress&)>(
       std::size_t index, std::size_t total, const model::Scenario& s, bool proves)>
       progress;
-  // After each model scenario: its run, its report.json as written, its directory.
-  std::function<void(const results::ScenarioRun&, const nlohmann::json& report)> on_scenario;
+  // After each model scenario: its run and what was written for it (report.json, schedules).
+  std::function<void(const results::ScenarioRun&, const report::ExploreOutput& written)>
+      on_scenario;
   std::function<void(const model::Scenario&)> on_live_start;      // before a live case runs
   std::function<void(const results::LiveCaseRun&)> on_live;       // after it
   std::function<void(const model::Scenario&)> on_live_elsewhere;  // a shard K > 0 leaves it out
