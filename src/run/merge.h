@@ -26,7 +26,8 @@ nlohmann::json read_suite_summaries(const std::vector<std::string>& dirs);
 // report.html; JUnit XML to `junit` unless empty) as one unsharded run would have written them.
 // `on_run` sees each merged model scenario with what was written for it (its report.json and
 // schedules), `on_live` each live case (live cases ran whole on shard 0 and are kept as judged
-// there), for the terminal, which prints them as racelab suite does. InputError for directories that do not belong together.
+// there), for the terminal, which prints them as racelab suite does. InputError for directories
+// that do not belong together.
 struct MergePrinter {
   std::function<void(const results::ScenarioRun&, const report::ExploreOutput&)> on_run;
   std::function<void(const results::LiveCaseRun&)> on_live;
