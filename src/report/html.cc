@@ -446,7 +446,7 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
 ExploreOutput write_explore_files(const results::ScenarioRun& run, const std::string& dir) {
   ExploreOutput out = write_explore_outputs(run, dir);
   write_file_atomic(std::filesystem::path(dir) / "report.html",
-                    explore_html({{&run, out.report}}, "racelab explore " + run.scenario.name,
+                    explore_html({{&run, out.found}}, "racelab explore " + run.scenario.name,
                                  run.result.seconds));
   return out;
 }

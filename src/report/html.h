@@ -14,7 +14,7 @@ namespace racelab::report {
 
 struct HtmlScenario {
   const results::ScenarioRun* run;
-  nlohmann::json report;  // what write_explore_outputs returned (schedule paths, replay commands)
+  std::vector<FoundOutput> found;  // what write_explore_outputs wrote (schedules, replay commands)
 };
 
 // The page of a suite, a shard of one or a merge (suite_html.cc): it opens on the answer, the

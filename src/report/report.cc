@@ -169,34 +169,36 @@ ExploreOutput write_explore_outputs(const results::ScenarioRun& run, const std::
     ensure_directory(dir);
     write_file_atomic(fs::path(dir) / "report.json", document_text(report));
   }
+  if (run.result.coverage_counted) {
+    const sched::CoverageSummary c = run.result.coverage.summary();
+    out.classes_seen = c.classes;
+    if (has_estimates(c, !run.proves())) out.unseen_probability = rounded_unseen_probability(c);
+  }
   out.report = std::move(report);
   return out;
 }
 
-json suite_summary_entry(const results::ScenarioRun& run, const json& report,
+json suite_summary_entry(const results::ScenarioRun& run, const ExploreOutput& written,
                          const std::string& dir) {
   json kinds = json::array();
-  for (const auto& f : report["findings"]) kinds.push_back(f["kind"]);
-  return {
-      {"scenario", run.scenario.name},
-      {"path", run.scenario.path},
-      {"verdict", results::outcome_name(run.verdict())},
-      {"verdict_reason", run.verdict_reason()},
-      {"hold", run.holds()},
-      {"found", report["findings"].size()},
-      {"kinds", kinds},
-      {"missing", run.missing},
-      {"unexpected", run.unexpected},
-      {"executions", run.result.executions},
-      {"exhausted", run.exhaustive()},
-      {"coverage", run.coverage()},
-      {"classes_seen",
-       report.contains("interleavings") ? report["interleavings"]["classes_seen"] : json(nullptr)},
-      {"unseen_probability", report.contains("interleavings")
-                                 ? report["interleavings"].value("unseen_probability", json())
-                                 : json(nullptr)},
-      {"seconds", round_seconds(run.result.seconds)},
-      {"report", dir.empty() ? json(nullptr) : json(dir + "/report.json")}};
+  for (const FoundOutput& f : written.found) kinds.push_back(f.kind);
+  return {{"scenario", run.scenario.name},
+          {"path", run.scenario.path},
+          {"verdict", results::outcome_name(run.verdict())},
+          {"verdict_reason", run.verdict_reason()},
+          {"hold", run.holds()},
+          {"found", written.found.size()},
+          {"kinds", kinds},
+          {"missing", run.missing},
+          {"unexpected", run.unexpected},
+          {"executions", run.result.executions},
+          {"exhausted", run.exhaustive()},
+          {"coverage", run.coverage()},
+          {"classes_seen", written.classes_seen ? json(*written.classes_seen) : json(nullptr)},
+          {"unseen_probability",
+           written.unseen_probability ? json(*written.unseen_probability) : json(nullptr)},
+          {"seconds", round_seconds(run.result.seconds)},
+          {"report", dir.empty() ? json(nullptr) : json(dir + "/report.json")}};
 }
 
 json live_summary_entry(const results::LiveCaseRun& run) {

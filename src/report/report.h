@@ -1,7 +1,9 @@
 #pragma once
 // Machine-readable outputs of explore and suite: report.json, one schedule file per finding kind,
 // summary.json and JUnit XML. docs/reports.md documents every field.
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,9 @@ struct FoundOutput {
 struct ExploreOutput {
   nlohmann::json report;
   std::vector<FoundOutput> found;
+  // The report's interleavings.classes_seen and .unseen_probability, where it has them.
+  std::optional<std::uint64_t> classes_seen;
+  std::optional<double> unseen_probability;
 };
 // Writes <dir>/schedules/<scenario>.<kind>.json for every finding, then <dir>/report.json, each
 // atomically. Returns what it wrote. An empty dir writes nothing and only builds the report.
@@ -61,7 +66,7 @@ nlohmann::json live_summary_entry(const results::LiveCaseRun& run);
 results::LiveCaseRun live_case_from_summary(const nlohmann::json& entry);
 
 // summary.json (racelab suite, racelab merge): one entry per scenario, then the document.
-nlohmann::json suite_summary_entry(const results::ScenarioRun& run, const nlohmann::json& report,
+nlohmann::json suite_summary_entry(const results::ScenarioRun& run, const ExploreOutput& written,
                                    const std::string& dir);
 // Counts passed, failed and inconclusive from the entries' verdicts. Write it with
 // document_text (util/document.h: its "format" and "version" first).

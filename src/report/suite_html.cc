@@ -106,8 +106,6 @@ std::string model_section(const HtmlScenario& h, bool open) {
   std::stable_sort(found.begin(), found.end(), [](const auto* a, const auto* b) {
     return sched::kinds::before(a->finding.kind, b->finding.kind);
   });
-  const auto& findings =
-      h.report.contains("findings") ? h.report["findings"] : nlohmann::json::array();
   for (const sched::FoundKind* fp : found) {
     const sched::FoundKind& f = *fp;
     body += fmt::format("<h3 class=\"finding\" data-kind=\"{1}\" id=\"{0}-{1}\">{1}: {2}</h3>",
@@ -117,11 +115,9 @@ std::string model_section(const HtmlScenario& h, bool open) {
         "<div class=\"sub\">first at execution {} · {} preemption(s) after shrinking (from {}) · "
         "{} steps</div>",
         f.execution, f.preemptions, f.original_preemptions, f.result.exec->steps().size());
-    for (const auto& item : findings) {
-      if (item.value("kind", std::string()) == f.finding.kind && item.contains("replay") &&
-          item["replay"].is_string()) {
-        body += "<div>Replay this interleaving:</div>" +
-                html::copyable(item["replay"].get<std::string>());
+    for (const FoundOutput& w : h.found) {
+      if (w.kind == f.finding.kind && !w.replay.empty()) {
+        body += "<div>Replay this interleaving:</div>" + html::copyable(w.replay);
         break;
       }
     }

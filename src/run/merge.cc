@@ -295,7 +295,7 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
   result.suite = suites;
   SuiteTotals& totals = result.totals;
   std::vector<results::ScenarioRun> runs;
-  std::vector<nlohmann::json> reports;
+  std::vector<std::vector<report::FoundOutput>> found;
   std::vector<results::LiveCaseRun> live;
   std::vector<nlohmann::json> entries;
   auto add_run = [&](results::ScenarioRun run) {
@@ -303,11 +303,11 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
     const results::ScenarioRun& r = runs.back();
     const std::string dir = suites ? (fs::path(out) / r.scenario.name).string() : out;
     report::ExploreOutput written = report::write_explore_outputs(r, dir);
-    entries.push_back(report::suite_summary_entry(r, written.report, dir));
+    entries.push_back(report::suite_summary_entry(r, written, dir));
     totals.seconds += r.result.seconds;
     totals.add(r.verdict());
     if (print.on_run) print.on_run(r, written);
-    reports.push_back(std::move(written.report));
+    found.push_back(std::move(written.found));
   };
   if (suites) {
     // The scenarios in the suite's order, from shard 0's summary (it alone ran the live cases,
@@ -341,7 +341,7 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
     add_run(merge_exploration(dirs));
   }
   std::vector<report::HtmlScenario> pages;
-  for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
+  for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], found[k]});
   ensure_directory(out);
   if (suites) {
     write_file_atomic(

@@ -66,12 +66,11 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
           o.progress(out.runs.size(), suite.size(), sc, sched::strategy_proves(eo.strategy.kind));
     results::ScenarioRun run = run::run_scenario(sc, eo);
     report::ExploreOutput written = report::write_explore_outputs(run, dir);
-    nlohmann::json report = std::move(written.report);
     totals.add(run.verdict());
     if (o.on_scenario) o.on_scenario(run, written);
-    summary.push_back(report::suite_summary_entry(run, report, dir));
+    summary.push_back(report::suite_summary_entry(run, written, dir));
     out.runs.push_back(std::move(run));
-    out.reports.push_back(std::move(report));
+    out.found.push_back(std::move(written.found));
   }
   totals.interrupted = stop_now(o);
   totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -80,7 +79,7 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
       report::suite_summary(summary, totals.interrupted, totals.seconds, o.partition);
   write_file_atomic(fs::path(o.out_dir) / "summary.json", document_text(doc));
   std::vector<report::HtmlScenario> pages;
-  for (std::size_t k = 0; k < out.runs.size(); ++k) pages.push_back({&out.runs[k], out.reports[k]});
+  for (std::size_t k = 0; k < out.runs.size(); ++k) pages.push_back({&out.runs[k], out.found[k]});
   write_file_atomic(
       fs::path(o.out_dir) / "report.html",
       report::suite_html(

@@ -44,7 +44,7 @@ struct SuiteOptions {
 
 struct SuiteRun {
   std::vector<results::ScenarioRun> runs;
-  std::vector<nlohmann::json> reports;  // runs[k]'s report.json
+  std::vector<std::vector<report::FoundOutput>> found;  // runs[k]'s schedules and replay commands
   std::vector<results::LiveCaseRun> live_runs;
   std::vector<std::string> live_elsewhere;  // a shard K > 0: the live cases shard 0 runs
   SuiteTotals totals;

@@ -337,6 +337,32 @@ TEST_CASE("report.json and summary.json name their format and version first", "[
   CHECK(document_text(live) == live.dump(2) + "\n");
 }
 
+TEST_CASE("explore's typed output says what its report.json says", "[formats]") {
+  // A sampling run (its estimates) and a proving one (none), as summary.json reads them.
+  for (const char* strategy : {"random", "dfs"}) {
+    const racelab::model::Scenario sc = racelab::model::parse_scenario(
+        fmt::format("name = \"x\"\n[explore]\nstrategy = \"{}\"\niterations = 30\n", strategy),
+        "x.toml");
+    const results::ScenarioRun run =
+        racelab::run::run_scenario(sc, racelab::run::explore_options(sc));
+    const report::ExploreOutput out = report::write_explore_outputs(run, "");
+    const nlohmann::json& r = out.report;
+    REQUIRE(out.found.size() == r["findings"].size());
+    for (std::size_t i = 0; i < out.found.size(); ++i) {
+      CHECK(out.found[i].kind == r["findings"][i]["kind"]);
+      CHECK(out.found[i].replay.empty());  // nothing written
+    }
+    REQUIRE(r.contains("interleavings"));
+    CHECK(out.classes_seen == r["interleavings"]["classes_seen"].get<std::uint64_t>());
+    CHECK(out.unseen_probability.has_value() == r["interleavings"].contains("unseen_probability"));
+    if (out.unseen_probability)
+      CHECK(*out.unseen_probability == r["interleavings"]["unseen_probability"].get<double>());
+    const nlohmann::json entry = report::suite_summary_entry(run, out, "");
+    CHECK(entry["classes_seen"] == r["interleavings"]["classes_seen"]);
+    CHECK(entry["found"] == r["findings"].size());
+  }
+}
+
 TEST_CASE("check_format: another format or a newer version is one line; none is an old file",
           "[formats]") {
   auto message = [](const nlohmann::json& doc) -> std::string {
