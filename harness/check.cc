@@ -13,6 +13,7 @@
 #include "report/live_report.h"
 #include "report/schedule_paths.h"
 #include "sched/strategies/strategies.h"
+#include "transformers.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
@@ -22,12 +23,12 @@ namespace racelab::cli {
 
 namespace {
 
-int check_command(const model::CheckOptions& o) {
+int check_command(const results::CheckOptions& o) {
   auto note = [](const std::string& line) {
     fmt::print("{}\n", paint(line, Colour::kDim));
     std::fflush(stdout);
   };
-  const model::CheckResult r = run::run_check(o, self_executable(), note);
+  const results::CheckResult r = run::run_check(o, self_executable(), note);
   std::size_t width = 8, races_width = 13;
   // The torch or Python outside the table's verified range: one line (one interpreter for all).
   for (const auto& v : r.variants) {
@@ -37,7 +38,7 @@ int check_command(const model::CheckOptions& o) {
   }
   for (const auto& v : r.variants) {
     width = std::max(width, v.name.size());
-    races_width = std::max(races_width, model::races_line(v).size());
+    races_width = std::max(races_width, results::races_line(v).size());
   }
   races_width = std::min<std::size_t>(races_width, 72);
   fmt::print("\n{:<{}}  {:<12} {:<{}} {}\n", "variant", width, "verdict", "compile races",
@@ -49,14 +50,14 @@ int check_command(const model::CheckOptions& o) {
                           : outcome == results::Outcome::kFail ? Colour::kRed
                                                                : Colour::kYellow;
     fmt::print("{:<{}}  {} {:<{}} {}\n", v.name, width, paint(fmt::format("{:<12}", word), colour),
-               model::races_line(v), races_width, model::memory_summary(v.memory));
+               results::races_line(v), races_width, results::memory_summary(v.memory));
   }
   // What a clean or proven race verdict does not cover (races/report.json: not_checked, and
   // proof/report.json: proof_covers).
-  using RS = model::RaceVerdict::State;
+  using RS = results::RaceVerdict::State;
   auto any_state = [&](RS s) {
     return std::any_of(r.variants.begin(), r.variants.end(),
-                       [s](const model::VariantResult& v) { return v.races.state == s; });
+                       [s](const results::VariantResult& v) { return v.races.state == s; });
   };
   if (any_state(RS::kClean) || any_state(RS::kProven))
     fmt::print("compile races: {}\n", report::kPythonNotChecked);
@@ -67,7 +68,7 @@ int check_command(const model::CheckOptions& o) {
     }
   for (const auto& v : r.variants) {
     if (v.races.state == RS::kClean || v.races.state == RS::kProven) continue;
-    fmt::print("\n{}: {}\n", v.name, paint(model::race_summary(v.races), Colour::kRed));
+    fmt::print("\n{}: {}\n", v.name, paint(results::race_summary(v.races), Colour::kRed));
     if (!v.races.message.empty()) fmt::print("  {}\n", v.races.message);
     if (!v.races.schedule.empty())
       fmt::print("  replay: {}\n", report::replay_command(v.races.schedule, "live python"));
@@ -80,9 +81,9 @@ int check_command(const model::CheckOptions& o) {
   }
   for (const auto& v : r.variants) {
     if (v.native.failed == 0) continue;
-    fmt::print("\n{}: {}\n", v.name, paint(model::races_line(v), Colour::kRed));
+    fmt::print("\n{}: {}\n", v.name, paint(results::races_line(v), Colour::kRed));
     if (!v.native.message.empty()) fmt::print("  {}\n", first_line(v.native.message));
-    fmt::print("  why control did not reach it: {}\n  log: {}\n", model::kNativeOnlyWhy,
+    fmt::print("  why control did not reach it: {}\n  log: {}\n", results::kNativeOnlyWhy,
                v.native.log);
   }
   for (const auto& v : r.variants) {
@@ -102,7 +103,7 @@ int check_command(const model::CheckOptions& o) {
 }  // namespace
 
 void add_check(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<model::CheckOptions>();
+  auto o = std::make_shared<results::CheckOptions>();
   auto* cmd = app.add_subcommand(
       "check",
       "a script's compile races (under the scheduler) and its allocator verdict (one "
@@ -136,14 +137,14 @@ void add_check(CLI::App& app, Runner& run) {
       ->allow_extra_args(false);
   add_live_python_options(cmd, o->python, "every run of the script (hunt, proof, native, memory)");
   // The hunt samples (a budget of executions); the proof after it is dpor's.
-  std::vector<std::string> sampling;
-  for (const sched::StrategyInfo& info : sched::strategy_table())
-    if (info.live && !info.proves) sampling.emplace_back(info.name);
-  cmd->add_option("--strategy", o->strategy,
-                  "the hunt's strategy: " + fmt::format("{}", fmt::join(sampling, " | ")) +
-                      " (random found the lazy deadlocks soonest: docs/performance.md)")
-      ->capture_default_str()
-      ->check(one_of(sampling));
+  auto sampling = sched::strategy_choices(
+      [](const sched::StrategyInfo& info) { return info.live && !info.proves; });
+  std::vector<std::string> words;
+  for (const auto& [word, kind] : sampling) words.push_back(word);
+  enum_option(cmd, "--strategy", o->strategy, std::move(sampling),
+              "the hunt's strategy: " + fmt::format("{}", fmt::join(words, " | ")) +
+                  " (random found the lazy deadlocks soonest: docs/performance.md)")
+      ->default_str(sched::strategy_name(o->strategy));
   cmd->add_option("--seed", o->seed, "its seed")->capture_default_str()->check(integer_check(0));
   cmd->add_option("--executions", o->executions, "the hunt's budget of executions per variant")
       ->capture_default_str()

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/suite.h"
+#include "results/scenario_run.h"
 #include "run/live_case.h"
 #include "sched/explore.h"
 
@@ -39,7 +39,7 @@ struct PartitionArgs {
 void add_partition_options(CLI::App* cmd, PartitionArgs& args);
 // --python ENV and --refuse-other-torch (check, suite): the interpreter of every `racelab live
 // python` child, as live python takes them. `what` names the children ("each variant's runs").
-void add_live_python_options(CLI::App* cmd, model::LivePython& python, const std::string& what);
+void add_live_python_options(CLI::App* cmd, results::LivePython& python, const std::string& what);
 // Throws InputError for a malformed --shard.
 sched::Partition partition_from(const PartitionArgs& args);
 // What a split (--jobs above one, --shard) costs the strategy's search, where its row says it
@@ -72,7 +72,7 @@ enum class Colour { kGreen, kRed, kYellow, kDim };
 std::string paint(const std::string& text, Colour c);
 
 // PASS (green), FAIL (red) or INCONCLUSIVE (yellow) for a scenario run.
-std::string verdict_word(const model::ScenarioRun& run);
+std::string verdict_word(const results::ScenarioRun& run);
 
 // Option checks in racelab's words, applied to the text before CLI11 converts it (so "-1" never
 // wraps into an unsigned option): "--iterations: expected a positive integer, got 0".

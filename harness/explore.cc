@@ -13,12 +13,13 @@
 
 #include "command.h"
 #include "model/profile.h"
-#include "model/suite.h"
 #include "report/cli.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_paths.h"
+#include "results/scenario_run.h"
 #include "sched/strategies/strategies.h"
+#include "transformers.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -28,7 +29,7 @@ namespace {
 
 struct ExploreArgs {
   std::string scenario;
-  std::optional<std::string> strategy;
+  std::optional<sched::StrategyKind> strategy;
   std::optional<std::uint64_t> seed, iterations;
   std::optional<int> depth, max_preemptions;
   double time_limit = 0;
@@ -49,7 +50,7 @@ int run_explore(const ExploreArgs& a) {
   model::Scenario sc = model::load_scenario(a.scenario);
   if (!a.torch.empty()) model::apply_torch(sc, a.torch);
   sched::ExploreOptions o = run::explore_options(sc);
-  if (a.strategy) o.strategy.kind = sched::parse_strategy(*a.strategy);
+  if (a.strategy) o.strategy.kind = *a.strategy;
   if (a.seed) o.strategy.seed = *a.seed;
   if (a.iterations) o.iterations = *a.iterations;
   if (a.depth) o.strategy.depth = *a.depth;
@@ -82,18 +83,17 @@ int run_explore(const ExploreArgs& a) {
     const model::TorchProfile& p = model::torch_profile(sc.profile);
     fmt::print("torch {}: profile {} ({}; {})\n", sc.profile, p.name, p.description, p.file);
   }
-  model::ScenarioRun run = run::run_scenario(sc, o);
+  results::ScenarioRun run = run::run_scenario(sc, o);
   clear_progress();
-  const nlohmann::json report = report::write_explore_files(run, out);
+  const report::ExploreOutput written = report::write_explore_files(run, out);
 
-  for (const auto& f : report["findings"]) {
-    const std::string kind = f["kind"].get<std::string>();
-    const std::string message = f["message"].get<std::string>();
-    fmt::print("{} ({}execution {}, {} preemption(s)): {}\n", kind,
-               sched::kinds::is_failure(kind) ? "" : "evidence; ",
-               f["execution"].get<std::uint64_t>(), f["preemptions"].get<std::uint64_t>(),
-               report::message_text(kind, message));
-    fmt::print("  replay: {}\n", f["replay"].get<std::string>());
+  // Each finding from the run, with the schedule and replay command the writer says it wrote.
+  for (std::size_t i = 0; i < run.result.found.size(); ++i) {
+    const sched::FoundKind& f = run.result.found[i];
+    fmt::print("{} ({}execution {}, {} preemption(s)): {}\n", f.finding.kind,
+               sched::kinds::is_failure(f.finding.kind) ? "" : "evidence; ", f.execution,
+               f.preemptions, report::message_text(f.finding));
+    fmt::print("  replay: {}\n", written.found.at(i).replay);
   }
   if (run.result.found.empty()) fmt::print("{}\n", paint("no findings", Colour::kGreen));
   if (a.check_determinism) {
@@ -102,7 +102,7 @@ int run_explore(const ExploreArgs& a) {
                                                        : paint("DIFFERENT", Colour::kRed));
     for (const auto& d : run.result.determinism_failures) fmt::print("  {}\n", d);
   }
-  const int code = model::explore_exit_code(run);
+  const int code = results::explore_exit_code(run);
   if (run.has_expectations()) {
     // The suite's verdict words; where explore's exit code differs from the suite's (a failure
     // kind the scenario expects: explore exits 1 on any failure found), the same line says why.
@@ -152,9 +152,8 @@ void add_explore(CLI::App& app, Runner& run) {
   auto args = std::make_shared<ExploreArgs>();
   auto* cmd = app.add_subcommand("explore", "Explore the interleavings of one scenario");
   cmd->add_option("scenario", args->scenario, "scenario file (TOML)")->required();
-  cmd->add_option("--strategy", args->strategy,
-                  std::string(sched::strategy_names()) + " (default: the scenario's [explore])")
-      ->check(one_of(sched::strategy_name_list()));
+  enum_option(cmd, "--strategy", args->strategy, sched::strategy_choices(),
+              std::string(sched::strategy_names()) + " (default: the scenario's [explore])");
   cmd->add_option("--seed", args->seed, "seed of " + sched::seeded_strategy_names())
       ->check(integer_check(0));
   cmd->add_option("--iterations", args->iterations, "executions to run (dfs: an upper bound)")

@@ -46,10 +46,8 @@ std::string settings_footer() {
 // The options every live search shares (live torch, live python).
 void add_search_options(CLI::App* cmd, LiveArgs& a) {
   // Checked before conversion, in racelab's words (command.h): "-1" never wraps.
-  std::vector<std::pair<std::string, sched::StrategyKind>> live_strategies;
-  for (const std::string& name : sched::strategy_name_list(true))
-    live_strategies.emplace_back(name, sched::parse_strategy(name));
-  enum_option(cmd, "--strategy", a.strategy, std::move(live_strategies),
+  enum_option(cmd, "--strategy", a.strategy,
+              sched::strategy_choices([](const sched::StrategyInfo& info) { return info.live; }),
               sched::live_strategy_names())
       ->default_str(sched::strategy_name(a.strategy));
   cmd->add_option("--seed", a.seed, "seed of " + sched::seeded_strategy_names(true))

@@ -52,7 +52,7 @@ int run_plain_python(const LiveArgs& a) {
   const lp::PlainRun r = lp::run_plain(job, a.time_limit);
   if (!a.alloc.empty()) print_capture(lp::finish_alloc_capture(r.ended()));
   report::UncontrolledRun run;
-  run.parameters = nlohmann::ordered_json::parse(lp::job_json(job));
+  run.parameters = lp::job_config(job);
   run.seconds = r.seconds;
   run.finished = r.finished;
   run.time_limit = a.time_limit;

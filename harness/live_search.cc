@@ -2,6 +2,7 @@
 // search's (src/live/search.h), their range checks, the replayed schedule and the search
 // strategy. Not a subcommand.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "live.h"
 #include "report/schedule_file.h"
@@ -32,11 +33,18 @@ void check_common(LiveArgs& a) {
   if (a.settle_ms < 0) throw InputError("--settle-ms must not be negative");
   if (a.cycle_confirm_ms <= 0) throw InputError("--cycle-confirm-ms must be positive");
   if (a.all_findings) {
-    // Past a deadlock the search goes on in a fresh process, which takes dpor's state over.
-    if (a.strategy != sched::StrategyKind::kDpor)
-      throw InputError(
-          "--all-findings needs --strategy dpor (past a deadlock the search goes on in a fresh "
-          "process, and only dpor's search can be handed over)");
+    // Past a deadlock the search goes on in a fresh process, which takes the search's state over:
+    // only a resumable row's (its table, src/sched/strategies/factory.cc) can be.
+    if (!sched::strategy_info(a.strategy).resumable) {
+      std::vector<std::string> resumable;
+      for (const sched::StrategyInfo& info : sched::strategy_table())
+        if (info.resumable) resumable.emplace_back(info.name);
+      const std::string names = fmt::format("{}", fmt::join(resumable, " | "));
+      throw InputError(fmt::format(
+          "--all-findings needs --strategy {} (past a deadlock the search goes on in a fresh "
+          "process, and only {}'s search can be handed over)",
+          names, names));
+    }
     if (!a.replay.empty() || !a.follow.empty())
       throw InputError("--all-findings searches: not with --replay or --follow");
   }

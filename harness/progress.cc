@@ -27,7 +27,7 @@ void add_partition_options(CLI::App* cmd, PartitionArgs& a) {
                   "directories with racelab merge");
 }
 
-void add_live_python_options(CLI::App* cmd, model::LivePython& python, const std::string& what) {
+void add_live_python_options(CLI::App* cmd, results::LivePython& python, const std::string& what) {
   cmd->add_option("--python", python.env,
                   "ENV: run " + what +
                       " in this virtual environment (its directory, or its bin/python), as "
@@ -133,7 +133,7 @@ std::function<void(const sched::ExploreProgress&)> progress_printer(const std::s
   };
 }
 
-std::string verdict_word(const model::ScenarioRun& run) {
+std::string verdict_word(const results::ScenarioRun& run) {
   const results::Outcome v = run.verdict();
   return paint(results::outcome_word(v), v == results::Outcome::kPass   ? Colour::kGreen
                                          : v == results::Outcome::kFail ? Colour::kRed

@@ -28,7 +28,6 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
-#include "report/schedule_paths.h"
 #include "run/live_job.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
@@ -65,22 +64,18 @@ int print_against_fix(const ReplayArgs& a, const run::ReplayRun& run) {
     fmt::print("{}\n", paint(run.outcome(), Colour::kYellow));
     return run.exit_code();
   }
-  const model::ScenarioRun& check = *run.continuations;
+  const results::ScenarioRun& check = *run.continuations;
   fmt::print("{}; exploring every continuation of them with dpor\n", run.applied());
-  const std::string dir = a.out.empty() ? "racelab-out/" + run.scenario.name + "-replay" : a.out;
   const sched::FoundKind* witness = run.witness();
   std::string witness_path;
-  for (const sched::FoundKind& f : check.result.found) {
-    ensure_directory(report::schedules_dir(dir));
-    const std::string path = report::schedule_path(dir, {report::ScheduleName::Layout::kScenario,
-                                                         run.scenario.name, f.finding.kind})
-                                 .string();
-    write_file_atomic(path, report::schedule_to_json(report::finding_schedule(check, f)));
-    if (&f == witness) witness_path = path;
+  for (const run::WrittenContinuation& w :
+       run::write_continuations(run, run::continuations_dir(run, a.out))) {
+    const sched::FoundKind& f = *w.found;
+    if (&f == witness) witness_path = w.schedule;
     fmt::print("{} ({}continuation {}): {}\n", f.finding.kind,
                sched::kinds::is_failure(f.finding.kind) ? "" : "evidence; ", f.execution + 1,
                report::message_text(f.finding));
-    fmt::print("  replay: {}\n", report::replay_command(path));
+    fmt::print("  replay: {}\n", w.replay);
   }
   // The page and the trace show the witness, else the replayed execution (its first
   // continuation).

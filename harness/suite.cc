@@ -14,6 +14,7 @@
 #include "report/cli.h"
 #include "report/live_report.h"
 #include "report/report.h"
+#include "results/scenario_run.h"
 #include "run/explore.h"
 #include "run/suite.h"
 #include "sched/strategies/strategies.h"
@@ -32,7 +33,7 @@ struct SuiteArgs {
   double time_limit = 0;
   PartitionArgs part;
   bool no_check_determinism = false;
-  model::LivePython python;  // the live cases' interpreter
+  results::LivePython python;  // the live cases' interpreter
 };
 
 int run_suite(SuiteArgs a) {
@@ -55,9 +56,9 @@ int run_suite(SuiteArgs a) {
   o.progress = [](std::size_t k, std::size_t n, const model::Scenario& s, bool proves) {
     return progress_printer(fmt::format("[{}/{}] {}", k + 1, n, s.name), proves);
   };
-  o.on_scenario = [](const model::ScenarioRun& run, const nlohmann::json& report) {
+  o.on_scenario = [](const results::ScenarioRun& run, const report::ExploreOutput& written) {
     clear_progress();
-    print_suite_scenario(run, report);
+    print_suite_scenario(run, written);
   };
   o.on_live_start = [](const model::Scenario& s) {
     fmt::print("{} {:<34} running live: {} ...\n", "....", s.name, s.live->script);

@@ -9,7 +9,7 @@
 
 namespace racelab::cli {
 
-void print_suite_scenario(const model::ScenarioRun& run, const nlohmann::json& report) {
+void print_suite_scenario(const results::ScenarioRun& run, const report::ExploreOutput& written) {
   std::string found;
   for (const auto& f : run.result.found) found += (found.empty() ? "" : ", ") + f.finding.kind;
   fmt::print("{} {:<34} found [{}]; {}, {:.2f} s\n", verdict_word(run), run.scenario.name, found,
@@ -26,14 +26,13 @@ void print_suite_scenario(const model::ScenarioRun& run, const nlohmann::json& r
   for (const auto& k : run.unexpected) {
     const auto* f = run.result.find(k);
     fmt::print("     must not occur but found: {}: {}\n", k, report::message_text(f->finding));
-    for (const auto& rf : report["findings"]) {
-      if (rf["kind"] == k && rf["replay"].is_string())
-        fmt::print("     replay: {}\n", rf["replay"].get<std::string>());
+    for (const report::FoundOutput& w : written.found) {
+      if (w.kind == k && !w.replay.empty()) fmt::print("     replay: {}\n", w.replay);
     }
   }
 }
 
-void print_suite_live_case(const model::LiveCaseRun& lr) {
+void print_suite_live_case(const results::LiveCaseRun& lr) {
   std::string found;
   for (const auto& [k, n] : lr.kinds) found += (found.empty() ? "" : ", ") + k;
   const std::string executions =

@@ -5,14 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model/suite.h"
+#include "results/scenario_run.h"
 #include "run/live_case.h"
 #include "run/suite.h"
 
 namespace racelab::cli {
 
-void print_suite_scenario(const model::ScenarioRun& run, const nlohmann::json& report);
-void print_suite_live_case(const model::LiveCaseRun& lr);
+void print_suite_scenario(const results::ScenarioRun& run, const report::ExploreOutput& written);
+void print_suite_live_case(const results::LiveCaseRun& lr);
 // The "wrote ..." line and the totals line (green when the suite passes, red otherwise).
 void print_suite_end(const results::SuiteTotals& totals, const std::string& out_dir,
                      const std::string& junit);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fails when an #include goes up a layer (docs/architecture.md, "Layers").
+"""Fails when an #include goes up a layer (docs/architecture.md, "Layers"), or when a file outside
+src/sched/strategies/ names a strategy (StrategyKind::kDpor, "dpor").
 
 usage: check_layers.py [ROOT]   (ROOT: the repository, default this file's parent's parent)
 
@@ -8,7 +9,8 @@ may include its own folder and any folder of a lower rank, never one of an equal
 (so model/ and live/, both rank 2, do not include each other). The few exceptions are listed in
 ALLOWED with their reason. run/ files other than run/live_job.cc include no live subject
 (live/python/, live/torch/): racelab_run links none (src/CMakeLists.txt). Exit 0 when every
-include keeps to the table, 1 with one line per include that does not, 2 for a bad ROOT.
+include keeps to the table, 1 with one line per include that does not (and per line that names a
+strategy), 2 for a bad ROOT.
 """
 import pathlib
 import re
@@ -36,13 +38,25 @@ ALLOWED = {
     # calls results::judge with racelab live's wording.
     ("live/search.h", "results/verdict.h"): "live::judge and SearchOptions::expect",
     ("live/search.cc", "results/verdict.h"): "live::judge",
-    # Interim, until issue 38's group B moves the use cases up (docs/plans/issue-38-house.md):
-    ("model/suite.h", "results/scenario_run.h"): "interim: model::ScenarioRun, until its callers say results:: (S29)",
     # A [live] case's allocator expectation, parsed once where the scenario file is read (S22).
     ("model/scenario.h", "results/expectations.h"): "LiveCase::alloc, a results::MemoryExpect",
 }
 
 SUBJECTS = ("live/python/", "live/torch/")
+
+# Strategy names: only src/sched/strategies/ (its table, factory.cc) names a strategy, by its kind
+# (StrategyKind::kDpor) or its name as a string ("dpor"); everything else asks the table's row for a
+# capability (docs/architecture.md, "Strategies"). Comments are not read. A default (a declaration
+# `StrategyKind strategy = StrategyKind::kPct;`) is a command's choice, not a branch: allowed.
+STRATEGY_HOME = "src/sched/strategies/"
+# (file, string literal): the same word meaning something else.
+WORDS_ALLOWED = {
+    ("src/sched/loop.cc", '"states"'): "a word of the coverage sentence (... {} states)",
+    ("src/report/live_report.cc", '"dpor"'): "live report.json's key for dpor's classes (a format)",
+    ("src/live/python/bridge.cc", '"random"'): "PYTHONHASHSEED=random",
+    ("harness/replay.cc", '"random"'): "--on-divergence random",
+}
+DEFAULT = re.compile(r"\bStrategyKind\s+\w+\s*=\s*(?:sched::)?StrategyKind::k\w+\s*;")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"')
 
 
@@ -57,6 +71,63 @@ def allowed(rel_in_src, header):
         if header_matches and (rel_in_src == who or (who.endswith("/") and rel_in_src.startswith(who))):
             return True
     return False
+
+
+def strategy_names(root):
+    """The kinds (kDpor ...) and names ("dpor" ...) of the strategy table, read from its home."""
+    home = root / STRATEGY_HOME
+    enum = re.search(r"enum class StrategyKind\s*\{([^}]*)\}", (home / "strategies.h").read_text())
+    kinds = re.findall(r"\bk\w+", enum.group(1)) if enum else []
+    names = re.findall(r'\.name\s*=\s*"(\w+)"', (home / "factory.cc").read_text())
+    return kinds, names
+
+
+def code_of(line):
+    """The line without its // comment (a // inside a string literal stays)."""
+    quote, i = None, 0
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\":
+                i += 1  # the escaped character
+            elif c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif line.startswith("//", i):
+            return line[:i]
+        i += 1
+    return line
+
+
+def check_strategy_names(root, files):
+    kinds, names = strategy_names(root)
+    if not kinds or not names:
+        return [f"{STRATEGY_HOME}: no StrategyKind enum or table names found (tools/check_layers.py)"]
+    # By the enum's name (bare kDpor would also match another enum's kRandom): `using enum` on it
+    # counts as naming every kind.
+    kind = re.compile(r"\bStrategyKind::(" + "|".join(kinds) + r")\b|\busing\s+enum\s+[\w:]*(StrategyKind)\b")
+    name = re.compile(r'"(' + "|".join(names) + r')"')
+    problems = []
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(STRATEGY_HOME):
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            code = DEFAULT.sub("", code_of(line))
+            m = kind.search(code)
+            found = (m.group(1) or m.group(2)) if m else None
+            if found is None:
+                for n in name.finditer(code):
+                    if (rel, n.group(0)) not in WORDS_ALLOWED:
+                        found = n.group(0)
+                        break
+            if found is not None:
+                problems.append(
+                    f"{rel}:{number}: names the strategy {found} outside {STRATEGY_HOME}: ask its "
+                    "row (sched::strategy_info) for the capability (tools/check_layers.py)"
+                )
+    return problems
 
 
 def check(root):
@@ -86,7 +157,7 @@ def check(root):
                 f"{where}: {mine}/ (rank {RANK[mine]}) includes {header} (rank {RANK[theirs]}): "
                 "a layer includes only lower ones (tools/check_layers.py)"
             )
-    return problems
+    return problems + check_strategy_names(root, files)
 
 
 def main(argv):

@@ -108,9 +108,9 @@ using Outcome = sched::Exploration<StopAtFailure>;
 
 // What a live search reports about its subject.
 struct JobInfo {
-  std::string subject;  // "live-torch", "live-python"
-  std::string command;  // "live torch", "live python"
-  nlohmann::ordered_json parameters;
+  std::string subject;              // "live-torch", "live-python"
+  std::string command;              // "live torch", "live python"
+  sched::SubjectConfig parameters;  // the job's configuration (its schedules' and report's)
   std::string build;
   std::string hash;
   std::string stuck_in;  // where hung threads are stuck, for the message

@@ -278,10 +278,7 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
   }
   if (const toml::table* t = subtable(top, "explore")) {
     TableReader r(*t, "explore.", path);
-    std::vector<std::pair<std::string, sched::StrategyKind>> kinds;
-    for (const sched::StrategyInfo& info : sched::strategy_table())
-      kinds.emplace_back(info.name, info.kind);
-    r.choice("strategy", s.explore.kind, kinds);
+    r.choice("strategy", s.explore.kind, sched::strategy_choices());
     r.integer("iterations", s.iterations, 1, std::int64_t{1} << 40);
     r.integer("depth", s.explore.depth, 1, 64);
     r.integer("max_preemptions", s.explore.max_preemptions, 0, 64);
@@ -309,10 +306,8 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
     r.strings("locks", live.locks);
     r.strings("points", live.points);
     r.strings("blocking", live.blocking);
-    std::vector<std::pair<std::string, std::string>> live_names;
-    for (const std::string& name : sched::strategy_name_list(true))
-      live_names.emplace_back(name, name);
-    r.choice("strategy", live.strategy, live_names);
+    r.choice("strategy", live.strategy,
+             sched::strategy_choices([](const sched::StrategyInfo& info) { return info.live; }));
     r.integer("max_preemptions", live.max_preemptions, 0, 64);
     r.integer("seed", live.seed, 0, std::numeric_limits<std::int64_t>::max());
     r.integer("executions", live.executions, 1, 100000);

@@ -41,7 +41,7 @@ struct LiveCase {
   std::string interpose = "none";
   std::vector<std::string> python_path;  // prepended to the script's sys.path (PYTHONPATH)
   std::vector<std::string> dicts, locks, points, blocking;  // table entries (docs/live.md)
-  std::string strategy = "random";
+  sched::StrategyKind strategy = sched::StrategyKind::kRandom;
   int max_preemptions = 2;  // dfs: its bound (a dfs case that does not exhaust is inconclusive)
   std::uint64_t seed = 1;
   std::uint64_t executions = 40;

@@ -6,15 +6,10 @@
 #include <vector>
 
 #include "model/scenario.h"
-#include "results/scenario_run.h"
 #include "sched/explore.h"
 #include "sched/schedule.h"
 
 namespace racelab::model {
-
-// Interim (issue 38, S4): model::ScenarioRun is results::ScenarioRun until its callers say so.
-using results::explore_exit_code;
-using results::ScenarioRun;
 
 // Expands files and directories (recursively, *.toml, sorted) into scenario paths. Throws
 // InputError for a missing path or a directory without scenarios.

@@ -8,6 +8,7 @@
 #include "racelab/version.h"
 #include "report/check_json.h"
 #include "report/schedule_paths.h"
+#include "sched/strategies/strategies.h"
 #include "util/document.h"
 #include "util/files.h"
 #include "util/html.h"
@@ -45,14 +46,14 @@ std::string unbroken_words(const std::string& text) {
 }
 
 // The id of a variant's section: its place in the check (names may repeat or hold any character).
-std::string variant_id(const model::CheckResult& r, const model::VariantResult& v) {
+std::string variant_id(const results::CheckResult& r, const results::VariantResult& v) {
   return fmt::format("variant-{}", &v - r.variants.data());
 }
 
 // Why a variant did not pass, in one line: the exception or finding of the races (with the thread
 // that raised it), the native runs' failure, or the uncontrolled run's; empty where the table's
 // columns say it all (memory not stable, a proof cut short).
-std::string cause(const model::VariantResult& v) {
+std::string cause(const results::VariantResult& v) {
   auto first_line = [](const std::string& text) { return text.substr(0, text.find('\n')); };
   if (!v.races.message.empty()) return first_line(v.races.message);
   if (v.native.failed != 0 && !v.native.message.empty()) return first_line(v.native.message);
@@ -64,15 +65,15 @@ std::string cause(const model::VariantResult& v) {
 
 }  // namespace
 
-std::string check_html(const model::CheckResult& r, const model::CheckOptions& o) {
-  using RS = model::RaceVerdict::State;
-  using MS = model::MemoryVerdict::State;
+std::string check_html(const results::CheckResult& r, const results::CheckOptions& o) {
+  using RS = results::RaceVerdict::State;
+  using MS = results::MemoryVerdict::State;
   std::string body = fmt::format(
       "<h1>racelab check: {}</h1><div class=\"sub\">{} variant(s); races: a hunt of {} "
       "executions each under the scheduler ({}, seed {}, interposition {}){}; memory: one "
       "uncontrolled run each with the CUDA allocator capture. {} — racelab {}, {:.1f} s</div>",
-      escape(o.script), r.variants.size(), o.executions, escape(o.strategy), o.seed,
-      escape(o.interpose),
+      escape(o.script), r.variants.size(), o.executions, escape(sched::strategy_name(o.strategy)),
+      o.seed, escape(o.interpose),
       o.prove ? fmt::format(", then a dpor proof of at most {} executions", o.proof_executions)
               : std::string(" (sampled: no proof asked for)"),
       r.exit_code() == 0 ? "Every variant passed" : "Not every variant passed", kVersion,
@@ -100,9 +101,9 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
     body +=
         cell(outcome == results::Outcome::kPass, outcome == results::Outcome::kInconclusive, word);
     const bool races_pass = v.races.state == RS::kClean || v.races.state == RS::kProven;
-    body += cell(races_pass && v.native.failed == 0, false, model::races_line(v));
+    body += cell(races_pass && v.native.failed == 0, false, results::races_line(v));
     body += cell(v.memory.state == MS::kStable, v.memory.state == MS::kNotMeasured,
-                 model::memory_summary(v.memory));
+                 results::memory_summary(v.memory));
     body += "</tr>";
     const std::string why = cause(v);
     if (!v.passed() && !why.empty())
@@ -120,12 +121,12 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
         outcome == results::Outcome::kPass           ? "pass"
         : outcome == results::Outcome::kInconclusive ? "pending"
                                                      : "fail",
-        escape(word), escape(v.name), escape(model::races_line(v)));
+        escape(word), escape(v.name), escape(results::races_line(v)));
     body += "<h3>Compile races</h3>";
     body +=
         fmt::format("<p class=\"{}\">{}</p>",
                     v.races.state == RS::kClean || v.races.state == RS::kProven ? "pass" : "fail",
-                    escape(model::race_summary(v.races)));
+                    escape(results::race_summary(v.races)));
     if (!v.races.message.empty()) body += fmt::format("<p>{}</p>", escape(v.races.message));
     if (!v.races.stack.empty()) {
       // The exception's traceback, most recent call last; the script's own frames in bold.
@@ -150,7 +151,7 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
       body += fmt::format(
           "<p class=\"fail\">{}</p><p>{}</p><p class=\"sub\">Why control did not "
           "reach it: {}. Log: <code>{}</code></p>",
-          escape(model::races_line(v)), escape(v.native.message), escape(model::kNativeOnlyWhy),
+          escape(results::races_line(v)), escape(v.native.message), escape(results::kNativeOnlyWhy),
           escape(v.native.log));
       if (!v.native.stack.empty()) {
         body += "<pre class=\"stack\">";
@@ -173,7 +174,7 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
                         v.memory.state == MS::kStable        ? "pass"
                         : v.memory.state == MS::kNotMeasured ? ""
                                                              : "fail",
-                        escape(model::memory_summary(v.memory)));
+                        escape(results::memory_summary(v.memory)));
     if (!v.memory.failure.empty())
       body += fmt::format(
           "<p class=\"fail\">The uncontrolled run failed ({}), so the memory verdict is of a "
@@ -204,7 +205,7 @@ std::string check_html(const model::CheckResult& r, const model::CheckOptions& o
   return html::page("racelab check", "table.variants tr.verdict", body);
 }
 
-void write_check_outputs(const model::CheckResult& r, const model::CheckOptions& o) {
+void write_check_outputs(const results::CheckResult& r, const results::CheckOptions& o) {
   const std::filesystem::path out(o.out);
   write_file_atomic(out / "check.json", document_text(check_json(r, o)));
   write_file_atomic(out / "check.html", check_html(r, o));

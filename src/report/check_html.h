@@ -8,10 +8,10 @@
 
 namespace racelab::report {
 
-std::string check_html(const model::CheckResult& r, const model::CheckOptions& o);
+std::string check_html(const results::CheckResult& r, const results::CheckOptions& o);
 
 // racelab check's files: o.out/check.json (report::check_json, check_json.h) and o.out/check.html,
 // atomically.
-void write_check_outputs(const model::CheckResult& r, const model::CheckOptions& o);
+void write_check_outputs(const results::CheckResult& r, const results::CheckOptions& o);
 
 }  // namespace racelab::report

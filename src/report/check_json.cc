@@ -19,7 +19,7 @@ nlohmann::ordered_json check_json(const results::CheckResult& r, const results::
   j["python"] =
       o.python.env.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.python.env);
   j["refuse_other_torch"] = o.python.refuse_other_torch;
-  j["strategy"] = o.strategy;
+  j["strategy"] = sched::strategy_name(o.strategy);
   j["seed"] = o.seed;
   j["executions"] = o.executions;
   j["prove"] = o.prove;

@@ -14,6 +14,12 @@ namespace racelab::report {
 // `sampling`: the run sampled (random, pct, pos, surw), so the estimates of what it has not seen
 // are given; a proving strategy counts, it does not sample. Rounded: reports carry no 17-digit
 // noise (6 decimals, and classes to the hundredth).
+inline bool has_estimates(const sched::CoverageSummary& c, bool sampling) {
+  return sampling && !c.saturated;
+}
+inline double rounded_unseen_probability(const sched::CoverageSummary& c) {
+  return std::round(c.unseen_probability * 1e6) / 1e6;
+}
 inline nlohmann::ordered_json coverage_json(const sched::CoverageSummary& c, bool sampling) {
   nlohmann::ordered_json cov = {{"fingerprint", "per-resource hand-off order"},
                                 {"classes_seen", c.classes},
@@ -21,8 +27,8 @@ inline nlohmann::ordered_json coverage_json(const sched::CoverageSummary& c, boo
                                 {"seen_once", c.seen_once},
                                 {"seen_twice", c.seen_twice},
                                 {"saturated", c.saturated}};
-  if (sampling && !c.saturated) {
-    cov["unseen_probability"] = std::round(c.unseen_probability * 1e6) / 1e6;
+  if (has_estimates(c, sampling)) {
+    cov["unseen_probability"] = rounded_unseen_probability(c);
     cov["estimated_classes"] = std::round(c.estimated_classes * 100) / 100;
   }
   return cov;

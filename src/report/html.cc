@@ -443,12 +443,12 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
   return html::page("racelab replay", "table.lanes div.legend", body);
 }
 
-nlohmann::json write_explore_files(const model::ScenarioRun& run, const std::string& dir) {
-  nlohmann::json report = write_explore_outputs(run, dir);
-  write_file_atomic(
-      std::filesystem::path(dir) / "report.html",
-      explore_html({{&run, report}}, "racelab explore " + run.scenario.name, run.result.seconds));
-  return report;
+ExploreOutput write_explore_files(const results::ScenarioRun& run, const std::string& dir) {
+  ExploreOutput out = write_explore_outputs(run, dir);
+  write_file_atomic(std::filesystem::path(dir) / "report.html",
+                    explore_html({{&run, out.found}}, "racelab explore " + run.scenario.name,
+                                 run.result.seconds));
+  return out;
 }
 
 std::string write_replay_page(const std::string& dir, const std::string& schedule_path,

@@ -5,15 +5,16 @@
 #include <string>
 #include <vector>
 
-#include "model/suite.h"
+#include "report/report.h"
 #include "results/live_case_run.h"
+#include "results/scenario_run.h"
 #include "results/suite_totals.h"
 
 namespace racelab::report {
 
 struct HtmlScenario {
-  const model::ScenarioRun* run;
-  nlohmann::json report;  // what write_explore_outputs returned (schedule paths, replay commands)
+  const results::ScenarioRun* run;
+  std::vector<FoundOutput> found;  // what write_explore_outputs wrote (schedules, replay commands)
 };
 
 // The page of a suite, a shard of one or a merge (suite_html.cc): it opens on the answer, the
@@ -23,7 +24,7 @@ struct HtmlScenario {
 struct SuitePage {
   std::string title;
   std::vector<HtmlScenario> scenarios;
-  const std::vector<model::LiveCaseRun>* live = nullptr;  // live cases ([live]), run or merged
+  const std::vector<results::LiveCaseRun>* live = nullptr;  // live cases ([live]), run or merged
   std::vector<std::string> live_elsewhere;  // a shard K > 0: the live cases shard 0 runs
   results::SuiteTotals totals;
   bool open = false;  // interleavings shown open (one scenario: racelab explore)
@@ -40,7 +41,7 @@ std::string replay_html(const std::string& schedule_path, const sched::Execution
 
 // racelab explore --out DIR: write_explore_outputs (report.json, schedules) and DIR/report.html.
 // Returns report.json's document.
-nlohmann::json write_explore_files(const model::ScenarioRun& run, const std::string& dir);
+ExploreOutput write_explore_files(const results::ScenarioRun& run, const std::string& dir);
 // racelab replay --out DIR: DIR/report.json (format racelab-replay-report: the schedule, the
 // expected kind, whether it was reproduced, the steps and every finding) and DIR/report.html
 // (replay_html), each atomically; returns their paths, "DIR/report.json, DIR/report.html".

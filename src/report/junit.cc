@@ -59,8 +59,8 @@ std::string junit_xml(std::string_view suite, const std::vector<JunitCase>& case
   return out;
 }
 
-std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds,
-                      const std::vector<model::LiveCaseRun>& live, const std::string& shard) {
+std::string junit_xml(const std::vector<results::ScenarioRun>& runs, double seconds,
+                      const std::vector<results::LiveCaseRun>& live, const std::string& shard) {
   std::vector<JunitCase> cases;
   for (const auto& r : runs) {
     JunitCase c{.classname = "racelab.scenarios",

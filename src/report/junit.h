@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "alloc/report.h"
-#include "model/suite.h"
 #include "results/expectations.h"
 #include "results/live_case_run.h"
+#include "results/scenario_run.h"
 #include "results/verdict.h"
 
 namespace racelab::report {
@@ -41,8 +41,8 @@ std::string junit_xml(std::string_view suite, const std::vector<JunitCase>& case
 // racelab.scenarios), then per live case (racelab.live). A failure names the unexpected finding
 // kinds; a shard's (`shard`: "shard 1/4") testsuite says so in its name, and a pending scenario
 // is a <skipped/> whose message says racelab merge judges it.
-std::string junit_xml(const std::vector<model::ScenarioRun>& runs, double seconds,
-                      const std::vector<model::LiveCaseRun>& live = {},
+std::string junit_xml(const std::vector<results::ScenarioRun>& runs, double seconds,
+                      const std::vector<results::LiveCaseRun>& live = {},
                       const std::string& shard = "");
 
 // racelab alloc report --expect E --junit: testsuite "racelab.alloc", one testcase per report

@@ -61,7 +61,7 @@ std::string write_schedule(const live::SearchOptions& a, const live::JobInfo& in
                                      .strategy_name = sched::strategy_name(a.strategy),
                                      .strategy_description = strategy_desc,
                                      .seed = a.seed,
-                                     .live_configuration = info.parameters.dump()};
+                                     .live_configuration = info.parameters};
   // Named after its worst failure (the registry's order: a deadlock before the FX errors that
   // came first), so that another execution's schedule of a lesser kind never takes its name.
   const auto worst = live::worst_failure(r);
@@ -111,7 +111,7 @@ LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& i
   report["racelab_version"] = kVersion;
   report["subject"] = info.subject;
   report["build"] = info.build;
-  report["parameters"] = info.parameters;
+  report["parameters"] = subject_config_json(info.parameters);
   // The torch and Python the run met, against its table's verified range (docs/reports.md).
   if (!info.versions.is_null()) report["versions"] = info.versions;
   report["strategy"] = strategy_desc;
@@ -199,7 +199,7 @@ std::vector<std::pair<std::string, std::string>> write_uncontrolled_report(
   report["racelab_version"] = kVersion;
   report["subject"] = run.subject;
   report["uncontrolled"] = true;
-  report["parameters"] = run.parameters;
+  report["parameters"] = subject_config_json(run.parameters);
   report["seconds"] = run.seconds;
   report["finished"] = run.finished;
   report["findings"] = nlohmann::ordered_json::array();

@@ -75,7 +75,7 @@ LiveSchedules write_outputs(const live::SearchOptions& a, const live::JobInfo& i
 // interposed, the time limit its only bound.
 struct UncontrolledRun {
   std::string subject = sched::kLivePythonSubject;
-  nlohmann::ordered_json parameters;  // the job, as a live search's report names it
+  sched::SubjectConfig parameters;  // the job, as a live search's report names it
   double seconds = 0;
   bool finished = false;  // false: still running at the time limit, a hang
   double time_limit = 0;

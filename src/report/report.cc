@@ -21,7 +21,7 @@ namespace racelab::report {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::FoundKind& found) {
+sched::Schedule finding_schedule(const results::ScenarioRun& run, const sched::FoundKind& found) {
   const sched::ScheduleSource source{
       .subject_name = run.scenario.name,
       .subject_hash = run.scenario.hash,
@@ -72,8 +72,9 @@ nlohmann::ordered_json finding_json(const sched::Finding& f, const nlohmann::ord
 
 double round_seconds(double s) { return std::round(s * 1e6) / 1e6; }
 
-json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir) {
+ExploreOutput write_explore_outputs(const results::ScenarioRun& run, const std::string& dir) {
   const model::Scenario& sc = run.scenario;
+  ExploreOutput out;
   json findings = json::array();
   for (const sched::FoundKind& f : run.result.found) {
     // A json, not an ordered_json: report.json's keys are in alphabetical order (document_text).
@@ -91,9 +92,12 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
       write_file_atomic(path, schedule_to_json(finding_schedule(run, f)));
       item["schedule"] = path;
       item["replay"] = replay_command(path);
+      out.found.push_back(
+          {.kind = f.finding.kind, .schedule = path, .replay = replay_command(path)});
     } else {
       item["schedule"] = nullptr;
       item["replay"] = nullptr;
+      out.found.push_back({.kind = f.finding.kind});
     }
     findings.push_back(std::move(item));
   }
@@ -165,36 +169,39 @@ json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir
     ensure_directory(dir);
     write_file_atomic(fs::path(dir) / "report.json", document_text(report));
   }
-  return report;
+  if (run.result.coverage_counted) {
+    const sched::CoverageSummary c = run.result.coverage.summary();
+    out.classes_seen = c.classes;
+    if (has_estimates(c, !run.proves())) out.unseen_probability = rounded_unseen_probability(c);
+  }
+  out.report = std::move(report);
+  return out;
 }
 
-json suite_summary_entry(const model::ScenarioRun& run, const json& report,
+json suite_summary_entry(const results::ScenarioRun& run, const ExploreOutput& written,
                          const std::string& dir) {
   json kinds = json::array();
-  for (const auto& f : report["findings"]) kinds.push_back(f["kind"]);
-  return {
-      {"scenario", run.scenario.name},
-      {"path", run.scenario.path},
-      {"verdict", results::outcome_name(run.verdict())},
-      {"verdict_reason", run.verdict_reason()},
-      {"hold", run.holds()},
-      {"found", report["findings"].size()},
-      {"kinds", kinds},
-      {"missing", run.missing},
-      {"unexpected", run.unexpected},
-      {"executions", run.result.executions},
-      {"exhausted", run.exhaustive()},
-      {"coverage", run.coverage()},
-      {"classes_seen",
-       report.contains("interleavings") ? report["interleavings"]["classes_seen"] : json(nullptr)},
-      {"unseen_probability", report.contains("interleavings")
-                                 ? report["interleavings"].value("unseen_probability", json())
-                                 : json(nullptr)},
-      {"seconds", round_seconds(run.result.seconds)},
-      {"report", dir.empty() ? json(nullptr) : json(dir + "/report.json")}};
+  for (const FoundOutput& f : written.found) kinds.push_back(f.kind);
+  return {{"scenario", run.scenario.name},
+          {"path", run.scenario.path},
+          {"verdict", results::outcome_name(run.verdict())},
+          {"verdict_reason", run.verdict_reason()},
+          {"hold", run.holds()},
+          {"found", written.found.size()},
+          {"kinds", kinds},
+          {"missing", run.missing},
+          {"unexpected", run.unexpected},
+          {"executions", run.result.executions},
+          {"exhausted", run.exhaustive()},
+          {"coverage", run.coverage()},
+          {"classes_seen", written.classes_seen ? json(*written.classes_seen) : json(nullptr)},
+          {"unseen_probability",
+           written.unseen_probability ? json(*written.unseen_probability) : json(nullptr)},
+          {"seconds", round_seconds(run.result.seconds)},
+          {"report", dir.empty() ? json(nullptr) : json(dir + "/report.json")}};
 }
 
-json live_summary_entry(const model::LiveCaseRun& run) {
+json live_summary_entry(const results::LiveCaseRun& run) {
   json kinds = json::object();
   for (const auto& [k, n] : run.kinds) kinds[k] = n;
   return {{"scenario", run.scenario.name},
@@ -218,8 +225,8 @@ json live_summary_entry(const model::LiveCaseRun& run) {
           {"report", run.argv.empty() ? json(nullptr) : json(run.out_dir + "/report.json")}};
 }
 
-model::LiveCaseRun live_case_from_summary(const json& e) {
-  model::LiveCaseRun run;
+results::LiveCaseRun live_case_from_summary(const json& e) {
+  results::LiveCaseRun run;
   const std::string path = e.value("path", std::string());
   std::error_code ec;
   if (!path.empty() && fs::exists(path, ec)) {

@@ -1,21 +1,23 @@
 #pragma once
 // Machine-readable outputs of explore and suite: report.json, one schedule file per finding kind,
 // summary.json and JUnit XML. docs/reports.md documents every field.
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "model/suite.h"
 #include "report/junit.h"
 #include "report/schedule_paths.h"
 #include "results/live_case_run.h"
+#include "results/scenario_run.h"
 #include "sched/schedule.h"
 #include "util/document.h"
 
 namespace racelab::report {
 
 // The schedule file of one finding of a scenario run.
-sched::Schedule finding_schedule(const model::ScenarioRun& run, const sched::FoundKind& found);
+sched::Schedule finding_schedule(const results::ScenarioRun& run, const sched::FoundKind& found);
 
 // A finding's message without a leading "<kind>: " (the kind is printed beside it already).
 std::string message_text(const sched::Finding& f);
@@ -39,19 +41,32 @@ double round_seconds(double s);
 // (kReportFormat, kSummaryFormat: util/document.h, beside the live report's); racelab merge
 // refuses another format or a newer version (check_format). Write them with document_text.
 
+// What an explore wrote, typed, so that no caller reads back the report it just wrote: the report,
+// and for each finding (in run.result.found's order, the report's) its kind, its schedule file and
+// the command that replays it ("" where nothing was written).
+struct FoundOutput {
+  std::string kind, schedule, replay;
+};
+struct ExploreOutput {
+  nlohmann::json report;
+  std::vector<FoundOutput> found;
+  // The report's interleavings.classes_seen and .unseen_probability, where it has them.
+  std::optional<std::uint64_t> classes_seen;
+  std::optional<double> unseen_probability;
+};
 // Writes <dir>/schedules/<scenario>.<kind>.json for every finding, then <dir>/report.json, each
-// atomically. Returns the report. An empty dir writes nothing and only builds the report.
-nlohmann::json write_explore_outputs(const model::ScenarioRun& run, const std::string& dir);
+// atomically. Returns what it wrote. An empty dir writes nothing and only builds the report.
+ExploreOutput write_explore_outputs(const results::ScenarioRun& run, const std::string& dir);
 
 // summary.json's entry for a live case: name, path, "live": true, verdict, reason, kinds (kind ->
 // executions), executions, the command and its report.
-nlohmann::json live_summary_entry(const model::LiveCaseRun& run);
+nlohmann::json live_summary_entry(const results::LiveCaseRun& run);
 // The live case of a summary.json entry, as racelab merge carries it from shard 0 (its scenario
 // read from its path where it still exists, else named only).
-model::LiveCaseRun live_case_from_summary(const nlohmann::json& entry);
+results::LiveCaseRun live_case_from_summary(const nlohmann::json& entry);
 
 // summary.json (racelab suite, racelab merge): one entry per scenario, then the document.
-nlohmann::json suite_summary_entry(const model::ScenarioRun& run, const nlohmann::json& report,
+nlohmann::json suite_summary_entry(const results::ScenarioRun& run, const ExploreOutput& written,
                                    const std::string& dir);
 // Counts passed, failed and inconclusive from the entries' verdicts. Write it with
 // document_text (util/document.h: its "format" and "version" first).

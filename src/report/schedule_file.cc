@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -17,18 +18,21 @@ using sched::Schedule;
 
 namespace {
 
+// A configuration as JSON of either kind: ordered_json keeps the subject's order (a report's
+// "parameters"), json sorts the keys (a schedule's, as the files have always had them).
+template <typename J>
+J subject_config_to(const sched::SubjectConfig& c) {
+  J j = J::object();
+  for (const auto& [key, value] : c.entries)
+    std::visit([&j, &key](const auto& v) { j[key] = v; }, value);
+  return j;
+}
+
 // `strategy.parameters` as written: a model schedule's search parameters, or a live schedule's
 // job configuration. Both in alphabetical key order, as the files have always had them (they were
 // held as a key-sorted nlohmann::json before).
 json parameters_json(const Schedule& s) {
-  if (sched::is_live_subject(s.subject_name)) {
-    if (s.live_configuration.empty()) return json::object();
-    json config = json::parse(s.live_configuration);
-    if (!config.is_object())
-      throw InvariantError("a live schedule's configuration is not a JSON object: " +
-                           s.live_configuration);
-    return config;
-  }
+  if (sched::is_live_subject(s.subject_name)) return subject_config_to<json>(s.live_configuration);
   return {{"depth", s.parameters.depth},
           {"iterations", s.parameters.iterations},
           {"max_preemptions", s.parameters.max_preemptions},
@@ -36,6 +40,44 @@ json parameters_json(const Schedule& s) {
 }
 
 }  // namespace
+
+nlohmann::ordered_json subject_config_json(const sched::SubjectConfig& c) {
+  return subject_config_to<nlohmann::ordered_json>(c);
+}
+
+sched::SubjectConfig subject_config_from_json(const nlohmann::json& object, const std::string& at) {
+  sched::SubjectConfig c;
+  for (const auto& [key, value] : object.items()) {
+    const std::string where = at + "." + key;
+    if (value.is_boolean()) {
+      c.set(key, value.get<bool>());
+    } else if (value.is_number_integer() &&
+               (value.is_number_unsigned()
+                    ? value.get<std::uint64_t>() <=
+                          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                    : true)) {
+      c.set(key, value.get<std::int64_t>());
+    } else if (value.is_string()) {
+      c.set(key, value.get<std::string>());
+    } else if (value.is_array() && std::all_of(value.begin(), value.end(),
+                                               [](const json& e) { return e.is_string(); })) {
+      c.set(key, value.get<std::vector<std::string>>());
+    } else if (value.is_array() && std::all_of(value.begin(), value.end(), [](const json& e) {
+                 return e.is_number_integer() &&
+                        (!e.is_number_unsigned() ||
+                         e.get<std::uint64_t>() <=
+                             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+               })) {
+      c.set(key, value.get<std::vector<std::int64_t>>());
+    } else {
+      throw InputError(fmt::format(
+          "{}: a live job's setting is true or false, an integer, a string, or a list of "
+          "integers or of strings; got {}",
+          where, value.dump()));
+    }
+  }
+  return c;
+}
 
 std::string schedule_to_json(const Schedule& s) {
   nlohmann::ordered_json head = nlohmann::ordered_json::object();
@@ -160,8 +202,9 @@ Schedule parse_schedule(std::string_view text, const std::string& origin) {
   s.execution = r.uint(strategy, "strategy", "execution");
   const json& parameters = r.object(strategy, "strategy", "parameters");
   if (sched::is_live_subject(s.subject_name)) {
-    // The job's configuration: the live subject parses it (compact, keys sorted).
-    s.live_configuration = parameters.dump();
+    // The job's configuration: the live subject reads it (live/torch from_config, live/python
+    // job_from_config).
+    s.live_configuration = subject_config_from_json(parameters, origin + ": strategy.parameters");
   } else {
     const std::string at = "strategy.parameters";
     s.parameters.depth = r.integer(parameters, at, "depth");

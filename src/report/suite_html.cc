@@ -58,7 +58,7 @@ std::string verdict_row(const std::string& name, const std::string& anchor, cons
   return row;
 }
 
-std::string live_kinds(const model::LiveCaseRun& l) {
+std::string live_kinds(const results::LiveCaseRun& l) {
   std::string kinds;
   for (const auto& [k, n] : l.kinds) kinds += (kinds.empty() ? "" : ", ") + k;
   return kinds;
@@ -80,7 +80,7 @@ std::string heading(const std::string& name, const char* klass, const char* word
 }
 
 std::string model_section(const HtmlScenario& h, bool open) {
-  const model::ScenarioRun& run = *h.run;
+  const results::ScenarioRun& run = *h.run;
   const results::Outcome v = run.verdict();
   std::string kinds;
   for (const auto& f : run.result.found) kinds += (kinds.empty() ? "" : ", ") + f.finding.kind;
@@ -106,8 +106,6 @@ std::string model_section(const HtmlScenario& h, bool open) {
   std::stable_sort(found.begin(), found.end(), [](const auto* a, const auto* b) {
     return sched::kinds::before(a->finding.kind, b->finding.kind);
   });
-  const auto& findings =
-      h.report.contains("findings") ? h.report["findings"] : nlohmann::json::array();
   for (const sched::FoundKind* fp : found) {
     const sched::FoundKind& f = *fp;
     body += fmt::format("<h3 class=\"finding\" data-kind=\"{1}\" id=\"{0}-{1}\">{1}: {2}</h3>",
@@ -117,11 +115,9 @@ std::string model_section(const HtmlScenario& h, bool open) {
         "<div class=\"sub\">first at execution {} · {} preemption(s) after shrinking (from {}) · "
         "{} steps</div>",
         f.execution, f.preemptions, f.original_preemptions, f.result.exec->steps().size());
-    for (const auto& item : findings) {
-      if (item.value("kind", std::string()) == f.finding.kind && item.contains("replay") &&
-          item["replay"].is_string()) {
-        body += "<div>Replay this interleaving:</div>" +
-                html::copyable(item["replay"].get<std::string>());
+    for (const FoundOutput& w : h.found) {
+      if (w.kind == f.finding.kind && !w.replay.empty()) {
+        body += "<div>Replay this interleaving:</div>" + html::copyable(w.replay);
         break;
       }
     }
@@ -142,7 +138,7 @@ std::string model_section(const HtmlScenario& h, bool open) {
   return body;
 }
 
-std::string live_section(const model::LiveCaseRun& l, bool open) {
+std::string live_section(const results::LiveCaseRun& l, bool open) {
   std::string body = heading(l.scenario.name, live_class(l.verdict),
                              results::outcome_word(l.verdict), " <span class=\"tag\">live</span>",
                              fmt::format("{} executions, found {}", l.executions,
@@ -190,7 +186,7 @@ std::string suite_html(const SuitePage& p) {
       "<th>verdict</th><th>found</th><th>coverage</th><th class=\"num\">time</th></tr></thead>"
       "<tbody>";
   for (const HtmlScenario& h : p.scenarios) {
-    const model::ScenarioRun& run = *h.run;
+    const results::ScenarioRun& run = *h.run;
     std::string found;
     for (const auto& f : run.result.found) found += (found.empty() ? "" : ", ") + f.finding.kind;
     const results::Outcome v = run.verdict();
@@ -199,7 +195,7 @@ std::string suite_html(const SuitePage& p) {
                         found, run.coverage_brief(), run.result.seconds, run.verdict_reason());
   }
   if (p.live != nullptr) {
-    for (const model::LiveCaseRun& l : *p.live) {
+    for (const results::LiveCaseRun& l : *p.live) {
       body += verdict_row(l.scenario.name, l.scenario.name, "live", expectation_text(l.scenario),
                           live_class(l.verdict), results::outcome_word(l.verdict), live_kinds(l),
                           fmt::format("{} executions", l.executions), l.seconds, l.reason);
@@ -218,7 +214,7 @@ std::string suite_html(const SuitePage& p) {
   if (any_finding) body += legend_html();
   for (const HtmlScenario& h : p.scenarios) body += model_section(h, p.open);
   if (p.live != nullptr) {
-    for (const model::LiveCaseRun& l : *p.live) body += live_section(l, p.open);
+    for (const results::LiveCaseRun& l : *p.live) body += live_section(l, p.open);
   }
   return html::page(p.title, any_finding ? "table.verdicts table.lanes" : "table.verdicts", body);
 }

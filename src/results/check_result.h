@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "results/verdict.h"
+#include "sched/strategies/strategies.h"
 
 namespace racelab::results {
 
@@ -31,8 +32,9 @@ struct CheckOptions {
   std::vector<std::string> variants;  // each one shell-like argument string (split_arguments)
   std::string interpose = "torch-2.11";
   std::vector<std::string> dicts, locks, points, blocking;  // live python's table flags
-  LivePython python;                // --python ENV, --refuse-other-torch: every child runs in it
-  std::string strategy = "random";  // the soonest to the lazy deadlocks (docs/performance.md)
+  LivePython python;  // --python ENV, --refuse-other-torch: every child runs in it
+  // The hunt's: random is the soonest to the lazy deadlocks (docs/performance.md).
+  sched::StrategyKind strategy = sched::StrategyKind::kRandom;
   std::uint64_t seed = 1;
   std::uint64_t executions = 20;
   bool prove = true;                       // after a clean hunt, dpor to exhaustion
@@ -165,22 +167,3 @@ std::string memory_summary(const MemoryVerdict& m);  // one line for a table
 results::MemoryFacts memory_facts(const MemoryVerdict& m);
 
 }  // namespace racelab::results
-
-// Interim (issue 38): the names model/ gave these until group B moved them; S29 removes them.
-namespace racelab::model {
-using results::CheckOptions;
-using results::CheckResult;
-using results::DeviceMemory;
-using results::kNativeOnlyWhy;
-using results::LivePython;
-using results::memory_facts;
-using results::memory_state_name;
-using results::memory_summary;
-using results::MemoryVerdict;
-using results::NativeRuns;
-using results::race_state_name;
-using results::race_summary;
-using results::races_line;
-using results::RaceVerdict;
-using results::VariantResult;
-}  // namespace racelab::model

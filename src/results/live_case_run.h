@@ -38,8 +38,3 @@ struct LiveCaseRun {
 };
 
 }  // namespace racelab::results
-
-// Interim (issue 38): the names model/ gave these until group B moved them; S29 removes them.
-namespace racelab::model {
-using results::LiveCaseRun;
-}  // namespace racelab::model

@@ -1,7 +1,7 @@
 #pragma once
 // The one verdict of racelab, and the one rule that gives it: judge(expectations, facts). Every
 // command that says pass, fail or inconclusive asks judge: explore, suite and merge (a model
-// scenario, model::ScenarioRun::verdict), a suite's live case (run/live_case.h), racelab live
+// scenario, results::ScenarioRun::verdict), a suite's live case (run/live_case.h), racelab live
 // (run/live_job.h), racelab check (run/check.h: the proof of each variant and the variant itself)
 // and alloc report --expect. The unfinished-search rule lives here and nowhere else:
 //

@@ -75,7 +75,7 @@ struct LiveRun {
 
 LiveRun run_live(const CheckOptions& o, const std::string& racelab,
                  const std::vector<std::string>& args, const std::string& out,
-                 const std::string& strategy, std::uint64_t executions) {
+                 sched::StrategyKind strategy, std::uint64_t executions) {
   LiveRun run;
   ensure_directory(out);
   run.argv = live_python_argv({.racelab = racelab,
@@ -163,7 +163,7 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
   // The proof: dpor without a bound over what racelab sees, to exhaustion or its cap.
   proving();
   const LiveRun proof = run_live(o, racelab, args, (fs::path(dir) / "proof").string(),
-                                 sched::live_prover().name, o.proof_executions);
+                                 sched::live_prover().kind, o.proof_executions);
   RaceVerdict::Proof& p = r.proof;
   p.ran = true;
   p.argv = proof.argv;
@@ -483,7 +483,7 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
     CheckOptions with_script = o;
     with_script.script = script;
     note(fmt::format("[{}/{}] {}: races, the hunt ({} executions, {})", k + 1, sets.size(), v.name,
-                     o.executions, o.strategy));
+                     o.executions, sched::strategy_name(o.strategy)));
     v.races = search_races(with_script, racelab, v.args, v.dir, [&] {
       note(fmt::format("[{}/{}] {}: races, the proof (dpor without a bound, at most {} executions)",
                        k + 1, sets.size(), v.name, o.proof_executions));

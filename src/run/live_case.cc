@@ -96,7 +96,7 @@ std::vector<std::string> live_python_argv(const LivePythonChild& c) {
   if (c.uncontrolled) v.emplace_back("--uncontrolled");
   if (!c.interpose.empty()) flag("--interpose", c.interpose);
   if (!c.alloc.empty()) flag("--alloc", c.alloc);
-  if (!c.strategy.empty()) flag("--strategy", c.strategy);
+  if (c.strategy) flag("--strategy", sched::strategy_name(*c.strategy));
   if (c.max_preemptions) flag("--max-preemptions", std::to_string(*c.max_preemptions));
   if (c.seed) flag("--seed", std::to_string(*c.seed));
   if (c.executions) flag("--executions", std::to_string(*c.executions));
@@ -180,9 +180,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const s
     const bool missing = std::any_of(s.must.begin(), s.must.end(),
                                      [&](const std::string& m) { return !run.kinds.count(m); });
     // Another seed only changes a seeded (sampling) search: dfs ignores the seed.
-    if (!missing || executions >= c.executions ||
-        !sched::strategy_info(sched::parse_strategy(c.strategy)).seeded)
-      break;
+    if (!missing || executions >= c.executions || !sched::strategy_info(c.strategy).seeded) break;
   }
   const std::optional<results::MemoryExpect>& memory_expect = c.alloc;
   std::optional<results::MemoryFacts> memory;
@@ -195,18 +193,18 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const s
     run.seconds += m.seconds;
     memory = memory_facts(m);
   }
-  run.strategy = c.strategy;
+  run.strategy = sched::strategy_name(c.strategy);
   run.proven = proves && stop == sched::StopReason::kExhausted;
   std::vector<std::string> found;
   for (const auto& [kind, executions] : run.kinds) found.push_back(kind);
   const std::string log = (fs::path(out_dir) / "live.log").string();
   results::SearchFacts facts{
-      .strategy = c.strategy,
+      .strategy = sched::strategy_name(c.strategy),
       .stop = stop,
       .executions = run.executions,
       .cap = c.executions,
       .proves = proves,
-      .bounded = sched::strategy_info(sched::parse_strategy(c.strategy)).bounded,
+      .bounded = sched::strategy_info(c.strategy).bounded,
       .found = found,
       .lost_control = run.exit_code == 3 || run.kinds.count(sched::kinds::kLostControl) > 0};
   if (!facts.lost_control && run.exit_code == 2)

@@ -40,8 +40,8 @@ struct LivePythonChild {
   std::string racelab;  // the racelab executable
   bool uncontrolled = false;
   std::string interpose;
-  std::string alloc;  // --alloc DIR: the allocator capture's directory
-  std::string strategy;
+  std::string alloc;                            // --alloc DIR: the allocator capture's directory
+  std::optional<sched::StrategyKind> strategy;  // --strategy, spelled by its name
   std::optional<int> max_preemptions;
   std::optional<std::uint64_t> seed, executions;
   std::optional<double> hang_timeout, time_limit;

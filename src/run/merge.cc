@@ -74,7 +74,7 @@ json read_suite_summaries(const std::vector<std::string>& dirs) {
   return first;
 }
 
-model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
+results::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   if (dirs.empty()) throw InputError("merge: no shard directories given");
   std::vector<json> reports;
   for (const auto& d : dirs) reports.push_back(read_report(d));
@@ -117,7 +117,7 @@ model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   }
 
   // The scenario, as the shards ran it.
-  model::ScenarioRun run;
+  results::ScenarioRun run;
   const auto path = field<std::string>(first, "scenario_path", dirs[0]);
   run.scenario = model::load_scenario(path);
   // Shards of `explore --torch V` ran the scenario under V's profile (report.json's "torch").
@@ -294,19 +294,20 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
   MergeResult result;
   result.suite = suites;
   SuiteTotals& totals = result.totals;
-  std::vector<model::ScenarioRun> runs;
-  std::vector<nlohmann::json> reports;
-  std::vector<model::LiveCaseRun> live;
+  std::vector<results::ScenarioRun> runs;
+  std::vector<std::vector<report::FoundOutput>> found;
+  std::vector<results::LiveCaseRun> live;
   std::vector<nlohmann::json> entries;
-  auto add_run = [&](model::ScenarioRun run) {
+  auto add_run = [&](results::ScenarioRun run) {
     runs.push_back(std::move(run));
-    const model::ScenarioRun& r = runs.back();
+    const results::ScenarioRun& r = runs.back();
     const std::string dir = suites ? (fs::path(out) / r.scenario.name).string() : out;
-    reports.push_back(report::write_explore_outputs(r, dir));
-    entries.push_back(report::suite_summary_entry(r, reports.back(), dir));
+    report::ExploreOutput written = report::write_explore_outputs(r, dir);
+    entries.push_back(report::suite_summary_entry(r, written, dir));
     totals.seconds += r.result.seconds;
     totals.add(r.verdict());
-    if (print.on_run) print.on_run(r, reports.back());
+    if (print.on_run) print.on_run(r, written);
+    found.push_back(std::move(written.found));
   };
   if (suites) {
     // The scenarios in the suite's order, from shard 0's summary (it alone ran the live cases,
@@ -340,7 +341,7 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
     add_run(merge_exploration(dirs));
   }
   std::vector<report::HtmlScenario> pages;
-  for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], reports[k]});
+  for (std::size_t k = 0; k < runs.size(); ++k) pages.push_back({&runs[k], found[k]});
   ensure_directory(out);
   if (suites) {
     write_file_atomic(
@@ -357,7 +358,7 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
   }
   if (!junit.empty()) write_file_atomic(junit, report::junit_xml(runs, totals.seconds, live));
   result.exit_code =
-      suites ? (totals.ok() ? kExitOk : kExitFound) : model::explore_exit_code(runs.front());
+      suites ? (totals.ok() ? kExitOk : kExitFound) : results::explore_exit_code(runs.front());
   return result;
 }
 

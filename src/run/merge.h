@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/suite.h"
+#include "results/scenario_run.h"
 #include "run/live_case.h"
 #include "run/suite.h"
 
@@ -14,7 +14,7 @@ namespace racelab::run {
 
 // The shards' --out directories of one exploration (each holds report.json and schedules/).
 // Every finding is re-executed from its shard's schedule, so the run carries full executions.
-model::ScenarioRun merge_exploration(const std::vector<std::string>& dirs);
+results::ScenarioRun merge_exploration(const std::vector<std::string>& dirs);
 
 // The summary.json of the first of the shards' --out directories of one suite, after checking that
 // every shard's is one ("format": "racelab-summary", or none) of a version this racelab reads.
@@ -24,12 +24,13 @@ nlohmann::json read_suite_summaries(const std::vector<std::string>& dirs);
 // racelab merge DIR...: the shards' --out directories (of one exploration, or of one suite),
 // checked, combined and written under `out` (report.json, schedules, summary.json for a suite,
 // report.html; JUnit XML to `junit` unless empty) as one unsharded run would have written them.
-// `on_run` sees each merged model scenario with its report.json, `on_live` each live case (live
-// cases ran whole on shard 0 and are kept as judged there), for the terminal, which prints them
-// as racelab suite does. InputError for directories that do not belong together.
+// `on_run` sees each merged model scenario with what was written for it (its report.json and
+// schedules), `on_live` each live case (live cases ran whole on shard 0 and are kept as judged
+// there), for the terminal, which prints them as racelab suite does. InputError for directories
+// that do not belong together.
 struct MergePrinter {
-  std::function<void(const model::ScenarioRun&, const nlohmann::json&)> on_run;
-  std::function<void(const model::LiveCaseRun&)> on_live;
+  std::function<void(const results::ScenarioRun&, const report::ExploreOutput&)> on_run;
+  std::function<void(const results::LiveCaseRun&)> on_live;
 };
 struct MergeResult {
   bool suite = false;  // the shards of a suite (else of one exploration)

@@ -5,11 +5,16 @@
 #include <algorithm>
 
 #include "model/pipeline.h"
+#include "model/suite.h"
 #include "racelab/version.h"
+#include "report/report.h"
+#include "report/schedule_file.h"
+#include "report/schedule_paths.h"
 #include "run/explore.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
+#include "util/files.h"
 
 namespace racelab::run {
 
@@ -238,6 +243,25 @@ ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& 
       run.result->exec->steps().size() > run.recorded_steps)
     run.ended_at = run.recorded_steps;
   return run;
+}
+
+std::string continuations_dir(const ReplayRun& run, const std::string& out) {
+  return out.empty() ? "racelab-out/" + run.scenario.name + "-replay" : out;
+}
+
+std::vector<WrittenContinuation> write_continuations(const ReplayRun& run, const std::string& dir) {
+  std::vector<WrittenContinuation> written;
+  if (!run.continuations) return written;
+  for (const sched::FoundKind& f : run.continuations->result.found) {
+    ensure_directory(report::schedules_dir(dir));
+    const std::string path = report::schedule_path(dir, {report::ScheduleName::Layout::kScenario,
+                                                         run.scenario.name, f.finding.kind})
+                                 .string();
+    write_file_atomic(path,
+                      report::schedule_to_json(report::finding_schedule(*run.continuations, f)));
+    written.push_back({.found = &f, .schedule = path, .replay = report::replay_command(path)});
+  }
+  return written;
 }
 
 }  // namespace racelab::run

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "model/suite.h"
+#include "results/scenario_run.h"
 #include "sched/explore.h"
 #include "sched/schedule.h"
 
@@ -109,5 +109,19 @@ struct ReplayRun {
 // (see above) unless on_divergence is "fail", which stops at the divergence; "random" or a seed
 // there is an InputError (a random continuation answers nothing).
 ReplayRun replay_schedule(const sched::Schedule& schedule, const ReplayRequest& request);
+
+// A continuation's schedule as written: its finding (one of run.continuations' found), the file,
+// and the command that replays it.
+struct WrittenContinuation {
+  const sched::FoundKind* found = nullptr;
+  std::string schedule;
+  std::string replay;
+};
+// The directory racelab replay against a fix writes to: `out`, else racelab-out/<scenario>-replay.
+std::string continuations_dir(const ReplayRun& run, const std::string& out);
+// Writes the schedule of each continuation `run` found (against another scenario) under `dir`'s
+// schedules/, named as explore names a scenario's (report::schedule_path), in found order; none
+// where nothing was explored.
+std::vector<WrittenContinuation> write_continuations(const ReplayRun& run, const std::string& dir);
 
 }  // namespace racelab::run

@@ -49,7 +49,7 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
         continue;
       }
       if (o.on_live_start) o.on_live_start(sc);
-      model::LiveCaseRun lr = run::run_live_case(sc, o.racelab, dir, o.live_python);
+      results::LiveCaseRun lr = run::run_live_case(sc, o.racelab, dir, o.live_python);
       totals.add(lr.verdict);
       if (o.on_live) o.on_live(lr);
       summary.push_back(report::live_summary_entry(lr));
@@ -64,13 +64,13 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
     if (o.progress)
       eo.progress =
           o.progress(out.runs.size(), suite.size(), sc, sched::strategy_proves(eo.strategy.kind));
-    model::ScenarioRun run = run::run_scenario(sc, eo);
-    nlohmann::json report = report::write_explore_outputs(run, dir);
+    results::ScenarioRun run = run::run_scenario(sc, eo);
+    report::ExploreOutput written = report::write_explore_outputs(run, dir);
     totals.add(run.verdict());
-    if (o.on_scenario) o.on_scenario(run, report);
-    summary.push_back(report::suite_summary_entry(run, report, dir));
+    if (o.on_scenario) o.on_scenario(run, written);
+    summary.push_back(report::suite_summary_entry(run, written, dir));
     out.runs.push_back(std::move(run));
-    out.reports.push_back(std::move(report));
+    out.found.push_back(std::move(written.found));
   }
   totals.interrupted = stop_now(o);
   totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -79,7 +79,7 @@ SuiteRun run_suite(const std::vector<model::Scenario>& suite, const SuiteOptions
       report::suite_summary(summary, totals.interrupted, totals.seconds, o.partition);
   write_file_atomic(fs::path(o.out_dir) / "summary.json", document_text(doc));
   std::vector<report::HtmlScenario> pages;
-  for (std::size_t k = 0; k < out.runs.size(); ++k) pages.push_back({&out.runs[k], out.reports[k]});
+  for (std::size_t k = 0; k < out.runs.size(); ++k) pages.push_back({&out.runs[k], out.found[k]});
   write_file_atomic(
       fs::path(o.out_dir) / "report.html",
       report::suite_html(

@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "model/suite.h"
+#include "report/report.h"
+#include "results/scenario_run.h"
 #include "results/suite_totals.h"
 #include "run/live_case.h"
 #include "sched/explore.h"
@@ -28,22 +29,23 @@ struct SuiteOptions {
   bool check_determinism = true;
   const std::atomic<bool>* interrupt = nullptr;  // stops before the next scenario and execution
   std::string racelab;                           // the binary live cases run
-  model::LivePython live_python;                 // and the interpreter they run in
+  results::LivePython live_python;               // and the interpreter they run in
   // Progress of scenario `index` (0-based) of `total`; may return an empty function.
   std::function<std::function<void(const sched::ExploreProgress&)>(
       std::size_t index, std::size_t total, const model::Scenario& s, bool proves)>
       progress;
-  // After each model scenario: its run, its report.json as written, its directory.
-  std::function<void(const model::ScenarioRun&, const nlohmann::json& report)> on_scenario;
+  // After each model scenario: its run and what was written for it (report.json, schedules).
+  std::function<void(const results::ScenarioRun&, const report::ExploreOutput& written)>
+      on_scenario;
   std::function<void(const model::Scenario&)> on_live_start;      // before a live case runs
-  std::function<void(const model::LiveCaseRun&)> on_live;         // after it
+  std::function<void(const results::LiveCaseRun&)> on_live;       // after it
   std::function<void(const model::Scenario&)> on_live_elsewhere;  // a shard K > 0 leaves it out
 };
 
 struct SuiteRun {
-  std::vector<model::ScenarioRun> runs;
-  std::vector<nlohmann::json> reports;  // runs[k]'s report.json
-  std::vector<model::LiveCaseRun> live_runs;
+  std::vector<results::ScenarioRun> runs;
+  std::vector<std::vector<report::FoundOutput>> found;  // runs[k]'s schedules and replay commands
+  std::vector<results::LiveCaseRun> live_runs;
   std::vector<std::string> live_elsewhere;  // a shard K > 0: the live cases shard 0 runs
   SuiteTotals totals;
   bool ok() const { return totals.ok(); }

@@ -13,7 +13,7 @@
 // is written and read by src/report/schedule_file.h. `strategy.parameters` holds one of two
 // things, told apart by the subject's name (is_live_subject): a model schedule's search
 // parameters (SearchParameters), or a live schedule's job configuration, which only the live
-// subject reads (Schedule::live_configuration, kept as JSON text).
+// subject reads (Schedule::live_configuration, a SubjectConfig).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +21,7 @@
 
 #include "sched/engine.h"
 #include "sched/strategies/strategies.h"
+#include "sched/subject_config.h"
 
 namespace racelab::sched {
 
@@ -60,10 +61,10 @@ struct Schedule {
   std::uint64_t seed = 0;
   std::uint64_t execution = 0;
   // `strategy.parameters`: of a model subject, the search's; of a live one (is_live_subject), the
-  // job's configuration as a JSON object's text, which the live subject parses itself
-  // (live/torch config_from_json, live/python job_from_json). The other is left at its default.
+  // job's configuration, which the live subject reads itself (live/torch from_config,
+  // live/python job_from_config). The other is left at its default.
   SearchParameters parameters;
-  std::string live_configuration;
+  SubjectConfig live_configuration;
   std::string finding_kind;  // empty: the schedule records an execution without finding
   std::string finding_message;
   std::uint64_t preemptions = 0;
@@ -83,8 +84,8 @@ struct ScheduleSource {
   std::string strategy_name;
   std::string strategy_description;
   std::uint64_t seed = 0;
-  SearchParameters parameters;     // a model subject's
-  std::string live_configuration;  // a live subject's, a JSON object's text
+  SearchParameters parameters;       // a model subject's
+  SubjectConfig live_configuration;  // a live subject's
 };
 
 // The one conversion of a result into a schedule, model and live alike: `source`'s header, this

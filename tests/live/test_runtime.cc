@@ -219,7 +219,7 @@ TEST_CASE("A live command searches with its options or replays with the recorded
           "[live]") {
   auto make = [](const sched::Schedule* recorded) -> std::unique_ptr<live::Subject> {
     return std::make_unique<LockOrder>(recorded != nullptr &&
-                                       recorded->live_configuration == R"({"fixed":true})");
+                                       recorded->live_configuration.boolean("fixed") == true);
   };
   const live::Prepared search = live::prepare(
       "", std::nullopt, sched::kLiveTorchSubject, [] { return sched::make_random(7); }, make);
@@ -231,7 +231,7 @@ TEST_CASE("A live command searches with its options or replays with the recorded
   sched::Schedule s;
   s.subject_name = sched::kLiveTorchSubject;
   s.subject_hash = "0";  // LockOrder's is "1": recorded from another build
-  s.live_configuration = R"({"fixed":true})";
+  s.live_configuration.set("fixed", true);
   s.steps = {{"t0", "start"}};
   const live::Prepared replay = live::prepare(
       path, s, sched::kLiveTorchSubject, [] { return sched::make_random(7); }, make);

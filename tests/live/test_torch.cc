@@ -158,9 +158,11 @@ TEST_CASE("Workload parameters are checked with one clear line", "[torch]") {
   c.seq_lens = {};
   CHECK_THROWS_WITH(tw::validate(c), "--seq-lens needs at least one length");
   c = tw::Config{};
-  const tw::Config back = tw::config_from_json(tw::config_json(c));
+  const tw::Config back = tw::from_config(tw::to_config(c));
   CHECK(tw::config_json(back) == tw::config_json(c));
-  CHECK_THROWS_AS(tw::config_from_json("{\"drafters\": 2}"), racelab::InputError);
+  racelab::sched::SubjectConfig partial;
+  partial.set("drafters", std::int64_t{2});
+  CHECK_THROWS_WITH(tw::from_config(partial), "workload parameters: device: missing");
 }
 
 TEST_CASE("live torch's shape options: the pipelines' spellings and the older aliases", "[torch]") {

@@ -13,6 +13,7 @@
 #include "catch.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
+#include "results/scenario_run.h"
 #include "run/explore.h"
 #include "sched/engine.h"
 #include "sched/strategies/strategies.h"
@@ -20,6 +21,7 @@
 
 using namespace racelab;
 using namespace racelab::model;
+using racelab::results::ScenarioRun;
 using racelab::run::explore_options;
 using racelab::run::run_scenario;
 

@@ -8,12 +8,14 @@
 #include "catch.h"
 #include "model/pipeline.h"
 #include "model/suite.h"
+#include "results/scenario_run.h"
 #include "run/explore.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
 
 using namespace racelab;
 using namespace racelab::model;
+using racelab::results::ScenarioRun;
 using racelab::run::explore_options;
 using racelab::run::run_scenario;
 

@@ -248,6 +248,10 @@ TEST_CASE("a [live] case: a real program under the same [expect]", "[scenario]")
                        0) == 0);
   CHECK(strategy.find(" | dpor") != std::string::npos);
   CHECK(error_of("name = \"x\"\n[live]\nscript = \"a.py\"\nstrategy = \"dpor\"\n").empty());
+  // The strategy is typed where the file is read: random unless given, else the named kind.
+  CHECK(s.live->strategy == racelab::sched::StrategyKind::kRandom);
+  CHECK(parse_scenario("name = \"x\"\n[live]\nscript = \"a.py\"\nstrategy = \"dfs\"\n", "s.toml")
+            .live->strategy == racelab::sched::StrategyKind::kDfs);
   // [live] alloc: typed where it is read, absent when not given.
   CHECK_FALSE(s.live->alloc.has_value());
   const Scenario memory =

@@ -2,7 +2,7 @@
 // explore, suite, merge, JUnit, a suite's live cases, racelab live and racelab check all read: the
 // cases a user meets, and a scenario run judged by it.
 #include "catch.h"
-#include "model/suite.h"
+#include "results/scenario_run.h"
 #include "results/verdict.h"
 #include "sched/loop.h"
 
@@ -138,7 +138,7 @@ TEST_CASE("outcomes read back from their report names", "[verdict]") {
 TEST_CASE(
     "a scenario whose dfs search the time limit cut short before its deadlock is inconclusive",
     "[verdict]") {
-  model::ScenarioRun run;
+  results::ScenarioRun run;
   run.scenario.must = {"deadlock"};
   run.options.strategy.kind = sched::StrategyKind::kDfs;
   run.options.iterations = 2000000;
@@ -150,7 +150,7 @@ TEST_CASE(
         "inconclusive: expected but not found: deadlock, but the dfs search was cut short by the "
         "time limit after 96613 executions, before covering its bounded space: an unfinished "
         "search shows nothing either way (raise or drop --time-limit)");
-  CHECK(model::explore_exit_code(run) == 1);
+  CHECK(results::explore_exit_code(run) == 1);
   run.result.stop = StopReason::kExhausted;  // the whole bounded space, and no deadlock in it
   CHECK(run.verdict() == results::Outcome::kFail);
   CHECK(run.verdict_reason() == "expected but not found: deadlock");

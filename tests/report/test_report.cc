@@ -8,12 +8,13 @@
 
 #include "alloc/report.h"
 #include "catch.h"
-#include "model/suite.h"
+#include "live/torch/workload.h"
 #include "report/cli.h"
 #include "report/junit.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
 #include "report/schedule_paths.h"
+#include "results/scenario_run.h"
 #include "run/explore.h"
 #include "run/live_case.h"
 #include "run/shrink.h"
@@ -28,10 +29,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-model::ScenarioRun make_run(sched::StrategyKind strategy, sched::StopReason stop,
-                            std::vector<std::string> must, std::vector<std::string> must_not,
-                            std::vector<std::string> found) {
-  model::ScenarioRun run;
+results::ScenarioRun make_run(sched::StrategyKind strategy, sched::StopReason stop,
+                              std::vector<std::string> must, std::vector<std::string> must_not,
+                              std::vector<std::string> found) {
+  results::ScenarioRun run;
   run.scenario.name = "s";
   run.scenario.must = std::move(must);
   run.scenario.must_not = std::move(must_not);
@@ -66,7 +67,7 @@ TEST_CASE("a proving strategy passes a must_not only when its space was exhauste
     CHECK(run.verdict() == results::Outcome::kInconclusive);
     CHECK(run.verdict_reason().rfind("inconclusive: the dfs search was cut short by ", 0) == 0);
     CHECK(run.coverage().find("not a proof") != std::string::npos);
-    CHECK(model::explore_exit_code(run) == kExitFound);
+    CHECK(results::explore_exit_code(run) == kExitFound);
   }
   // A must_not that is found fails, cut short or not: fail wins over inconclusive.
   auto found = make_run(StrategyKind::kDfs, StopReason::kBudget, {}, {"deadlock"}, {"deadlock"});
@@ -104,12 +105,12 @@ TEST_CASE("evidence kinds never make explore exit 1 on their own", "[verdict]") 
   auto evidence = make_run(StrategyKind::kDfs, StopReason::kExhausted, {}, {"deadlock"},
                            {"compile_after_warmup", "duplicate_compile", "recompile_limit"});
   CHECK(evidence.failures().empty());
-  CHECK(model::explore_exit_code(evidence) == kExitOk);
+  CHECK(results::explore_exit_code(evidence) == kExitOk);
   auto failure = make_run(StrategyKind::kPct, StopReason::kBudget, {"deadlock"}, {}, {"deadlock"});
-  CHECK(model::explore_exit_code(failure) == kExitFound);
+  CHECK(results::explore_exit_code(failure) == kExitFound);
   // No expectations: only failure kinds count.
   auto bare = make_run(StrategyKind::kDfs, StopReason::kBudget, {}, {}, {"duplicate_compile"});
-  CHECK(model::explore_exit_code(bare) == kExitOk);
+  CHECK(results::explore_exit_code(bare) == kExitOk);
 }
 
 TEST_CASE("findings are in registry rank order, the same order whatever the discovery order",
@@ -309,9 +310,9 @@ TEST_CASE("JUnit text never holds a control character XML 1.0 forbids", "[format
 }
 
 TEST_CASE("report.json and summary.json name their format and version first", "[formats]") {
-  const model::ScenarioRun run =
+  const results::ScenarioRun run =
       make_run(sched::StrategyKind::kDfs, sched::StopReason::kExhausted, {}, {"deadlock"}, {});
-  const nlohmann::json report = report::write_explore_outputs(run, "");
+  const nlohmann::json report = report::write_explore_outputs(run, "").report;
   CHECK(report["format"] == "racelab-report");
   CHECK(report["version"] == 1);
   CHECK(document_text(report).rfind(
@@ -334,6 +335,32 @@ TEST_CASE("report.json and summary.json name their format and version first", "[
   live["subject"] = racelab::sched::kLivePythonSubject;
   live["build"] = "b";
   CHECK(document_text(live) == live.dump(2) + "\n");
+}
+
+TEST_CASE("explore's typed output says what its report.json says", "[formats]") {
+  // A sampling run (its estimates) and a proving one (none), as summary.json reads them.
+  for (const char* strategy : {"random", "dfs"}) {
+    const racelab::model::Scenario sc = racelab::model::parse_scenario(
+        fmt::format("name = \"x\"\n[explore]\nstrategy = \"{}\"\niterations = 30\n", strategy),
+        "x.toml");
+    const results::ScenarioRun run =
+        racelab::run::run_scenario(sc, racelab::run::explore_options(sc));
+    const report::ExploreOutput out = report::write_explore_outputs(run, "");
+    const nlohmann::json& r = out.report;
+    REQUIRE(out.found.size() == r["findings"].size());
+    for (std::size_t i = 0; i < out.found.size(); ++i) {
+      CHECK(out.found[i].kind == r["findings"][i]["kind"]);
+      CHECK(out.found[i].replay.empty());  // nothing written
+    }
+    REQUIRE(r.contains("interleavings"));
+    CHECK(out.classes_seen == r["interleavings"]["classes_seen"].get<std::uint64_t>());
+    CHECK(out.unseen_probability.has_value() == r["interleavings"].contains("unseen_probability"));
+    if (out.unseen_probability)
+      CHECK(*out.unseen_probability == r["interleavings"]["unseen_probability"].get<double>());
+    const nlohmann::json entry = report::suite_summary_entry(run, out, "");
+    CHECK(entry["classes_seen"] == r["interleavings"]["classes_seen"]);
+    CHECK(entry["found"] == r["findings"].size());
+  }
 }
 
 TEST_CASE("check_format: another format or a newer version is one line; none is an old file",
@@ -364,6 +391,37 @@ TEST_CASE("check_format: another format or a newer version is one line; none is 
         std::string::npos);
   CHECK(message({{"format", 7}}).find("not the report.json") != std::string::npos);
   for (const std::string& m : {other, newer}) CHECK(m.find('\n') == std::string::npos);
+}
+
+TEST_CASE("a live child's argv spells its typed strategy by name, and none when not given",
+          "[formats]") {
+  using racelab::run::live_python_argv;
+  const std::vector<std::string> with = live_python_argv(
+      {.racelab = "racelab", .strategy = racelab::sched::live_prover().kind, .script = "a.py"});
+  CHECK(with == std::vector<std::string>{"racelab", "live", "python", "--strategy",
+                                         racelab::sched::live_prover().name, "a.py"});
+  const std::vector<std::string> without =
+      live_python_argv({.racelab = "racelab", .script = "a.py"});
+  CHECK(without == std::vector<std::string>{"racelab", "live", "python", "a.py"});
+}
+
+TEST_CASE("a live torch job's recorded configuration is its content hash's text, in its order",
+          "[formats]") {
+  namespace tw = racelab::live::torch_workload;
+  CHECK_FALSE(tw::built_with_torch());  // the stand-in: the mapping needs no LibTorch
+  tw::Config c;
+  c.seq_lens = {8, 16};
+  c.device = "cuda";
+  // The report's "parameters" (ordered) are the bytes the hash reads; a schedule reads them back.
+  CHECK(racelab::report::subject_config_json(tw::to_config(c)).dump() == tw::config_json(c));
+  racelab::sched::Schedule s;
+  s.subject_name = racelab::sched::kLiveTorchSubject;
+  s.live_configuration = tw::to_config(c);
+  const racelab::sched::Schedule back =
+      racelab::report::parse_schedule(racelab::report::schedule_to_json(s), "s.json");
+  CHECK(tw::config_json(tw::from_config(back.live_configuration)) == tw::config_json(c));
+  CHECK(tw::recorded_device(back.live_configuration) == "cuda");
+  CHECK(tw::recorded_device({}) == "");
 }
 
 TEST_CASE("a live case refuses a live report of another format or a newer version in one line",
@@ -448,7 +506,7 @@ TEST_CASE("shrink writes the schedule through make_schedule and keeps its findin
   sched::ExploreOptions o = run::explore_options(sc);
   o.strategy.kind = sched::StrategyKind::kRandom;
   o.iterations = 300;
-  const model::ScenarioRun run = run::run_scenario(sc, o);
+  const results::ScenarioRun run = run::run_scenario(sc, o);
   REQUIRE_FALSE(run.result.found.empty());
   const fs::path dir = fs::temp_directory_path() / "racelab-test-shrink";
   fs::remove_all(dir);

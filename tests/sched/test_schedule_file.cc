@@ -84,8 +84,10 @@ TEST_CASE("a live schedule's parameters are its job's configuration, written in 
   Schedule s = sample();
   s.subject_name = kLiveTorchSubject;
   s.subject_path.clear();
-  s.live_configuration =
-      R"({"drafters":2,"device":"cpu","seq_lens":[8,16],"warmup_backward":true})";
+  s.live_configuration.set("drafters", std::int64_t{2});
+  s.live_configuration.set("device", std::string("cpu"));
+  s.live_configuration.set("seq_lens", std::vector<std::int64_t>{8, 16});
+  s.live_configuration.set("warmup_backward", true);
   const std::string text = schedule_to_json(s);
   CHECK(text.find(R"("parameters": {
       "device": "cpu",
@@ -97,17 +99,32 @@ TEST_CASE("a live schedule's parameters are its job's configuration, written in 
       "warmup_backward": true
     })") != std::string::npos);
   const Schedule back = parse_schedule(text, "s.json");
-  // Its text, for the live subject to parse: compact, keys sorted.
-  CHECK(back.live_configuration ==
+  // Typed, for the live subject to read: the same entries (in the file's order, keys sorted).
+  CHECK(report::subject_config_json(back.live_configuration).dump() ==
         R"({"device":"cpu","drafters":2,"seq_lens":[8,16],"warmup_backward":true})");
+  CHECK(back.live_configuration.integers("seq_lens") == std::vector<std::int64_t>{8, 16});
+  CHECK(back.live_configuration.boolean("warmup_backward") == true);
   CHECK(back.parameters == SearchParameters{});
   CHECK(schedule_to_json(back) == text);
   // A model schedule relabelled live keeps its parameters as a configuration (which the live
   // subject then refuses: tests/cli "script parameters").
   std::string relabelled = schedule_to_json(sample());
   relabelled.replace(relabelled.find("lazy-2-drafters"), 15, "live-python");
-  CHECK(parse_schedule(relabelled, "s.json").live_configuration ==
-        R"({"depth":3,"iterations":2000,"max_preemptions":2,"shrunk":true})");
+  CHECK(
+      report::subject_config_json(parse_schedule(relabelled, "s.json").live_configuration).dump() ==
+      R"({"depth":3,"iterations":2000,"max_preemptions":2,"shrunk":true})");
+  // An empty list reads as either kind; a value of no kind a job holds is refused by its key.
+  std::string lists = schedule_to_json(s);
+  lists.replace(lists.find("\"seq_lens\": ["), 13, "\"tags\": [], \"seq_lens\": [");
+  const SubjectConfig typed = parse_schedule(lists, "s.json").live_configuration;
+  CHECK(typed.texts("tags") == std::vector<std::string>{});
+  CHECK(typed.integers("tags") == std::vector<std::int64_t>{});
+  CHECK_THROWS_WITH(typed.text("drafters"), "drafters: not a string");
+  std::string bad = schedule_to_json(s);
+  bad.replace(bad.find("\"drafters\": 2"), 13, "\"drafters\": 2.5");
+  CHECK_THROWS_WITH(parse_schedule(bad, "s.json"),
+                    "s.json: strategy.parameters.drafters: a live job's setting is true or false, "
+                    "an integer, a string, or a list of integers or of strings; got 2.5");
 }
 
 TEST_CASE("a schedule of an unknown live subject is refused in one line", "[schedule]") {
@@ -152,7 +169,7 @@ TEST_CASE("make_schedule: a source and an execution become one schedule header",
                               .strategy_name = "random",
                               .strategy_description = "random(seed=4)",
                               .seed = 4,
-                              .live_configuration = R"({"drafters": 2})"};
+                              .live_configuration = {.entries = {{"drafters", std::int64_t{2}}}}};
   Finding f;
   f.kind = "deadlock";
   f.message = "deadlock: cycle";
@@ -165,7 +182,7 @@ TEST_CASE("make_schedule: a source and an execution become one schedule header",
   CHECK(s.strategy_description == "random(seed=4)");
   CHECK(s.seed == 4);
   CHECK(s.execution == 9);
-  CHECK(s.live_configuration == R"({"drafters": 2})");
+  CHECK(s.live_configuration.integer("drafters") == 2);
   CHECK(s.finding_kind == "deadlock");
   CHECK(s.finding_message == "deadlock: cycle");
   CHECK(s.preemptions == 2);

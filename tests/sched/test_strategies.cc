@@ -7,8 +7,8 @@
 
 #include "catch.h"
 #include "corpus.h"
-#include "model/suite.h"
 #include "report/schedule_file.h"
+#include "results/scenario_run.h"
 #include "run/explore.h"
 #include "sched/coverage.h"
 #include "sched/explore.h"
@@ -138,10 +138,10 @@ TEST_CASE("pos and surw find the lazy-2-drafters deadlock, also split over jobs"
     o.strategy.kind = kind;
     o.iterations = 300;
     o.shrink = false;
-    const model::ScenarioRun one = run::run_scenario(sc, o);
+    const results::ScenarioRun one = run::run_scenario(sc, o);
     REQUIRE(one.result.find("deadlock") != nullptr);
     o.partition.jobs = 2;
-    const model::ScenarioRun two = run::run_scenario(sc, o);
+    const results::ScenarioRun two = run::run_scenario(sc, o);
     REQUIRE(two.result.find("deadlock") != nullptr);
     CHECK(two.result.find("deadlock")->execution == one.result.find("deadlock")->execution);
     REQUIRE(one.result.interleavings().has_value());
@@ -238,7 +238,7 @@ TEST_CASE("coverage: on lazy-2-drafters the fingerprints are dpor's interleaving
   sched::set_strategy_option(o.strategy, "--no-symmetry");
   sched::set_strategy_option(o.strategy, "--stateless");
   o.iterations = 100000;
-  const model::ScenarioRun dpor = run::run_scenario(sc, o);
+  const results::ScenarioRun dpor = run::run_scenario(sc, o);
   REQUIRE(dpor.result.exhausted());
   REQUIRE(dpor.result.classes.has_value());
   // One execution per class, each with its own fingerprint...
@@ -246,7 +246,7 @@ TEST_CASE("coverage: on lazy-2-drafters the fingerprints are dpor's interleaving
   // ...and no sample shows more than there are.
   o.strategy.kind = StrategyKind::kPos;
   o.iterations = 20000;
-  const model::ScenarioRun pos = run::run_scenario(sc, o);
+  const results::ScenarioRun pos = run::run_scenario(sc, o);
   CHECK(pos.result.interleavings()->classes <= dpor.result.classes->classes);
   CHECK(pos.result.interleavings()->unseen_probability > 0);
 }

@@ -35,6 +35,10 @@ TEST_CASE("strategy table: capabilities answer per row, a bound given changes dp
   CHECK(strategy_info(StrategyKind::kDpor).proves_every_order);
   CHECK(!strategy_info(StrategyKind::kDfs).proves_every_order);
   CHECK(std::string(live_prover().name) == "dpor");
+  // A row says its search can be handed over exactly where its strategy can hand it over.
+  for (const StrategyInfo& info : strategy_table())
+    CHECK((make_strategy(params(info.kind))->resumable() != nullptr) == info.resumable);
+  CHECK(strategy_info(StrategyKind::kDpor).resumable);
 
   StrategyParams dpor = params(StrategyKind::kDpor);
   CHECK(!bound_shrinks(dpor));

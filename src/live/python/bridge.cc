@@ -669,21 +669,38 @@ std::string job_json(const Job& job) {
   return j.dump();
 }
 
-Job job_from_json(const std::string& text) {
+sched::SubjectConfig job_config(const Job& job) {
+  sched::SubjectConfig c;
+  c.set("script", job.script);
+  c.set("args", job.args);
+  c.set("interpose", job.interpose);
+  c.set("path", job.path);
+  if (!job.dicts.empty()) c.set("dicts", job.dicts);
+  if (!job.locks.empty()) c.set("locks", job.locks);
+  if (!job.points.empty()) c.set("points", job.points);
+  if (!job.blocking.empty()) c.set("blocking", job.blocking);
+  c.set("hash_seed", std::int64_t{job.hash_seed});
+  if (!job.python.empty()) c.set("python", job.python);
+  return c;
+}
+
+Job job_from_config(const sched::SubjectConfig& c) {
   Job job;
   try {
-    const auto j = nlohmann::json::parse(text);
-    job.script = j.at("script").get<std::string>();
-    job.args = j.at("args").get<std::vector<std::string>>();
-    job.interpose = j.at("interpose").get<std::string>();
-    job.path = j.value("path", std::vector<std::string>{});
-    job.dicts = j.value("dicts", std::vector<std::string>{});
-    job.locks = j.value("locks", std::vector<std::string>{});
-    job.points = j.value("points", std::vector<std::string>{});
-    job.blocking = j.value("blocking", std::vector<std::string>{});
-    job.hash_seed = j.value("hash_seed", std::uint32_t{0});  // older schedules: 0
-    job.python = j.value("python", std::string());
-  } catch (const nlohmann::json::exception& e) {
+    job.script = sched::required(c.text("script"), "script");
+    job.args = sched::required(c.texts("args"), "args");
+    job.interpose = sched::required(c.text("interpose"), "interpose");
+    job.path = c.texts("path").value_or(std::vector<std::string>{});
+    job.dicts = c.texts("dicts").value_or(std::vector<std::string>{});
+    job.locks = c.texts("locks").value_or(std::vector<std::string>{});
+    job.points = c.texts("points").value_or(std::vector<std::string>{});
+    job.blocking = c.texts("blocking").value_or(std::vector<std::string>{});
+    const std::int64_t seed = c.integer("hash_seed").value_or(0);  // older schedules: 0
+    if (seed < 0 || seed > 4294967295LL)
+      throw InputError(fmt::format("hash_seed: {} is not in [0, 4294967295]", seed));
+    job.hash_seed = static_cast<std::uint32_t>(seed);
+    job.python = c.text("python").value_or(std::string());
+  } catch (const InputError& e) {
     throw InputError(fmt::format("script parameters: {}", first_line(e.what())));
   }
   return job;

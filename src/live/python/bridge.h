@@ -62,8 +62,15 @@ std::string interposition_table(const std::string& name_or_path);
 // range (versions.h); a run outside it is InputError with Job::refuse_unverified.
 std::unique_ptr<Subject> make_subject(const Job& job, const std::string& recorded_script = "",
                                       VersionCheck* versions = nullptr);
+// The job as its schedules and report record it (JobInfo::parameters): script, args, interpose,
+// path, then dicts, locks, points and blocking where not empty, hash_seed, and python where set;
+// and back, a missing optional entry at its default (older schedules: hash seed 0), InputError
+// "script parameters: <key>: ..." for a missing or mistyped one.
+sched::SubjectConfig job_config(const Job& job);
+Job job_from_config(const sched::SubjectConfig& config);
+// The content hash's input (make_subject's recorded identity): the same entries as compact JSON
+// text. Its bytes are every recorded schedule's hash: they must not change.
 std::string job_json(const Job& job);
-Job job_from_json(const std::string& text);
 
 // racelab live python's run (live/search.h). Replaying (`replay` a schedule's path, `recorded` that
 // schedule as read): the job its header records (script, arguments, table, hash seed), its steps

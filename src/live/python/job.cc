@@ -27,7 +27,7 @@ live::Job make_job(Job& job, const std::string& replay, std::optional<sched::Sch
         }
         // The recorded job, its environment (--python) included; the policy is this run's.
         const bool refuse = job.refuse_unverified;
-        job = job_from_json(schedule->live_configuration);
+        job = job_from_config(schedule->live_configuration);
         job.refuse_unverified = refuse;
         // Older schedules record the path as given, relative to where racelab ran.
         const std::string as_recorded = job.script;
@@ -47,7 +47,7 @@ live::Job make_job(Job& job, const std::string& replay, std::optional<sched::Sch
   JobInfo& info = out.info;
   info.subject = sched::kLivePythonSubject;
   info.command = "live python";
-  info.parameters = nlohmann::ordered_json::parse(job_json(job));
+  info.parameters = job_config(job);
   info.build = build_description();
   if (!versions.found.torch.empty()) info.build += fmt::format(", torch {}", versions.found.torch);
   info.versions = versions.json();

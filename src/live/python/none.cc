@@ -20,7 +20,8 @@ std::unique_ptr<Subject> make_subject(const Job&, const std::string&, VersionChe
 
 std::uint32_t hash_seed_from_environment() { return 0; }
 std::string job_json(const Job&) { return "{}"; }
-Job job_from_json(const std::string&) { return {}; }
+sched::SubjectConfig job_config(const Job&) { return {}; }
+Job job_from_config(const sched::SubjectConfig&) { return {}; }
 std::vector<std::tuple<std::string, bool, std::string>> describe_environment(const Job&) {
   const std::string why = "racelab was built without the Python bridge (python3-dev, pybind11-dev)";
   return {{"python", false, why}, {"torch", false, why}, {"table", false, why}};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -127,27 +128,59 @@ std::string config_json(const Config& c) {
   return j.dump();
 }
 
-std::string recorded_device(const std::string& live_configuration) {
-  if (live_configuration.empty()) return "";
-  return nlohmann::json::parse(live_configuration).value("device", std::string());
+sched::SubjectConfig to_config(const Config& c) {
+  sched::SubjectConfig s;
+  s.set("drafters", std::int64_t{c.drafters});
+  s.set("device", c.device);
+  s.set("gpus", std::int64_t{c.gpus});
+  s.set("attention", c.attention);
+  s.set("warmup", c.warmup);
+  s.set("warmup_backward", c.warmup_backward);
+  s.set("warmup_seq_len", std::int64_t{c.warmup_seq_len});
+  s.set("seq_lens", std::vector<std::int64_t>(c.seq_lens.begin(), c.seq_lens.end()));
+  s.set("hidden", std::int64_t{c.hidden});
+  s.set("heads", std::int64_t{c.heads});
+  s.set("chunk", std::int64_t{c.chunk});
+  return s;
 }
 
-Config config_from_json(const std::string& text) {
+std::string recorded_device(const sched::SubjectConfig& live_configuration) {
+  const sched::ConfigValue* device = live_configuration.find("device");
+  const std::string* text = device != nullptr ? std::get_if<std::string>(device) : nullptr;
+  return text != nullptr ? *text : "";
+}
+
+namespace {
+
+int int_setting(const sched::SubjectConfig& s, std::string_view key) {
+  const std::int64_t v = sched::required(s.integer(key), key);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    throw InputError(fmt::format("{}: {} is out of range", key, v));
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+Config from_config(const sched::SubjectConfig& s) {
   Config c;
   try {
-    const auto j = nlohmann::json::parse(text);
-    c.drafters = j.at("drafters").get<int>();
-    c.device = j.at("device").get<std::string>();
-    c.gpus = j.at("gpus").get<int>();
-    c.attention = j.at("attention").get<std::string>();
-    c.warmup = j.at("warmup").get<std::string>();
-    c.warmup_backward = j.at("warmup_backward").get<bool>();
-    c.warmup_seq_len = j.at("warmup_seq_len").get<int>();
-    c.seq_lens = j.at("seq_lens").get<std::vector<int>>();
-    c.hidden = j.at("hidden").get<int>();
-    c.heads = j.at("heads").get<int>();
-    c.chunk = j.at("chunk").get<int>();
-  } catch (const nlohmann::json::exception& e) {
+    c.drafters = int_setting(s, "drafters");
+    c.device = sched::required(s.text("device"), "device");
+    c.gpus = int_setting(s, "gpus");
+    c.attention = sched::required(s.text("attention"), "attention");
+    c.warmup = sched::required(s.text("warmup"), "warmup");
+    c.warmup_backward = sched::required(s.boolean("warmup_backward"), "warmup_backward");
+    c.warmup_seq_len = int_setting(s, "warmup_seq_len");
+    c.seq_lens.clear();
+    for (const std::int64_t n : sched::required(s.integers("seq_lens"), "seq_lens")) {
+      if (n < 0 || n > std::numeric_limits<int>::max())
+        throw InputError(fmt::format("seq_lens: {} is out of range", n));
+      c.seq_lens.push_back(static_cast<int>(n));
+    }
+    c.hidden = int_setting(s, "hidden");
+    c.heads = int_setting(s, "heads");
+    c.chunk = int_setting(s, "chunk");
+  } catch (const InputError& e) {
     throw InputError(fmt::format("workload parameters: {}", e.what()));
   }
   return c;

@@ -1,8 +1,6 @@
 // racelab live torch's run (workload.h, make_job): free of LibTorch, built with or without it.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "live/torch/workload.h"
 #include "sched/schedule.h"
 #include "util/errors.h"
@@ -19,7 +17,7 @@ Job make_job(Config cfg, const ShapeOptions& shape, const std::string& replay,
                         apply_shape(cfg, shape);
                         return make_drafters(cfg);  // validates: InputError for bad parameters
                       }
-                      cfg = config_from_json(schedule->live_configuration);
+                      cfg = from_config(schedule->live_configuration);
                       try {
                         return make_drafters(cfg);
                       } catch (const InputError& e) {
@@ -30,7 +28,7 @@ Job make_job(Config cfg, const ShapeOptions& shape, const std::string& replay,
   JobInfo& info = job.info;
   info.subject = sched::kLiveTorchSubject;
   info.command = "live torch";
-  info.parameters = nlohmann::ordered_json::parse(config_json(cfg));
+  info.parameters = to_config(cfg);
   info.build = build_description();
   info.hash = job.run.subject->content_hash();
   info.stuck_in = "LibTorch";

@@ -64,11 +64,18 @@ struct ShapeOptions {
 // Sets c.seq_lens and c.hidden from `o` (c.heads already set); InputError for a spelling given
 // with its alias, or a value out of range.
 void apply_shape(Config& c, const ShapeOptions& o);
+// The configuration as its schedules and report record it (JobInfo::parameters), in this order:
+// drafters, device, gpus, attention, warmup, warmup_backward, warmup_seq_len, seq_lens, hidden,
+// heads, chunk; and back (InputError "workload parameters: <key>: ..." for a missing or mistyped
+// entry).
+sched::SubjectConfig to_config(const Config& c);
+Config from_config(const sched::SubjectConfig& s);
+// The content hash's input (Drafters::content_hash): the same entries as compact JSON text. Its
+// bytes are every recorded schedule's hash: they must not change.
 std::string config_json(const Config& c);
-Config config_from_json(const std::string& text);  // as config_json writes it; InputError if not
 // The device a schedule's recorded configuration (sched::Schedule::live_configuration) names: ""
 // where it names none (a Python script's configuration, a model schedule's empty one).
-std::string recorded_device(const std::string& live_configuration);
+std::string recorded_device(const sched::SubjectConfig& live_configuration);
 
 // "LibTorch 2.11.0 (CUDA 13.0, NVRTC)" / "LibTorch 1.13.1 (CPU)" / "" without LibTorch.
 std::string build_description();

@@ -135,6 +135,7 @@ constexpr std::array<StrategyInfo, 7> kStrategies = {{
      .seeded = false,
      .needs_footprints = true,
      .proves_every_order = true,
+     .resumable = true,
      .bound_shrinks = dpor_bound_shrinks,
      .proof_brief = dpor_proof_brief,
      .split_cost = dpor_split_cost,
@@ -221,6 +222,15 @@ std::vector<std::string> strategy_name_list(bool live_only) {
   std::vector<std::string> out;
   for (const StrategyInfo& info : kStrategies) {
     if (!live_only || info.live) out.emplace_back(info.name);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, StrategyKind>> strategy_choices(
+    bool (*keep)(const StrategyInfo& info)) {
+  std::vector<std::pair<std::string, StrategyKind>> out;
+  for (const StrategyInfo& info : kStrategies) {
+    if (keep == nullptr || keep(info)) out.emplace_back(info.name, info.kind);
   }
   return out;
 }

@@ -67,6 +67,9 @@ struct StrategyInfo {
   // Its finished search covers every order of the operations racelab sees, with no bound given
   // (dpor, states): a clean live run under it says what that proof covers (proof_covers).
   bool proves_every_order = false;
+  // Its search can be handed over to a fresh process and go on there (Strategy::resumable, dpor):
+  // racelab live --all-findings needs it, since past a deadlock the process must end.
+  bool resumable = false;
   // Its space gets smaller with a lower preemption bound (dfs; dpor given one): the remedy for
   // a search cut short may say "lower max_preemptions". nullptr: never.
   bool (*bound_shrinks)(const StrategyParams& params) = nullptr;
@@ -92,6 +95,10 @@ StrategyKind parse_strategy(const std::string& name);
 const char* strategy_names();
 // The names as a list; `live_only`: those that drive live subjects.
 std::vector<std::string> strategy_name_list(bool live_only = false);
+// Each name with its kind, in table order, of the rows `keep` accepts (all where null): the one
+// word-to-kind mapping a command line's or a scenario file's choice is parsed with.
+std::vector<std::pair<std::string, StrategyKind>> strategy_choices(
+    bool (*keep)(const StrategyInfo& info) = nullptr);
 // "random | pct | dfs | dpor | pos | surw": the strategies of live subjects.
 const char* live_strategy_names();
 // "random, pct, pos and surw": the strategies a seed changes (the table's `seeded`), for help
