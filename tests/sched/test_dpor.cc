@@ -33,6 +33,9 @@ class ScriptSubject : public Subject, public StateSource {
   // script).
   explicit ScriptSubject(std::string name, std::vector<Script> threads, int symmetric = 0)
       : name_(std::move(name)), threads_(std::move(threads)), symmetric_(symmetric) {}
+  // Two job queues, each served by its own worker (as the model's devices), instead of one: a
+  // job instruction's object picks the queue (both workers take mutex 0 for a locked job).
+  void two_queues(bool on) { queues_count_ = on ? 2 : 1; }
   std::string name() const override { return name_; }
   std::string content_hash() const override { return name_; }
   // The threads' scripts, one line each ("t0: write0 lock1 touch0"), for messages.
@@ -80,7 +83,8 @@ class ScriptSubject : public Subject, public StateSource {
       vars_.push_back(ctx.atomic_var("v" + std::to_string(i)));
     }
     event_ = ctx.event("e");
-    queue_ = ctx.queue("q");
+    queues_.clear();
+    for (int i = 0; i < queues_count_; ++i) queues_.push_back(ctx.queue("q" + std::to_string(i)));
     plain_ = ctx.label("job");
     locked_ = ctx.label("locked job");
     for (std::size_t t = 0; t < threads_.size(); ++t) {
@@ -89,7 +93,10 @@ class ScriptSubject : public Subject, public StateSource {
       else
         ctx.spawn("t" + std::to_string(t), body(ctx, static_cast<int>(t)));
     }
-    ctx.serve(queue_, ctx.spawn("worker", worker(ctx), true));
+    for (int i = 0; i < queues_count_; ++i) {
+      ctx.serve(queues_[static_cast<std::size_t>(i)],
+                ctx.spawn("worker" + std::to_string(i), worker(ctx, i), true));
+    }
   }
 
  private:
@@ -117,8 +124,9 @@ class ScriptSubject : public Subject, public StateSource {
           break;
         case Instr::kJob:
         case Instr::kLockedJob: {
+          const auto queue = queues_[static_cast<std::size_t>(queues_count_ > 1 ? in.object : 0)];
           const auto job = static_cast<int>(
-              co_await ctx.submit(queue_, in.kind == Instr::kJob ? plain_ : locked_));
+              co_await ctx.submit(queue, in.kind == Instr::kJob ? plain_ : locked_));
           co_await ctx.wait_job(job);
           break;
         }
@@ -134,9 +142,9 @@ class ScriptSubject : public Subject, public StateSource {
       }
     }
   }
-  Task worker(Context& ctx) {
+  Task worker(Context& ctx, int queue) {
     for (;;) {
-      const int job = static_cast<int>(co_await ctx.take(queue_));
+      const int job = static_cast<int>(co_await ctx.take(queues_[static_cast<std::size_t>(queue)]));
       if (job < 0) co_return;
       if (ctx.execution().job_label(job) == locked_) {
         co_await ctx.lock(mutexes_[0]);
@@ -150,8 +158,9 @@ class ScriptSubject : public Subject, public StateSource {
   std::vector<Script> threads_;
   int symmetric_ = 0;
   bool fixed_ = true;
-  std::vector<int> mutexes_, vars_, values_;
-  int event_ = -1, queue_ = -1, plain_ = -1, locked_ = -1;
+  int queues_count_ = 1;
+  std::vector<int> mutexes_, vars_, values_, queues_;
+  int event_ = -1, plain_ = -1, locked_ = -1;
 };
 
 // An execution's interleaving class: every event (thread, index in its thread) with its footprint
@@ -410,6 +419,14 @@ TEST_CASE("optimal dpor split: a thread asleep since the top part skips no race 
   CHECK(check_against_brute_force(subject));
 }
 
+TEST_CASE("optimal dpor regression candidate", "[dpor]") {
+  const std::vector<Script> threads = {{{I::kWrite, 0}, {I::kWrite, 1}, {I::kCheck, 1}},
+                                       {{I::kRead, 0}, {I::kLock, 1}, {I::kUnlock, 1}},
+                                       {{I::kCheck, 1}, {I::kWrite, 1}}};
+  ScriptSubject subject("candidate", threads);
+  CHECK(check_against_brute_force(subject));
+}
+
 // The random programs' source: a fixed-seed LCG drawing a number below n.
 struct Draw {
   std::uint64_t state;
@@ -447,7 +464,7 @@ Script random_script(Next& next, More more) {
     } else if (pick < 8) {
       script.push_back({next(2) == 0 ? I::kSet : I::kWait, 0});
     } else if (pick < 9) {
-      script.push_back({next(2) == 0 ? I::kJob : I::kLockedJob, 0});
+      script.push_back({next(2) == 0 ? I::kJob : I::kLockedJob, object});  // object: the queue
     } else {
       script.push_back({next(2) == 0 ? I::kTouch : I::kCheck, object});
     }
@@ -484,6 +501,101 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactl
   CHECK(checked * 3 > programs);  // many are small enough
   WARN("sleep-set blocked: source-set dpor " << source_redundant << ", optimal "
                                              << optimal_redundant);
+}
+
+// A hunt, not a check (hidden: run it with "[.hunt]"): random programs with two job queues,
+// each served by its own worker, and RACELAB_DPOR_THREADS (default 4) threads; prints each
+// program whose classes under optimal dpor differ from brute force's.
+TEST_CASE("hunt: optimal dpor against brute force, two workers", "[.hunt]") {
+  auto env = [](const char* name, std::uint64_t otherwise) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::strtoull(v, nullptr, 10) : otherwise;
+  };
+  Draw next{env("RACELAB_DPOR_SEED", 1)};
+  const auto programs = env("RACELAB_DPOR_PROGRAMS", 100);
+  const auto length = env("RACELAB_DPOR_LENGTH", 2);
+  const auto threads_n = env("RACELAB_DPOR_THREADS", 4);
+  const auto cap = env("RACELAB_DPOR_CAP", 50'000);
+  int checked = 0, lost = 0;
+  for (std::uint64_t p = 0; p < programs; ++p) {
+    std::vector<Script> threads(threads_n);
+    for (Script& script : threads)
+      script = random_script(next, [&](std::size_t i) { return i < length + next(2); });
+    ScriptSubject subject("hunt " + std::to_string(p), threads);
+    subject.two_queues(true);
+    // Source-set dpor as the reference (no weak initials), cheaper than brute force.
+    auto reference = make_dpor(std::nullopt, true, false, false);
+    const Census want = census(subject, *reference, cap);
+    if (!reference->exhausted()) continue;
+    ++checked;
+    const std::set<std::string> traces(want.classes.begin(), want.classes.end());
+    auto optimal = make_dpor(std::nullopt, true, false, true);
+    const Census best = census(subject, *optimal);
+    const std::set<std::string> got(best.classes.begin(), best.classes.end());
+    if (got != traces || best.classes.size() != got.size()) {
+      ++lost;
+      WARN(subject.name() << ": " << traces.size() << " classes, optimal dpor " << got.size()
+                          << " (" << best.executions << " executions)\n"
+                          << subject.script_text());
+    }
+  }
+  WARN(checked << " programs checked, " << lost << " differ");
+}
+
+// Shrinks a program that optimal dpor gets wrong (against source sets): drops instructions while
+// the difference stays. Hidden: "[.shrink]".
+TEST_CASE("shrink: a program optimal dpor gets wrong", "[.shrink]") {
+  std::vector<Script> threads = {
+      {{I::kWrite, 1}, {I::kCheck, 1}}, {{I::kWrite, 2}}, {{I::kCheck, 1}, {I::kWrite, 1}}};
+  auto differs = [](const std::vector<Script>& program) {
+    ScriptSubject subject("shrink", program);
+    auto reference = make_dpor(std::nullopt, true, false, false);
+    const Census want = census(subject, *reference);
+    auto optimal = make_dpor(std::nullopt, true, false, true);
+    const Census best = census(subject, *optimal);
+    const std::set<std::string> a(want.classes.begin(), want.classes.end());
+    const std::set<std::string> b(best.classes.begin(), best.classes.end());
+    return a != b;
+  };
+  REQUIRE(differs(threads));
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t t = 0; t < threads.size(); ++t) {
+      for (std::size_t i = 0; i < threads[t].size(); ++i) {
+        auto smaller = threads;
+        smaller[t].erase(smaller[t].begin() + static_cast<std::ptrdiff_t>(i));
+        if (smaller[t].empty()) smaller.erase(smaller.begin() + static_cast<std::ptrdiff_t>(t));
+        if (differs(smaller)) {
+          threads = smaller;
+          changed = true;
+          break;
+        }
+      }
+      if (changed) break;
+    }
+  }
+  ScriptSubject subject("shrunk", threads);
+  WARN(subject.script_text());
+  // Each search's executions (threads in order), and the classes optimal dpor missed.
+  auto show = [&](Strategy& strategy, const char* what, std::set<std::string>& classes) {
+    std::string text = std::string(what) + ":\n";
+    for (std::uint64_t i = 0;; ++i) {
+      auto run = run_execution(subject, strategy, i);
+      if (!run) break;
+      for (ThreadId t : run->choices) text += std::to_string(t);
+      text += run->abandoned ? " (blocked)\n" : "\n";
+      if (!run->abandoned) classes.insert(class_of(*run));
+    }
+    WARN(text);
+  };
+  std::set<std::string> want, got;
+  auto reference = make_dpor(std::nullopt, true, false, false);
+  show(*reference, "source sets", want);
+  auto optimal = make_dpor(std::nullopt, true, false, true);
+  show(*optimal, "optimal", got);
+  for (const auto& c : want) {
+    if (!got.contains(c)) WARN("missed:\n" << c);
+  }
 }
 
 // The same for scripts that do not vouch for their footprints: dpor takes a reversed step's
