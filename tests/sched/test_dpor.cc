@@ -1,6 +1,7 @@
 // dpor against brute force: on small programs, the classes dpor explores are exactly the
 // Mazurkiewicz traces of every interleaving (each once), and it finds what unbounded dfs finds.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -534,8 +535,21 @@ TEST_CASE("hunt: optimal dpor against brute force, two workers", "[.hunt]") {
     const std::set<std::string> got(best.classes.begin(), best.classes.end());
     if (got != traces || best.classes.size() != got.size()) {
       ++lost;
-      WARN(subject.name() << ": " << traces.size() << " classes, optimal dpor " << got.size()
-                          << " (" << best.executions << " executions)\n"
+      // Brute force is out of reach at this size: the classes that 200,000 random executions
+      // meet, with those of either search, stand in for every class.
+      auto sample = make_random(1);
+      const Census random = census(subject, *sample, 200'000);
+      std::set<std::string> truth(random.classes.begin(), random.classes.end());
+      truth.insert(traces.begin(), traces.end());
+      truth.insert(got.begin(), got.end());
+      auto missing = [&](const std::set<std::string>& have) {
+        std::size_t n = 0;
+        for (const auto& c : truth) n += have.contains(c) ? 0 : 1;
+        return n;
+      };
+      WARN(subject.name() << ": " << truth.size() << " classes known; source sets miss "
+                          << missing(traces) << ", optimal dpor misses " << missing(got) << " ("
+                          << best.executions << " executions)\n"
                           << subject.script_text());
     }
   }
@@ -545,8 +559,10 @@ TEST_CASE("hunt: optimal dpor against brute force, two workers", "[.hunt]") {
 // Shrinks a program that optimal dpor gets wrong (against source sets): drops instructions while
 // the difference stays. Hidden: "[.shrink]".
 TEST_CASE("shrink: a program optimal dpor gets wrong", "[.shrink]") {
-  std::vector<Script> threads = {
-      {{I::kWrite, 1}, {I::kCheck, 1}}, {{I::kWrite, 2}}, {{I::kCheck, 1}, {I::kWrite, 1}}};
+  std::vector<Script> threads = {{{I::kLock, 1}, {I::kTouch, 0}, {I::kUnlock, 1}},
+                                 {{I::kLock, 0}, {I::kUnlock, 0}, {I::kRead, 1}},
+                                 {{I::kLock, 0}, {I::kWrite, 1}, {I::kTouch, 0}, {I::kUnlock, 0}},
+                                 {{I::kLock, 1}, {I::kUnlock, 1}, {I::kTouch, 0}}};
   auto differs = [](const std::vector<Script>& program) {
     ScriptSubject subject("shrink", program);
     auto reference = make_dpor(std::nullopt, true, false, false);
@@ -555,7 +571,7 @@ TEST_CASE("shrink: a program optimal dpor gets wrong", "[.shrink]") {
     const Census best = census(subject, *optimal);
     const std::set<std::string> a(want.classes.begin(), want.classes.end());
     const std::set<std::string> b(best.classes.begin(), best.classes.end());
-    return a != b;
+    return !std::includes(b.begin(), b.end(), a.begin(), a.end());  // optimal misses one
   };
   REQUIRE(differs(threads));
   for (bool changed = true; changed;) {
@@ -584,6 +600,11 @@ TEST_CASE("shrink: a program optimal dpor gets wrong", "[.shrink]") {
       if (!run) break;
       for (ThreadId t : run->choices) text += std::to_string(t);
       text += run->abandoned ? " (blocked)\n" : "\n";
+      if (std::getenv("RACELAB_DPOR_DEBUG") != nullptr) {
+        std::string line = "execution";
+        for (ThreadId t : run->choices) line += " " + std::to_string(t);
+        std::fprintf(stderr, "%s%s\n", line.c_str(), run->abandoned ? " (blocked)" : "");
+      }
       if (!run->abandoned) classes.insert(class_of(*run));
     }
     WARN(text);

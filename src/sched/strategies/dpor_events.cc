@@ -315,7 +315,7 @@ void EventLog::join_sources(Clock& out, std::span<const std::uint32_t> base, std
   for (const Source& s : sources_) {
     if (s.event == skip || (skip_mutex && s.mutex)) continue;
     if (skip_awaited && s.awaited) continue;
-    if (skip_mutex && s.event < release && happens_before(skip, s.event)) continue;
+    if (skip_mutex && s.event <= release && happens_before(skip, s.event)) continue;
     const auto c = clock(s.event);
     for (std::size_t u = 0; u < threads_; ++u) out[u] = std::max(out[u], c[u]);
   }

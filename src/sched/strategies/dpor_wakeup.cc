@@ -1,6 +1,7 @@
 #include "sched/strategies/dpor_wakeup.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 
 namespace racelab::sched::dpor {
@@ -93,6 +94,12 @@ Sequence reversal(const EventLog& log, const Race& race, const Op* later_op,
         last.clock[u] = std::max(last.clock[u], x.clock[u]);
     }
   }
+  if (!last.known && std::getenv("RACELAB_PENDING_OLD") == nullptr) {
+    for (const SequenceEvent& x : v) {
+      for (std::size_t u = 0; u < last.clock.size(); ++u)
+        last.clock[u] = std::max(last.clock[u], x.clock[u]);
+    }
+  }
   v.push_back(std::move(last));
   return v;
 }
@@ -137,8 +144,8 @@ bool WakeupTree::insert(Sequence v) {
   std::vector<WakeupNode>* level = &children_;
   bool at_root = true;
   for (;;) {
-    if (v.empty()) return false;                   // a sequence of the tree covers v
-    if (!at_root && level->empty()) return false;  // a leaf: its execution covers v
+    if (v.empty()) return false;  // a sequence of the tree covers v
+    if (!at_root && level->empty() && std::getenv("RACELAB_LEAF_OLD") != nullptr) return false;
     WakeupNode* next = nullptr;
     for (WakeupNode& child : *level) {
       std::optional<std::size_t> at;
