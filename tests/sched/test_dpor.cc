@@ -1,7 +1,6 @@
 // dpor against brute force: on small programs, the classes dpor explores are exactly the
 // Mazurkiewicz traces of every interleaving (each once), and it finds what unbounded dfs finds.
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -420,11 +419,48 @@ TEST_CASE("optimal dpor split: a thread asleep since the top part skips no race 
   CHECK(check_against_brute_force(subject));
 }
 
-TEST_CASE("optimal dpor regression candidate", "[dpor]") {
-  const std::vector<Script> threads = {{{I::kWrite, 0}, {I::kWrite, 1}, {I::kCheck, 1}},
-                                       {{I::kRead, 0}, {I::kLock, 1}, {I::kUnlock, 1}},
-                                       {{I::kCheck, 1}, {I::kWrite, 1}}};
-  ScriptSubject subject("candidate", threads);
+// Optimal dpor with a predicted footprint that over-approximates: t2's check of v1, reversed with
+// t0's write, is predicted fatal (it may fail) and does not fail when it runs first. The wakeup
+// tree had put [t1 starts, t2 starts, t2 checks] after t1's branch, taken as dependent with the
+// predicted fatal check; t1's write of v2 then slept there and commuted with what ran. The search
+// from that leaf skipped the race of t2's write and t0's (t1 asleep, a weak initial of its
+// reversal), and t1's branch had left its own race with t0's failing check to that leaf, which
+// covered it: the classes where t0 writes between t2's check and write and its check then fails,
+// t1 not done, were never explored. The insert now extends a leaf with what is left of the
+// sequence (dpor_wakeup.cc). Shrunk from random program 441 of the two-worker hunt (3 threads);
+// the same loss as 2 GPUs x 2 drafters with the model vouching (968,256 of 972,992 classes).
+// Before the fix (main at 3b6446f) optimal dpor and its split searches miss classes here.
+TEST_CASE("optimal dpor: a leaf of the wakeup tree does not cover a sequence by itself", "[dpor]") {
+  const std::vector<Script> threads = {
+      {{I::kWrite, 1}, {I::kCheck, 1}}, {{I::kWrite, 2}}, {{I::kCheck, 1}, {I::kWrite, 1}}};
+  ScriptSubject subject("a leaf covers nothing by itself", threads);
+  CHECK(check_against_brute_force(subject));
+}
+
+// A pending operation's footprint is unknown (dependent with everything), and its reversal's
+// sequence must order it after every event before it. Here t1, blocked at the end on m0 (which t0
+// took and never releases), races with t0's acquire; its clock held only its own past, so it was
+// an initial of the sequence, a tree branch running t1's lock at once took the sequence for
+// covered, and the class where t0 takes m0 last, after both writes of v0, was never explored.
+// Shrunk from random program 833 of the two-worker hunt (4 threads).
+TEST_CASE("optimal dpor: a pending operation comes after the whole sequence", "[dpor]") {
+  const std::vector<Script> threads = {{{I::kLock, 0}, {I::kTouch, 0}},
+                                       {{I::kWrite, 0}, {I::kLock, 0}, {I::kCheck, 1}},
+                                       {{I::kWrite, 0}, {I::kTouch, 1}}};
+  ScriptSubject subject("pending after the sequence", threads);
+  CHECK(check_against_brute_force(subject));
+}
+
+// A lock race whose later acquire also conflicts with the unlock's step: t2 unlocks m1 and writes
+// v0 in one step, t0 locks m1 and writes v0. The unlock's write was a source of t0's step and hid
+// the race of the two acquires (only the unlock's mutex access was left out). Source sets met the
+// class through another race; optimal dpor, once leaves were extended (above), did not. Shrunk
+// from random program 786 of the two-worker hunt (4 threads).
+TEST_CASE("dpor: the unlock's step does not hide a lock race", "[dpor]") {
+  const std::vector<Script> threads = {{{I::kLock, 1}, {I::kTouch, 0}, {I::kUnlock, 1}},
+                                       {{I::kTouch, 0}},
+                                       {{I::kLock, 1}, {I::kUnlock, 1}, {I::kTouch, 0}}};
+  ScriptSubject subject("the unlock's step hides no lock race", threads);
   CHECK(check_against_brute_force(subject));
 }
 
@@ -505,9 +541,12 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactl
 }
 
 // A hunt, not a check (hidden: run it with "[.hunt]"): random programs with two job queues,
-// each served by its own worker, and RACELAB_DPOR_THREADS (default 4) threads; prints each
-// program whose classes under optimal dpor differ from brute force's.
-TEST_CASE("hunt: optimal dpor against brute force, two workers", "[.hunt]") {
+// each served by its own worker (as the model's two devices), and RACELAB_DPOR_THREADS (default
+// 4) threads, where brute force is out of reach; prints each program whose classes under optimal
+// dpor differ from source-set dpor's, with how many each misses of the classes either found or
+// random executions met. Where the regression cases above came from (RACELAB_DPOR_THREADS=3 and 4,
+// RACELAB_DPOR_LENGTH=2, RACELAB_DPOR_PROGRAMS=1000).
+TEST_CASE("hunt: optimal dpor against source sets, two workers", "[.hunt]") {
   auto env = [](const char* name, std::uint64_t otherwise) {
     const char* v = std::getenv(name);
     return v != nullptr ? std::strtoull(v, nullptr, 10) : otherwise;
@@ -554,69 +593,6 @@ TEST_CASE("hunt: optimal dpor against brute force, two workers", "[.hunt]") {
     }
   }
   WARN(checked << " programs checked, " << lost << " differ");
-}
-
-// Shrinks a program that optimal dpor gets wrong (against source sets): drops instructions while
-// the difference stays. Hidden: "[.shrink]".
-TEST_CASE("shrink: a program optimal dpor gets wrong", "[.shrink]") {
-  std::vector<Script> threads = {{{I::kLock, 1}, {I::kTouch, 0}, {I::kUnlock, 1}},
-                                 {{I::kLock, 0}, {I::kUnlock, 0}, {I::kRead, 1}},
-                                 {{I::kLock, 0}, {I::kWrite, 1}, {I::kTouch, 0}, {I::kUnlock, 0}},
-                                 {{I::kLock, 1}, {I::kUnlock, 1}, {I::kTouch, 0}}};
-  auto differs = [](const std::vector<Script>& program) {
-    ScriptSubject subject("shrink", program);
-    auto reference = make_dpor(std::nullopt, true, false, false);
-    const Census want = census(subject, *reference);
-    auto optimal = make_dpor(std::nullopt, true, false, true);
-    const Census best = census(subject, *optimal);
-    const std::set<std::string> a(want.classes.begin(), want.classes.end());
-    const std::set<std::string> b(best.classes.begin(), best.classes.end());
-    return !std::includes(b.begin(), b.end(), a.begin(), a.end());  // optimal misses one
-  };
-  REQUIRE(differs(threads));
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (std::size_t t = 0; t < threads.size(); ++t) {
-      for (std::size_t i = 0; i < threads[t].size(); ++i) {
-        auto smaller = threads;
-        smaller[t].erase(smaller[t].begin() + static_cast<std::ptrdiff_t>(i));
-        if (smaller[t].empty()) smaller.erase(smaller.begin() + static_cast<std::ptrdiff_t>(t));
-        if (differs(smaller)) {
-          threads = smaller;
-          changed = true;
-          break;
-        }
-      }
-      if (changed) break;
-    }
-  }
-  ScriptSubject subject("shrunk", threads);
-  WARN(subject.script_text());
-  // Each search's executions (threads in order), and the classes optimal dpor missed.
-  auto show = [&](Strategy& strategy, const char* what, std::set<std::string>& classes) {
-    std::string text = std::string(what) + ":\n";
-    for (std::uint64_t i = 0;; ++i) {
-      auto run = run_execution(subject, strategy, i);
-      if (!run) break;
-      for (ThreadId t : run->choices) text += std::to_string(t);
-      text += run->abandoned ? " (blocked)\n" : "\n";
-      if (std::getenv("RACELAB_DPOR_DEBUG") != nullptr) {
-        std::string line = "execution";
-        for (ThreadId t : run->choices) line += " " + std::to_string(t);
-        std::fprintf(stderr, "%s%s\n", line.c_str(), run->abandoned ? " (blocked)" : "");
-      }
-      if (!run->abandoned) classes.insert(class_of(*run));
-    }
-    WARN(text);
-  };
-  std::set<std::string> want, got;
-  auto reference = make_dpor(std::nullopt, true, false, false);
-  show(*reference, "source sets", want);
-  auto optimal = make_dpor(std::nullopt, true, false, true);
-  show(*optimal, "optimal", got);
-  for (const auto& c : want) {
-    if (!got.contains(c)) WARN("missed:\n" << c);
-  }
 }
 
 // The same for scripts that do not vouch for their footprints: dpor takes a reversed step's

@@ -629,15 +629,6 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     if (race.later != dpor::Race::kPending) outlook = footprints_->step_outlook(race.later);
     const bool predict = footprints_->touches_fixed() && race.later != dpor::Race::kPending;
     dpor::Sequence v = dpor::reversal(log_, race, later_op, predict ? &outlook : nullptr);
-    static const bool debug = std::getenv("RACELAB_DPOR_DEBUG") != nullptr;
-    std::string vt;
-    if (debug) {
-      for (const auto& x : v) {
-        vt += fmt::format(" {}.{}{}[", x.thread, x.local, x.known ? "" : "?");
-        for (const auto& a : x.footprint) vt += fmt::format("{}:{},", static_cast<int>(a.kind), a.object);
-        vt += "]";
-      }
-    }
     for (const SleepEntry& e : n.sleep) {
       // Optimal dpor skips a race that a sleeping thread starts: the search from that thread
       // reverses it, helped by the sequences that races with earlier events put in the wakeup
@@ -647,17 +638,13 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       // the [dpor] tests, split at depth 1, lost 3 of 12 classes once footprints were predicted).
       if (e.from_top) continue;
       std::optional<std::size_t> at;
-      if (dpor::weak_initial(v, e.thread, e.footprint, true, at)) {
-        if (debug) fmt::print(stderr, "  race {}->{} at node {}: skipped, {} asleep:{}\n", race.earlier, race.later == dpor::Race::kPending ? -1 : static_cast<long>(race.later), race.earlier, e.thread, vt);
-        return;  // explored elsewhere
-      }
+      if (dpor::weak_initial(v, e.thread, e.footprint, true, at)) return;  // explored elsewhere
     }
     if (!is_enabled(n, v.front().thread)) {  // never expected: every enabled thread instead
       expand(n);
       return;
     }
-    const bool added = n.wut.insert(std::move(v));
-    if (debug) fmt::print(stderr, "  race {}->{} at node {}: {}:{}\n", race.earlier, race.later == dpor::Race::kPending ? -1 : static_cast<long>(race.later), race.earlier, added ? "inserted" : "covered", vt);
+    n.wut.insert(std::move(v));
   }
 
   void record_prefix(std::size_t length, bool cut, bool ended = false) {
