@@ -126,6 +126,10 @@ void PipelineModel::setup(Context& ctx) {
   ctx.part(-1);
 
   ctx.describe_state(*this);  // pipeline_state.cc
+  // What a step's local code touches follows from its operation and its thread's past, except
+  // where it branches on a value the step read: the eager call's entry check (may set the FX
+  // flag) and an allocation (may run out of memory) declare their other branch.
+  ctx.fix_touches();
   ctx.spawn("main", main_thread(ctx));
   for (int d = 0; d < s.devices; ++d) {
     ctx.part(d);
@@ -279,6 +283,7 @@ Task PipelineModel::eager_forward(Context& ctx, int device, std::int64_t length,
     // a compiled call (seen: eager drafters crash each other), then sets the FX flag for its
     // trace, whose autograd.grad runs on the device worker (F4), and clears it.
     co_await ctx.read(fx_flag_var_);
+    ctx.may_touch(fx_flag_var_, true);  // the check passes where the flag is clear: it sets it
     if (fx_entry_check(ctx, device)) {
       out.raised = true;
       co_return;
@@ -313,6 +318,7 @@ bool PipelineModel::allocate(Context& ctx, int device, std::uint64_t bytes) {
       static_cast<std::uint64_t>(std::llround(scenario_.memory_gib * 1073741824.0));
   std::uint64_t& used = used_bytes_[static_cast<std::size_t>(device)];
   ctx.touch(allocator_var_[static_cast<std::size_t>(device)], true);
+  ctx.may_fail();  // where others hold more of the device's memory
   if (bytes > capacity - std::min(used, capacity)) {
     // M4: reads as PyTorch's OutOfMemoryError; the drafter thread dies, which ends the run.
     ctx.report(sched::kinds::kOom,

@@ -12,15 +12,16 @@
 // Inserting v (insert[E](v, wut)) walks down from the root: a child whose thread p is a *weak
 // initial* of what is left of v (p's first event in it has no happens-before predecessor in it, or
 // p has no event in it and p's next event is independent of all of it) is followed, with p's event
-// taken out of v; when v is used up, or a leaf is reached, an execution that the tree will run
-// already covers v's class; otherwise what is left of v is added as the last child of the node
-// reached. Before inserting, a race whose sequence has a weak initial asleep at the node is
-// skipped: that class is explored elsewhere.
+// taken out of v; when v is used up, an execution that the tree will run already covers v's
+// class; otherwise what is left of v is added as the last child of the node reached, a leaf too
+// (the JACM insert stops at a leaf, which is sound only where every footprint in the tree is
+// exact: dpor_wakeup.cc). Before inserting, a race whose sequence has a weak initial asleep at the
+// node is skipped: that class is explored elsewhere.
 //
 // An event's footprint (dpor_events.h) decides independence. A sequence's last event can be a
 // *pending* operation (a thread blocked at the end, or stopped by a fatal step) whose local code
-// never ran: its footprint is unknown and counts as dependent with everything, which can only add
-// a sequence, never lose one.
+// never ran: its footprint is unknown and counts as dependent with everything (it happens after
+// every event of the sequence), which can only add a sequence, never lose one.
 #include <cstdint>
 #include <optional>
 #include <span>
