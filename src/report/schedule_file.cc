@@ -23,8 +23,11 @@ namespace {
 template <typename J>
 J subject_config_to(const sched::SubjectConfig& c) {
   J j = J::object();
-  for (const auto& [key, value] : c.entries)
-    std::visit([&j, &key](const auto& v) { j[key] = v; }, value);
+  // Not a structured binding: clang before 16 cannot capture one in a lambda (the sanitizer builds).
+  for (const auto& entry : c.entries) {
+    const auto& key = entry.first;
+    std::visit([&j, &key](const auto& v) { j[key] = v; }, entry.second);
+  }
   return j;
 }
 
