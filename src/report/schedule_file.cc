@@ -23,7 +23,7 @@ namespace {
 template <typename J>
 J subject_config_to(const sched::SubjectConfig& c) {
   J j = J::object();
-  // Not a structured binding: clang before 16 cannot capture one in a lambda (the sanitizer builds).
+  // Not a structured binding: clang before 16 cannot capture one (the sanitizer builds use 14).
   for (const auto& entry : c.entries) {
     const auto& key = entry.first;
     std::visit([&j, &key](const auto& v) { j[key] = v; }, entry.second);
