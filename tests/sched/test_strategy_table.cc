@@ -72,6 +72,13 @@ TEST_CASE("strategy options: the chosen row owns them, its own check runs first"
   apply_strategy_options(p, Given{{"--stateless", 1}, {"--source-sets", 1}});
   CHECK(split_cost(p).empty());  // stateless: no cache for a split to lose
   CHECK(make_strategy(p)->describe().find("source sets") != std::string::npos);
+  // Source sets miss classes on some programs (issue 35): their exhausted search proves nothing.
+  CHECK(proves_every_order(params(StrategyKind::kDpor)));
+  CHECK(!proves_every_order(p));
+  CHECK(!proves_every_order(params(StrategyKind::kDfs)));
+  CHECK(proof_brief(p, 12).rfind("12 executions, exhaustive (dpor, source sets; the search ended "
+                                 "but proves nothing",
+                                 0) == 0);
 
   CHECK(refusal(StrategyKind::kPct, {{"--no-symmetry", 1}}) ==
         "--no-symmetry: only for --strategy dpor (this run's strategy is pct)");
