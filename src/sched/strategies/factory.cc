@@ -257,6 +257,10 @@ bool proves_every_order(const StrategyParams& p) {
   return p.kind != StrategyKind::kDpor || dpor_settings(p).optimal;  // source sets miss classes
 }
 
+bool misses_classes(const StrategyParams& p) {
+  return strategy_info(p.kind).proves_every_order && !proves_every_order(p);
+}
+
 bool bound_shrinks(const StrategyParams& p) {
   const StrategyInfo& info = strategy_info(p.kind);
   return info.bound_shrinks != nullptr && info.bound_shrinks(p);
