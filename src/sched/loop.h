@@ -34,6 +34,8 @@ const char* stop_reason_words(StopReason r);
 //     sleep-set blocked), 561 states
 //   exhaustive: every reachable state explored (states(symmetry)): 80 executions, 61 states
 //   exhaustive within the bound (dfs(max_preemptions=2)): 41 executions
+//   exhaustive, not a proof: the search ended, but it misses interleaving classes on some
+//     programs (dpor(unbounded, symmetry, source sets)): 15 executions, 15 classes
 //   cut short by the execution cap after 50 executions (dfs(max_preemptions=2), cap 50) before
 //     covering the bounded space: not a proof
 //   sampled 2000 executions (pct(depth=3, seed=1)), not a proof
