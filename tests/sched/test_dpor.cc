@@ -595,13 +595,13 @@ TEST_CASE("hunt: optimal dpor against source sets, two workers", "[.hunt]") {
   WARN(checked << " programs checked, " << lost << " differ");
 }
 
-// Issue 35, kept hidden until source sets are fixed (run it with "[.source-sets]"): the hunt's
+// Issue 35: the hunt's
 // program 510 of seed 1 (four threads, length 2; t0 `lock1 touch0 unlock1`, t1 `read1 lock1
 // unlock1`, t2 `lock1 write0 unlock1`, t3 `set0 job1 read0`), where source sets find 15 of the
 // 18 classes optimal dpor finds (also on the old engine); seed 4 (3 threads, length 3) program
 // 315 misses 6 of 222, seed 5 (4 threads, length 3) program 84 12 of 4,212 (docs/performance.md,
-// 2026-12-05). Until it passes, --source-sets proves nothing (proves_every_order).
-TEST_CASE("issue 35: source sets reach every class optimal dpor finds", "[.source-sets]") {
+// 2026-12-05). Fixed by trying every enabled thread where each initial of a race is asleep.
+TEST_CASE("issue 35: source sets reach every class optimal dpor finds", "[dpor]") {
   Draw next{1};
   std::vector<Script> threads(4);
   for (std::uint64_t p = 0; p <= 510; ++p) {  // the hunt's draws, program by program
