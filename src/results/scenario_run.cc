@@ -63,7 +63,8 @@ std::string ScenarioRun::coverage() const {
                                    .proves = proves(),
                                    .bounded = sched::strategy_info(options.strategy.kind).bounded,
                                    .classes = result.classes,
-                                   .states = result.states});
+                                   .states = result.states,
+                                   .misses_classes = sched::misses_classes(options.strategy)});
 }
 
 std::string ScenarioRun::interleavings() const {

@@ -43,6 +43,12 @@ const char* stop_reason_words(StopReason r) {
 std::string coverage_sentence(const SearchCover& c) {
   const std::uint64_t n = c.executions;
   if (c.proves) {
+    if (c.stop == StopReason::kExhausted && c.misses_classes) {
+      return fmt::format(
+          "exhaustive, not a proof: the search ended, but it misses interleaving classes on some "
+          "programs ({}): {} executions{}",
+          c.strategy, n, c.classes ? fmt::format(", {} classes", c.classes->classes) : "");
+    }
     if (c.stop == StopReason::kExhausted && c.classes && c.states) {  // dpor with its state cache
       return fmt::format(
           "exhaustive: every interleaving class explored or met at a state explored before ({}): "

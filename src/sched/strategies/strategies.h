@@ -110,6 +110,12 @@ const StrategyInfo& strategy_info(StrategyKind kind);
 // The capabilities above, asked of the row of `params.kind` (false, the default words or ""
 // where the row has no such function).
 bool bound_shrinks(const StrategyParams& params);
+// The row's proves_every_order, turned off by options that make the search miss classes (dpor's
+// --source-sets: issue 35).
+bool proves_every_order(const StrategyParams& params);
+// Its row proves every order but these options do not (dpor --source-sets): the search ends
+// without proving anything (coverage_sentence's misses_classes).
+bool misses_classes(const StrategyParams& params);
 std::string proof_brief(const StrategyParams& params, std::uint64_t n);
 std::string split_cost(const StrategyParams& params);
 // Gives `params` the strategy options the command line set, flag and value (1 for a flag), in
