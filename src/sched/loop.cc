@@ -71,10 +71,20 @@ std::string coverage_sentence(const SearchCover& c) {
       return fmt::format("exhaustive{} ({}): {} executions", c.bounded ? " within the bound" : "",
                          c.strategy, n);
     }
+    // dpor says how its executions went so far: a search cut short still shows whether it
+    // wasted any (issue 35: 0 redundant where the space is too large to exhaust).
+    std::string so_far;
+    if (c.classes && c.states) {
+      so_far = fmt::format(" (so far {} complete, {} at a state explored before, {} blocked)",
+                           c.classes->classes, c.classes->cached, c.classes->redundant);
+    } else if (c.classes) {
+      so_far = fmt::format(" (so far {} classes, {} redundant)", c.classes->classes,
+                           c.classes->redundant);
+    }
     return fmt::format(
         "cut short by {} after {} executions ({}, cap {}) before covering the {}space: not a "
-        "proof",
-        stop_reason_words(c.stop), n, c.strategy, c.cap, c.bounded ? "bounded " : "");
+        "proof{}",
+        stop_reason_words(c.stop), n, c.strategy, c.cap, c.bounded ? "bounded " : "", so_far);
   }
   if (c.stop == StopReason::kBudget || c.stop == StopReason::kExhausted)
     return fmt::format("sampled {} executions ({}), not a proof", n, c.strategy);

@@ -95,6 +95,19 @@ TEST_CASE("strategy options: the chosen row owns them, its own check runs first"
         "programs (dpor(unbounded, source sets)): 12 executions, 12 classes");
   cover.misses_classes = false;
   CHECK(coverage_sentence(cover).rfind("exhaustive: every interleaving class explored", 0) == 0);
+  // Cut short, dpor still says what its executions were so far; a sampler has nothing to say.
+  cover.stop = StopReason::kTimeLimit;
+  cover.classes = Strategy::Classes{.classes = 10, .redundant = 2};
+  CHECK(coverage_sentence(cover) ==
+        "cut short by the time limit after 12 executions (dpor(unbounded, source sets), cap 100) "
+        "before covering the space: not a proof (so far 10 classes, 2 redundant)");
+  cover.states = 7;
+  cover.classes->cached = 3;
+  CHECK(coverage_sentence(cover).ends_with(
+      "not a proof (so far 10 complete, 3 at a state explored before, 2 blocked)"));
+  cover.classes.reset();
+  cover.states.reset();
+  CHECK(coverage_sentence(cover).ends_with("before covering the space: not a proof"));
 
   CHECK(refusal(StrategyKind::kPct, {{"--no-symmetry", 1}}) ==
         "--no-symmetry: only for --strategy dpor (this run's strategy is pct)");
