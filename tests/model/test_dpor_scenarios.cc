@@ -141,6 +141,45 @@ TEST_CASE("stateless dpor runs no sleep-set blocked execution on any bundled sce
   CHECK(checked >= 15);
 }
 
+// Two shapes the bundled scenarios that stateless dpor cannot exhaust (lazy-4-drafters,
+// separate-process-warmup, eight-gpus-long-context) are made of, small enough to exhaust, with
+// their classes counted before either fix below. Every execution is a class:
+// - one GPU, three drafters, no warmup: a thread blocked at the end of an execution gave a
+//   sequence with a pending step after a sibling whose footprint was unknown when it went in;
+//   once the sibling ran and slept, the sequence ran into a sleep-set blocked execution (378
+//   of 22,743 without symmetry; WakeupTree::drop_covered);
+// - two GPUs, one drafter each, trained past the recompile budget into an out-of-memory crash:
+//   the fatal step was taken to race with the complete its own wait-for-job waited for (2 of 78;
+//   19% of the executions on eight GPUs; EventLog's enablers_).
+TEST_CASE("stateless dpor runs no sleep-set blocked execution where threads block or crash",
+          "[dpor]") {
+  std::ifstream in(source_dir() + "/scenarios/recompile/eight-gpus-long-context.toml");
+  REQUIRE(in);
+  std::string crash((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = crash.find("devices = 8");
+  REQUIRE(at != std::string::npos);
+  crash.replace(at, 11, "devices = 2");
+  crash += "\n[torch]\nrecompile_limit = 2\n";
+  struct Case {
+    std::string text;
+    bool symmetry;
+    std::uint64_t classes;
+  };
+  const std::vector<Case> cases = {{small(1, 3, 1, "none"), false, 22'365},
+                                   {small(1, 3, 1, "none"), true, 3'736},
+                                   {crash, false, 76}};
+  for (const Case& c : cases) {
+    const Scenario s = parse_scenario(c.text, "small.toml");
+    const ScenarioRun r = stateless(s, 1'000'000, c.symmetry);
+    INFO(c.text << "\nsymmetry " << c.symmetry << ": " << r.coverage());
+    REQUIRE(r.result.exhausted());
+    REQUIRE(r.result.classes.has_value());
+    CHECK(r.result.classes->redundant == 0);
+    CHECK(r.result.classes->classes == c.classes);
+    CHECK(r.result.executions == c.classes);
+  }
+}
+
 // dpor as it runs by default (stateless first, then the state cache where that did not end:
 // kDporStatelessFirst) never runs more executions than stateless dpor, and finds the same kinds.
 TEST_CASE("dpor by default runs no more executions than stateless dpor on the bundled scenarios",

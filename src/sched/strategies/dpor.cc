@@ -174,6 +174,7 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       const auto done = log_.footprint(k);
       n.sleep.push_back({n.chosen, {done.begin(), done.end()}});
       if (optimal_) {  // the wakeup tree's next sequence
+        drop_covered(n, n.wut);
         while (!n.wut.empty()) {
           const ThreadId t = n.wut.take_first(n.below, &n.predicted);
           if (is_enabled(n, t) && !asleep(n, t) && allowed(n, t)) {
@@ -273,6 +274,7 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     if (choice == kNoThread && optimal_ && s > 0) {
       n.wut = std::move(stack_[s - 1].below);
       stack_[s - 1].below.clear();
+      drop_covered(n, n.wut);
       while (choice == kNoThread && !n.wut.empty()) {
         const ThreadId t = n.wut.take_first(n.below, &n.predicted);
         if (is_enabled(n, t) && !asleep(n, t) && allowed(n, t)) choice = t;
@@ -517,6 +519,15 @@ class DporStrategy : public SubtreeSearch, private Resumable {
   static bool is_enabled(const Node& n, ThreadId t) {
     return std::binary_search(n.enabled.begin(), n.enabled.end(), t);
   }
+  // The wakeup tree's sequences at n that a thread asleep there starts (dpor_wakeup.h). Not a
+  // thread asleep since a split's top part (reverse_optimally says why).
+  void drop_covered(const Node& n, dpor::WakeupTree& tree) {
+    sleepers_.clear();
+    for (const SleepEntry& e : n.sleep) {
+      if (!e.from_top) sleepers_.push_back({e.thread, e.footprint});
+    }
+    tree.drop_covered(sleepers_);
+  }
   static bool asleep(const Node& n, ThreadId t) {
     return std::any_of(n.sleep.begin(), n.sleep.end(),
                        [&](const SleepEntry& e) { return e.thread == t; });
@@ -695,7 +706,8 @@ class DporStrategy : public SubtreeSearch, private Resumable {
   std::uint64_t switched_after_ = 0;   // the stateless executions run before the cache, if any
   dpor::StateCache cache_;
   dpor::Roles roles_;
-  std::vector<ThreadId> canonical_;  // scratch: the last digest's renaming
+  std::vector<ThreadId> canonical_;      // scratch: the last digest's renaming
+  std::vector<dpor::Sleeper> sleepers_;  // scratch: drop_covered's
 };
 
 // dpor below a prefix: its classes, with those of the other prefixes, are dpor's classes.

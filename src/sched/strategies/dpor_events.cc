@@ -143,6 +143,7 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       previous >= 0 ? events_[static_cast<std::size_t>(previous)].local + 1 : 0;
   sources_.clear();
   candidates_.clear();
+  enablers_.clear();
   const auto begin = static_cast<std::uint32_t>(accesses_.size());
   const auto self_index = static_cast<std::int64_t>(self);
   auto source = [&](std::int64_t e, bool mutex = false) {
@@ -158,7 +159,10 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       break;
     case OpKind::kJoin: {  // live only: ordered after the joined thread's last step, its end
       const auto joined = static_cast<std::size_t>(op.object);
-      if (joined < last_event_.size()) source(last_event_[joined]);
+      if (joined < last_event_.size()) {
+        source(last_event_[joined]);
+        enablers_.push_back(last_event_[joined]);
+      }
       break;
     }
     case OpKind::kTryLock:  // live only: one that took the mutex is a lock (below)
@@ -220,6 +224,7 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       EventState& ev = grow(event_objects_, op.object);
       accesses_.push_back({AccessKind::kWait, op.object});
       source(ev.last_set);
+      enablers_.push_back(ev.first_set);
       // The first set is what enabled the wait; after it, a later set could have come after.
       if (ev.last_set != ev.first_set) candidate(ev.last_set);
       ev.waits.push_back(self);
@@ -246,6 +251,7 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       if (result >= 0) {
         accesses_.push_back({AccessKind::kTakeJob, job_name(static_cast<std::int32_t>(result))});
         source(grow(jobs_, static_cast<std::int32_t>(result)).create);
+        enablers_.push_back(grow(jobs_, static_cast<std::int32_t>(result)).create);
         if (qs.fifo_front < qs.fifo.size()) ++qs.fifo_front;
       } else {
         accesses_.push_back({AccessKind::kTakeClosed, op.object});
@@ -261,6 +267,7 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
     case OpKind::kWaitJob:
       accesses_.push_back({AccessKind::kWaitJob, job_name(op.object)});
       source(grow(jobs_, op.object).complete);
+      enablers_.push_back(grow(jobs_, op.object).complete);
       break;
     case OpKind::kClose: {
       QueueState& qs = grow(queues_, op.object);
@@ -280,10 +287,13 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
   if (fatal) {  // it disables every other thread: it conflicts with each one's last event
     accesses_.push_back({AccessKind::kFatal, -1});
     for (std::size_t u = 0; u < threads_; ++u) {
-      if (u != q) {
-        source(last_event_[u]);
+      if (u == q) continue;
+      source(last_event_[u]);
+      // Not a race where that event enabled this step (the complete its wait waited for): the
+      // step cannot run before it, and reversing it only leads to a sleep-set blocked execution
+      // (a 2-GPU eight-gpus-long-context: 2 of 78 executions; 8 GPUs: 19% of them).
+      if (std::find(enablers_.begin(), enablers_.end(), last_event_[u]) == enablers_.end())
         candidate(last_event_[u]);
-      }
     }
   }
   events_.push_back({thread, local, begin, static_cast<std::uint32_t>(accesses_.size()) - begin});

@@ -222,6 +222,11 @@ class EventLog {
   // Scratch for the event being appended.
   std::vector<Source> sources_;
   std::vector<Candidate> candidates_;
+  // The current step's enabling sources: the events it could not run before (the complete its
+  // wait-for-job waits for, the submit of the job its take took, the set that let its wait
+  // through, the joined thread's end, the write an awaited touch read). A fatal step races with
+  // every other thread's last event except these: it cannot come before them.
+  std::vector<std::int64_t> enablers_;
   std::vector<Race> races_;
 };
 

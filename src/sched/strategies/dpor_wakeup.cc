@@ -177,6 +177,50 @@ bool WakeupTree::insert(Sequence v) {
   }
 }
 
+namespace {
+
+// True when sleeper s is a weak initial of `path` (a sequence of the tree from the node down),
+// its event there counted with the footprint it had when explored at the node: its first event
+// in the path has nothing before it that it depends on (nor anything unknown), or, without one,
+// its next event commutes with the whole path. Within a path, an event's happens-before
+// predecessors all lead to one it depends on directly, so the direct check suffices.
+bool starts(const Sleeper& s, std::span<const WakeupNode* const> path) {
+  for (const WakeupNode* x : path) {
+    if (x->thread == s.thread) return true;
+    if (!x->known || dependent(x->footprint, s.footprint)) return false;
+  }
+  return true;
+}
+
+bool every_sequence_covered(const WakeupNode& node, std::vector<const WakeupNode*>& path,
+                            std::span<const Sleeper> sleepers) {
+  path.push_back(&node);
+  bool covered = true;
+  if (node.children.empty()) {
+    covered = std::any_of(sleepers.begin(), sleepers.end(),
+                          [&](const Sleeper& s) { return starts(s, path); });
+  } else {
+    for (const WakeupNode& child : node.children) {
+      if (!every_sequence_covered(child, path, sleepers)) {
+        covered = false;
+        break;
+      }
+    }
+  }
+  path.pop_back();
+  return covered;
+}
+
+}  // namespace
+
+void WakeupTree::drop_covered(std::span<const Sleeper> sleepers) {
+  if (sleepers.empty() || children_.empty()) return;
+  std::vector<const WakeupNode*> path;
+  std::erase_if(children_, [&](const WakeupNode& child) {
+    return every_sequence_covered(child, path, sleepers);
+  });
+}
+
 void WakeupTree::add_thread(ThreadId t) {
   for (const WakeupNode& child : children_) {
     if (child.thread == t) return;
