@@ -132,9 +132,8 @@ std::string check_html(const results::CheckResult& r, const results::CheckOption
       // The exception's traceback, most recent call last; the script's own frames in bold.
       body += "<pre class=\"stack\">";
       for (const auto& fr : v.races.stack) {
-        const std::string line = fmt::format("{}:{} in {}", fr.value("file", ""),
-                                             fr.value("line", 0), fr.value("function", ""));
-        body += fr.value("user", false) ? "<b>" + escape(line) + "</b>\n" : escape(line) + "\n";
+        const std::string line = fmt::format("{}:{} in {}", fr.file, fr.line, fr.function);
+        body += fr.user ? "<b>" + escape(line) + "</b>\n" : escape(line) + "\n";
       }
       body += "</pre>";
     }
@@ -156,9 +155,7 @@ std::string check_html(const results::CheckResult& r, const results::CheckOption
       if (!v.native.stack.empty()) {
         body += "<pre class=\"stack\">";
         for (const auto& fr : v.native.stack)
-          body += escape(fmt::format("{}:{} in {}", fr.value("file", ""), fr.value("line", 0),
-                                     fr.value("function", ""))) +
-                  "\n";
+          body += escape(fmt::format("{}:{} in {}", fr.file, fr.line, fr.function)) + "\n";
         body += "</pre>";
       }
     }

@@ -24,9 +24,9 @@ std::vector<std::string> LivePython::flags(bool controlled) const {
 results::Verdict VariantResult::verdict() const {
   using State = RaceVerdict::State;
   results::SearchFacts f{.strategy = sched::live_prover().name,
-                         .stop = races.proof.ran ? sched::parse_stop_reason(races.proof.stopped_by)
-                                                       .value_or(sched::StopReason::kBudget)
-                                                 : sched::StopReason::kBudget,
+                         .stop = races.proof.ran
+                                     ? races.proof.stopped_by.value_or(sched::StopReason::kBudget)
+                                     : sched::StopReason::kBudget,
                          .executions = races.proof.ran ? races.proof.executions : races.executions,
                          .cap = races.proof.ran ? races.proof.budget : races.budget,
                          .proves = races.proof.ran,
@@ -101,10 +101,10 @@ const char* memory_state_name(MemoryVerdict::State s) {
 std::string race_summary(const RaceVerdict& r) {
   switch (r.state) {
     case RaceVerdict::State::kClean:
-      if (r.stopped_by == "time_limit" || r.stopped_by == "interrupted")
+      if (r.stopped_by == sched::StopReason::kTimeLimit ||
+          r.stopped_by == sched::StopReason::kInterrupted)
         return fmt::format("none in {} of {} executions (stopped by {}; sampled, not a proof)",
-                           r.executions, r.budget,
-                           r.stopped_by == "time_limit" ? "the time limit" : "an interrupt");
+                           r.executions, r.budget, sched::stop_reason_words(*r.stopped_by));
       return fmt::format("none in {} executions (sampled, not a proof)", r.executions);
     case RaceVerdict::State::kProven:
       return fmt::format("proven (dpor, exhaustive, {} executions; none in {} sampled first)",

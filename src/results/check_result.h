@@ -5,12 +5,13 @@
 // child runs in, is also a live case's (racelab suite --python).
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "results/verdict.h"
+#include "sched/finding.h"
+#include "sched/loop.h"
 #include "sched/strategies/strategies.h"
 
 namespace racelab::results {
@@ -63,13 +64,13 @@ struct RaceVerdict {
   std::uint64_t budget = 0;      // the executions it was given (--executions)
   // How the search stopped (report.json's stopped_by): a clean search the time limit or an
   // interrupt stopped before its budget says so (a sample's absence, of fewer executions).
-  std::string stopped_by;
+  std::optional<sched::StopReason> stopped_by;
   std::map<std::string, std::uint64_t> kinds;  // kind -> executions that saw it
   std::string kind, message;                   // the failure found (kFound, kInconclusive)
   std::uint64_t execution = 0;                 // ... in this execution
   std::string schedule;                        // its schedule file
-  // A Python exception's traceback (the live report's "stack"): {file, line, function, user}.
-  nlohmann::json stack = nlohmann::json::array();
+  // A Python exception's traceback (the live report's "stack"), outermost first.
+  std::vector<sched::StackFrame> stack;
   std::string reason;  // kError: racelab's own line; kInconclusive: why
   // The torch or Python outside the table's verified range: the live run's one line, "" inside.
   std::string outside_verified;
@@ -81,8 +82,8 @@ struct RaceVerdict {
     bool ran = false;
     bool exhausted = false;
     std::uint64_t executions = 0, budget = 0, classes = 0;
-    std::string stopped_by;  // its report.json's: exhausted, execution_cap, time_limit, ...
-    std::string covers;      // what a live dpor proof covers (its report.json's proof_covers)
+    std::optional<sched::StopReason> stopped_by;  // its report.json's: exhausted, budget, ...
+    std::string covers;  // what a live dpor proof covers (its report.json's proof_covers)
     std::vector<std::string> argv;
     std::string log;
     double seconds = 0;
@@ -126,7 +127,7 @@ struct MemoryVerdict {
 struct NativeRuns {
   std::uint64_t runs = 0, failed = 0;
   std::string kind, message;  // the first failure's
-  nlohmann::json stack = nlohmann::json::array();
+  std::vector<sched::StackFrame> stack;
   std::string log;  // the first failing run's (else the last run's)
   std::vector<std::string> argv;
   double seconds = 0;

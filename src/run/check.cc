@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "report/live_report_read.h"
 #include "run/live_case.h"
 #include "sched/kinds.h"
 #include "sched/loop.h"
@@ -64,13 +65,13 @@ std::vector<std::string> live_flags(const CheckOptions& o, bool controlled) {
   return v;
 }
 
-// One `racelab live python` child: its argv, log and report.json (null where it wrote none).
+// One `racelab live python` child: its argv, log and report.json (none where it wrote none).
 struct LiveRun {
   std::vector<std::string> argv;
   std::string log;
   int code = 0;
   double seconds = 0;
-  nlohmann::json report;
+  std::optional<report::LiveReportSummary> report;
 };
 
 LiveRun run_live(const CheckOptions& o, const std::string& racelab,
@@ -104,7 +105,7 @@ LiveRun run_live(const CheckOptions& o, const std::string& racelab,
     if (line.rfind(prefix, 0) == 0) line.erase(0, prefix.size());
     throw InputError(line);
   }
-  run.report = read_live_report(fs::path(out) / "report.json");
+  run.report = report::read_live_report(fs::path(out) / "report.json");
   return run;
 }
 
@@ -112,15 +113,15 @@ LiveRun run_live(const CheckOptions& o, const std::string& racelab,
 // crash of racelab's own is inconclusive (a crash of the program's, found), 1 with a finding
 // found, a nondeterministic subject inconclusive.
 void take_finding(RaceVerdict& r, const LiveRun& run) {
-  const auto& findings = run.report.value("findings", nlohmann::json::array());
+  const auto& findings = run.report->findings;
   if (!findings.empty()) {
-    r.kind = findings[0].value("kind", "");
-    r.message = findings[0].value("message", "");
-    r.execution = findings[0].value("execution", std::uint64_t{0});
-    r.schedule = run.report.value("schedule", "");
-    r.stack = findings[0].value("stack", nlohmann::json::array());
+    r.kind = findings[0].kind;
+    r.message = findings[0].message;
+    r.execution = findings[0].execution;
+    r.schedule = run.report->schedule;
+    r.stack = findings[0].stack;
   }
-  if (run.report.value("crashed", false)) {
+  if (run.report->crashed) {
     r.state = RaceVerdict::State::kFound;
   } else if (run.code == 3 || r.kind == sched::kinds::kNondeterministic) {
     r.state = RaceVerdict::State::kInconclusive;
@@ -144,19 +145,16 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
   r.argv = hunt.argv;
   r.log = hunt.log;
   r.seconds = hunt.seconds;
-  if (hunt.report.is_null()) {
+  if (!hunt.report) {
     r.state = RaceVerdict::State::kError;
     r.reason = fmt::format("racelab live python exited {}: {}", hunt.code, last_line(hunt.log));
     return r;
   }
-  r.executions = hunt.report.value("executions", std::uint64_t{0});
+  r.executions = hunt.report->executions;
   r.budget = o.executions;
-  r.stopped_by = hunt.report.value("stopped_by", "");
-  if (hunt.report.contains("versions") && hunt.report["versions"].is_object())
-    r.outside_verified = hunt.report["versions"].value("outside", "");
-  if (hunt.report.contains("kinds_seen") && hunt.report["kinds_seen"].is_object())
-    for (const auto& [k, n] : hunt.report["kinds_seen"].items())
-      r.kinds[k] = n.get<std::uint64_t>();
+  r.stopped_by = hunt.report->stopped_by;
+  r.outside_verified = hunt.report->outside_verified;
+  r.kinds = hunt.report->kinds_seen;
   take_finding(r, hunt);
   if (r.state != RaceVerdict::State::kClean || !o.prove) return r;
 
@@ -170,21 +168,18 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
   p.log = proof.log;
   p.seconds = proof.seconds;
   p.budget = o.proof_executions;
-  if (proof.report.is_null()) {
+  if (!proof.report) {
     r.state = RaceVerdict::State::kError;
     r.reason = fmt::format("the dpor proof (racelab live python) exited {}: {}", proof.code,
                            last_line(proof.log));
     return r;
   }
-  p.executions = proof.report.value("executions", std::uint64_t{0});
-  p.exhausted = proof.report.value("exhausted", false);
-  p.stopped_by = proof.report.value("stopped_by", "");
-  p.covers = proof.report.value("proof_covers", "");
-  if (proof.report.contains("interleavings") && proof.report["interleavings"].is_object())
-    p.classes = proof.report["interleavings"].value("classes_seen", std::uint64_t{0});
-  if (proof.report.contains("kinds_seen") && proof.report["kinds_seen"].is_object())
-    for (const auto& [k, n] : proof.report["kinds_seen"].items())
-      r.kinds[k] += n.get<std::uint64_t>();
+  p.executions = proof.report->executions;
+  p.exhausted = proof.report->exhausted;
+  p.stopped_by = proof.report->stopped_by;
+  p.covers = proof.report->proof_covers;
+  p.classes = proof.report->classes_seen.value_or(0);
+  for (const auto& [k, n] : proof.report->kinds_seen) r.kinds[k] += n;
   take_finding(r, proof);
   if (r.state == RaceVerdict::State::kFound) {
     // Found by the proof where the sample missed it: its log and command are the proof's.
@@ -192,14 +187,14 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
     r.log = p.log;
   } else if (r.state == RaceVerdict::State::kClean) {
     // The rule (results::judge): an absence that the proof, cut short, did not prove.
-    const results::Verdict v = results::judge(
-        {.no_failure = true},
-        {.strategy = sched::live_prover().name,
-         .stop = sched::parse_stop_reason(p.stopped_by).value_or(sched::StopReason::kBudget),
-         .executions = p.executions,
-         .cap = p.budget,
-         .proves = true},
-        std::nullopt, results::check_wording());
+    const results::Verdict v =
+        results::judge({.no_failure = true},
+                       {.strategy = sched::live_prover().name,
+                        .stop = p.stopped_by.value_or(sched::StopReason::kBudget),
+                        .executions = p.executions,
+                        .cap = p.budget,
+                        .proves = true},
+                       std::nullopt, results::check_wording());
     r.state = v.passed() ? RaceVerdict::State::kProven : RaceVerdict::State::kInconclusive;
     r.reason = v.reason;
   }
@@ -297,9 +292,10 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   m.log = (plain / "live.log").string();
   const auto t0 = std::chrono::steady_clock::now();
   const int code = spawn_and_wait(m.argv, python_path, m.log);
-  const nlohmann::json rep = read_live_report(plain / "report.json");
+  const std::optional<report::LiveReportSummary> rep =
+      report::read_live_report(plain / "report.json");
   m.seconds = seconds_since(t0);
-  if (code == 2 || rep.is_null()) {
+  if (code == 2 || !rep) {
     const std::string line = last_line(m.log);
     const bool unmeasurable = line.find("--alloc:") != std::string::npos;
     m.state = unmeasurable ? MemoryVerdict::State::kNotMeasured : MemoryVerdict::State::kError;
@@ -308,10 +304,10 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
     return m;
   }
   m.ended = "complete";
-  const auto& findings = rep.value("findings", nlohmann::json::array());
-  if (!findings.empty()) {
-    m.ended = findings.front().value("kind", "exception");
-    m.failure = findings.front().value("message", "");
+  if (!rep->findings.empty()) {
+    const report::LiveReportFinding& f = rep->findings.front();
+    m.ended = f.kind.empty() ? "exception" : f.kind;
+    m.failure = f.message;
   }
   std::vector<std::string> pickles;
   if (fs::is_directory(alloc))
@@ -394,18 +390,19 @@ NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
     std::error_code ec;
     fs::remove(out / "report.json", ec);
     const int code = spawn_and_wait(argv, "", log);
-    const nlohmann::json rep = read_live_report(out / "report.json");
+    const std::optional<report::LiveReportSummary> rep =
+        report::read_live_report(out / "report.json");
     ++n.runs;
     if (n.argv.empty()) n.argv = argv;
     if (n.failed == 0) n.log = log;
-    const auto& findings =
-        rep.is_null() ? nlohmann::json::array() : rep.value("findings", nlohmann::json::array());
+    const std::vector<report::LiveReportFinding> none;
+    const auto& findings = rep ? rep->findings : none;
     if (code == 0 && findings.empty()) continue;
     if (n.failed++ != 0) continue;
     if (!findings.empty()) {
-      n.kind = findings[0].value("kind", "exception");
-      n.message = findings[0].value("message", "");
-      n.stack = findings[0].value("stack", nlohmann::json::array());
+      n.kind = findings[0].kind.empty() ? "exception" : findings[0].kind;
+      n.message = findings[0].message;
+      n.stack = findings[0].stack;
     } else {
       n.kind = "exit";
       n.message = fmt::format("the uncontrolled run exited {}: {}", code, last_line(log));
