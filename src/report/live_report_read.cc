@@ -45,7 +45,8 @@ std::optional<LiveReportSummary> read_live_report(const std::filesystem::path& p
   s.proves = j.value("proves", false);
   s.crashed = j.value("crashed", false);
   if (j.contains("kinds_seen") && j["kinds_seen"].is_object())
-    for (const auto& [kind, n] : j["kinds_seen"].items()) s.kinds_seen[kind] = n.get<std::uint64_t>();
+    for (const auto& [kind, n] : j["kinds_seen"].items())
+      s.kinds_seen[kind] = n.get<std::uint64_t>();
   for (const json& f : j.value("findings", json::array())) s.findings.push_back(finding_of(f));
   s.schedule = j.value("schedule", "");
   if (j.contains("versions") && j["versions"].is_object())

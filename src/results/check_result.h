@@ -114,7 +114,7 @@ struct MemoryVerdict {
   std::vector<DeviceMemory> devices;
   std::int64_t settle = -1;  // what alloc report was given as --settle; -1: none (the warm phase)
   std::string report_dir;    // alloc report's report.html and alloc-report.json
-  // Where this run did not settle and another variant's did: `racelab alloc diff` of that
+  // Where this run did not settle and another variant's did: alloc diff (alloc/diff.h) of that
   // variant's trace against this one's, per device that grew (its lines, the summary first).
   std::string against;
   std::vector<std::string> explanation;

@@ -10,6 +10,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include "alloc/diff.h"
+#include "alloc/outputs.h"
+#include "alloc/runs.h"
+#include "alloc/snapshot.h"
 #include "report/live_report_read.h"
 #include "run/live_case.h"
 #include "sched/kinds.h"
@@ -29,14 +33,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-nlohmann::json read_json_or_null(const fs::path& p) {
-  try {
-    return nlohmann::json::parse(read_file(p.string()));
-  } catch (const std::exception&) {
-    return nullptr;
-  }
 }
 
 // "--warmup sequential" -> "warmup-sequential", for a directory name.
@@ -201,34 +197,37 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
   return r;
 }
 
-DeviceMemory device_memory(const nlohmann::json& j) {
+// A device's memory as check.json and check.html give it, from alloc report's analysis.
+DeviceMemory device_memory(const alloc::StabilityReport& r) {
   DeviceMemory d;
-  d.name = j.value("name", "");
-  d.stable = j.value("stable", false);
-  // From alloc-report.json version 2: too few iterations after the warm phase to tell.
-  d.measured = j.value("stability", std::string()) != "not_measured";
-  d.verdict = j.value("verdict", "");
-  if (j.contains("stable_from") && j["stable_from"].is_number_integer())
-    d.stable_from = j["stable_from"].get<std::int64_t>();
-  d.peak_reserved = j.value("peak_reserved", std::int64_t{0});
-  for (const auto& g : j.value("growth_at", nlohmann::json::array()))
-    d.growth_at.push_back(g.is_string() ? g.get<std::string>() : g.dump());
-  const auto& rows = j.value("rows", nlohmann::json::array());
-  d.iterations = rows.size();
-  for (const auto& row : rows) {
-    d.labels.push_back(row.value("label", std::to_string(d.labels.size())));
-    d.reserved_mib.push_back(static_cast<double>(row.value("reserved", std::int64_t{0})) /
-                             (1024.0 * 1024.0));
-    d.allocated_mib.push_back(static_cast<double>(row.value("allocated", std::int64_t{0})) /
-                              (1024.0 * 1024.0));
+  d.name = r.name;
+  d.stable = r.stable;
+  // Too few iterations after the warm phase to tell.
+  d.measured = r.measured;
+  d.verdict = r.verdict;
+  if (r.stable) d.stable_from = static_cast<std::int64_t>(r.stable_from);
+  d.peak_reserved = static_cast<std::int64_t>(r.peak_reserved);
+  d.growth_at = r.growth_at;
+  d.iterations = r.rows.size();
+  constexpr double kMiB = 1024.0 * 1024.0;
+  for (const alloc::Row& row : r.rows) {
+    d.labels.push_back(row.label);
+    d.reserved_mib.push_back(static_cast<double>(row.at_end.reserved) / kMiB);
+    d.allocated_mib.push_back(static_cast<double>(row.at_end.allocated) / kMiB);
   }
-  if (!rows.empty()) {
-    d.segments_first = rows.front().value("segments", std::int64_t{0});
-    d.segments_last = rows.back().value("segments", std::int64_t{0});
-    d.reserved_first = rows.front().value("reserved", std::int64_t{0});
-    d.reserved_last = rows.back().value("reserved", std::int64_t{0});
+  if (!r.rows.empty()) {
+    d.segments_first = static_cast<std::int64_t>(r.rows.front().at_end.segments);
+    d.segments_last = static_cast<std::int64_t>(r.rows.back().at_end.segments);
+    d.reserved_first = static_cast<std::int64_t>(r.rows.front().at_end.reserved);
+    d.reserved_last = static_cast<std::int64_t>(r.rows.back().at_end.reserved);
   }
   return d;
+}
+
+alloc::ReportSettings report_settings(std::int64_t settle) {
+  alloc::ReportSettings settings;
+  if (settle >= 0) settings.settle = static_cast<std::size_t>(settle);
+  return settings;
 }
 
 }  // namespace
@@ -324,34 +323,20 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   }
   m.report_dir = (base / "alloc-report").string();
   m.settle = settle;
-  // The warm phase comes from the capture (alloc/warm_phase.h) unless the user gave --settle.
-  std::vector<std::string> report = {racelab, "alloc", "report"};
-  if (settle >= 0) {
-    report.push_back("--settle");
-    report.push_back(std::to_string(settle));
-  }
-  report.insert(report.end(), pickles.begin(), pickles.end());
-  report.push_back("--out");
-  report.push_back(m.report_dir);
-  const std::string log = (base / "alloc-report.log").string();
-  const int rc = spawn_and_wait(report, "", log);
-  const fs::path report_json = fs::path(m.report_dir) / "alloc-report.json";
-  const nlohmann::json j = read_json_or_null(report_json);
-  m.seconds = seconds_since(t0);
-  if (rc != 0 || j.is_null() || !j.contains("reports")) {
-    m.state = MemoryVerdict::State::kError;
-    m.reason = fmt::format("alloc report exited {}: {}", rc, last_line(log));
-    return m;
-  }
+  // alloc report's analysis, in this process (alloc/runs.h), and its files in alloc-report/. The
+  // warm phase comes from the capture (alloc/warm_phase.h) unless the user gave --settle.
+  alloc::TraceReports got;
   try {
-    check_format(j, report_json.string(), kAllocReportFormat, kAllocReportVersion,
-                 "the alloc-report.json of racelab alloc report --out");
-  } catch (const InputError& e) {
+    got = alloc::analyse_traces(pickles, {}, -1, report_settings(settle), {});
+    alloc::write_report_outputs(m.report_dir, got.reports);
+  } catch (const std::exception& e) {
+    m.seconds = seconds_since(t0);
     m.state = MemoryVerdict::State::kError;
-    m.reason = e.what();
+    m.reason = fmt::format("alloc report: {}", first_line(e.what()));
     return m;
   }
-  for (const auto& r : j["reports"]) m.devices.push_back(device_memory(r));
+  m.seconds = seconds_since(t0);
+  for (const alloc::StabilityReport& r : got.reports) m.devices.push_back(device_memory(r));
   // Growth on any device is not stable; otherwise a device with too few iterations after its
   // warm phase leaves the run not measured.
   const bool grew = std::any_of(m.devices.begin(), m.devices.end(),
@@ -412,10 +397,43 @@ NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
   return n;
 }
 
+// What `racelab alloc diff STABLE GROWN` prints for one device's two traces, computed here
+// (alloc/diff.h): each trace's warnings, then the diff's lines, the summary first.
+std::vector<std::string> memory_diff_lines(const std::string& stable, const std::string& grown,
+                                           std::int64_t settle) {
+  std::vector<std::string> lines;
+  auto side = [&](const std::string& path) {
+    const alloc::Snapshot snap = alloc::read_snapshot(path);
+    const std::vector<std::size_t> devices = alloc::pick_devices(snap, -1, path);
+    if (devices.size() > 1)
+      throw InputError(
+          fmt::format("{}: {} devices have traces; alloc diff compares one", path, devices.size()));
+    alloc::TraceReports got = alloc::analyse_trace(
+        snap, path, devices, alloc::stats_for(path, std::nullopt), report_settings(settle), {});
+    for (std::string& w : got.warnings) lines.push_back(std::move(w));
+    return alloc::run_side(got.reports.front(), snap.stacks);
+  };
+  alloc::DiffSide a = side(stable);
+  alloc::DiffSide b = side(grown);
+  if (a.name == b.name) {  // two runs of one script: the same trace name
+    a.name = "A " + a.name;
+    b.name = "B " + b.name;
+  }
+  for (std::string& line : alloc::diff_lines(alloc::diff_sides(a, b))) lines.push_back(line);
+  // As the lines of alloc diff's output: one per line, none empty.
+  std::vector<std::string> out;
+  for (const std::string& text : lines) {
+    std::istringstream split(text);
+    for (std::string line; std::getline(split, line);)
+      if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
 // A variant whose memory did not settle, explained against the first variant whose memory did:
-// `racelab alloc diff STABLE GROWN` on each device that grew (the same trace name in both), its
-// lines kept with the variant (docs/allocator.md, diff).
-void explain_growth(CheckResult& r, const std::string& racelab, std::int64_t settle) {
+// alloc diff of the stable variant's trace against this one's, on each device that grew (the
+// same trace name in both), its lines kept with the variant (docs/allocator.md, diff).
+void explain_growth(CheckResult& r, std::int64_t settle) {
   const auto stable = std::find_if(r.variants.begin(), r.variants.end(), [](const auto& v) {
     return v.memory.state == MemoryVerdict::State::kStable;
   });
@@ -431,23 +449,15 @@ void explain_growth(CheckResult& r, const std::string& racelab, std::int64_t set
       if (std::none_of(others.begin(), others.end(),
                        [&](const DeviceMemory& x) { return x.name == d.name; }))
         continue;
-      std::vector<std::string> cmd = {racelab, "alloc", "diff", trace_of(*stable, d.name),
-                                      trace_of(v, d.name)};
-      if (settle >= 0) {
-        cmd.push_back("--settle");
-        cmd.push_back(std::to_string(settle));
-      }
-      const std::string log = (fs::path(v.dir) / ("alloc-diff-" + d.name + ".log")).string();
-      const int rc = spawn_and_wait(cmd, "", log);
       v.memory.against = stable->name;
-      if (rc != 0) {
+      try {
+        for (std::string& line :
+             memory_diff_lines(trace_of(*stable, d.name), trace_of(v, d.name), settle))
+          v.memory.explanation.push_back(std::move(line));
+      } catch (const std::exception& e) {
         v.memory.explanation.push_back(
-            fmt::format("{}: alloc diff exited {}: {}", d.name, rc, last_line(log)));
-        continue;
+            fmt::format("{}: alloc diff: {}", d.name, first_line(e.what())));
       }
-      std::istringstream lines(read_file(log));
-      for (std::string line; std::getline(lines, line);)
-        if (!line.empty()) v.memory.explanation.push_back(line);
     }
   }
 }
@@ -505,7 +515,7 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
     }
     result.variants.push_back(std::move(v));
   }
-  if (o.memory) explain_growth(result, racelab, o.settle);
+  if (o.memory) explain_growth(result, o.settle);
   result.seconds = seconds_since(t0);
   return result;
 }
