@@ -76,8 +76,14 @@ std::string check_html(const results::CheckResult& r, const results::CheckOption
       o.seed, escape(o.interpose),
       o.prove ? fmt::format(", then a dpor proof of at most {} executions", o.proof_executions)
               : std::string(" (sampled: no proof asked for)"),
-      r.exit_code() == 0 ? "Every variant passed" : "Not every variant passed", kVersion,
-      r.seconds);
+      r.interrupted        ? "Interrupted: not a verdict"
+      : r.exit_code() == 0 ? "Every variant passed"
+                           : "Not every variant passed",
+      kVersion, r.seconds);
+  // An interrupted check: what it finished and what it did not, first.
+  if (r.interrupted)
+    body += fmt::format("<p class=\"pending\">interrupted: {}. {}.</p>",
+                        escape(results::interrupted_line(r)), escape(results::kInterruptedWhy));
   // The torch or Python outside the table's verified range (the same interpreter for every
   // variant: the first variant's line).
   for (const auto& v : r.variants) {

@@ -46,6 +46,11 @@ nlohmann::ordered_json check_json(const results::CheckResult& r, const results::
   j["native_runs"] = o.native_runs;
   j["seconds"] = r.seconds;
   j["passed"] = r.exit_code() == 0;
+  // Only where an interrupt stopped the check (SIGINT, SIGTERM): the variants it never started.
+  if (r.interrupted) {
+    j["interrupted"] = true;
+    j["not_run"] = r.not_run;
+  }
   j["variants"] = nlohmann::ordered_json::array();
   for (const VariantResult& v : r.variants) {
     nlohmann::ordered_json races{
@@ -111,14 +116,16 @@ nlohmann::ordered_json check_json(const results::CheckResult& r, const results::
                                   {"log", v.native.log},
                                   {"command", shell_line(v.native.argv)},
                                   {"seconds", v.native.seconds}};
-    j["variants"].push_back({{"variant", v.name},
-                             {"args", v.args},
-                             {"passed", v.passed()},
-                             {"verdict", v.verdict_word()},
-                             {"dir", v.dir},
-                             {"races", races},
-                             {"native", native},
-                             {"memory", memory}});
+    nlohmann::ordered_json variant{{"variant", v.name},    {"args", v.args},
+                                   {"passed", v.passed()}, {"verdict", v.verdict_word()},
+                                   {"dir", v.dir},         {"races", races},
+                                   {"native", native},     {"memory", memory}};
+    // The variant an interrupt cut short: the step it came in and the steps it left out.
+    if (!v.interrupted_in.empty()) {
+      variant["interrupted_in"] = v.interrupted_in;
+      variant["not_run"] = v.not_run;
+    }
+    j["variants"].push_back(variant);
   }
   return j;
 }

@@ -3,6 +3,7 @@
 // options, each variant's races, native runs and memory, the verdict of each variant through
 // results::judge, and the words a table prints about them. LivePython, the interpreter every live
 // child runs in, is also a live case's (racelab suite --python).
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -52,6 +53,9 @@ struct CheckOptions {
   // --settle); -1: the warm phase the capture shows (alloc/warm_phase.h).
   std::int64_t settle = -1;
   std::string out = "racelab-out/check";
+  // Raised by SIGINT or SIGTERM: the check stops after the step it is in (its child asked to stop
+  // too, util/spawn.h), runs nothing more and is no verdict (CheckResult::interrupted).
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 struct RaceVerdict {
@@ -140,6 +144,11 @@ struct VariantResult {
   RaceVerdict races;
   NativeRuns native;
   MemoryVerdict memory;
+  // Where an interrupt came while this variant ran: the step it was in ("races, the hunt"; ""
+  // none) and the steps it left out ("the proof", "native runs", "memory"). Such a variant is no
+  // verdict: inconclusive, unless what ran failed.
+  std::string interrupted_in;
+  std::vector<std::string> not_run;
   // results::judge on the variant: no failure kind (races, native runs), memory stable or not
   // measurable here. Fail where any run failed; inconclusive where the races alone were not
   // settled (a proof cut short, a subject not deterministic under control, racelab's lost
@@ -150,10 +159,19 @@ struct VariantResult {
 };
 
 struct CheckResult {
-  std::vector<VariantResult> variants;
+  std::vector<VariantResult> variants;  // those that ran, in order (the last one cut short)
   double seconds = 0;
-  int exit_code() const;  // 0 every variant passed, 1 otherwise
+  bool interrupted = false;          // SIGINT or SIGTERM stopped the check: no verdict
+  std::vector<std::string> not_run;  // the variants it never started
+  int exit_code() const;  // 0 every variant passed and nothing interrupted the check, 1 otherwise
 };
+
+// An interrupted check in words, what was finished and what was not (the terminal's lines, and
+// check.html's): "finished: --warmup none; cut short: --warmup sequential (in races, the proof;
+// not run: native runs, memory); not run: --warmup compile". "" where it was not interrupted.
+std::string interrupted_line(const CheckResult& r);
+// Why an interrupted check is no verdict, one sentence.
+extern const char* const kInterruptedWhy;
 
 const char* race_state_name(RaceVerdict::State s);      // "clean", "found", ...
 const char* memory_state_name(MemoryVerdict::State s);  // "stable", "unstable", ...

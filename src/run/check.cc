@@ -131,6 +131,8 @@ void take_finding(RaceVerdict& r, const LiveRun& run) {
   }
 }
 
+bool stop_now(const CheckOptions& o) { return o.interrupt != nullptr && o.interrupt->load(); }
+
 RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
                          const std::vector<std::string>& args, const std::string& dir,
                          const std::function<void()>& proving) {
@@ -152,7 +154,8 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
   r.outside_verified = hunt.report->outside_verified;
   r.kinds = hunt.report->kinds_seen;
   take_finding(r, hunt);
-  if (r.state != RaceVerdict::State::kClean || !o.prove) return r;
+  // An interrupt leaves the proof out (run_check says so).
+  if (r.state != RaceVerdict::State::kClean || !o.prove || stop_now(o)) return r;
 
   // The proof: dpor without a bound over what racelab sees, to exhaustion or its cap.
   proving();
@@ -360,7 +363,7 @@ NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
                       const std::vector<std::string>& args, const std::string& dir) {
   NativeRuns n;
   const auto t0 = std::chrono::steady_clock::now();
-  for (std::uint64_t k = 0; k < o.native_runs; ++k) {
+  for (std::uint64_t k = 0; k < o.native_runs && !stop_now(o); ++k) {
     const fs::path out = fs::path(dir) / fmt::format("native-{}", k + 1);
     ensure_directory(out.string());
     const std::vector<std::string> argv = live_python_argv({.racelab = racelab,
@@ -482,6 +485,11 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
   ensure_directory(o.out);
   const std::string script = fs::absolute(o.script).string();
   for (std::size_t k = 0; k < sets.size(); ++k) {
+    // After an interrupt nothing more runs: the variants left are named as not run.
+    if (stop_now(o)) {
+      result.not_run.push_back(sets[k].first);
+      continue;
+    }
     VariantResult v;
     v.name = sets[k].first;
     v.args = sets[k].second;
@@ -500,22 +508,40 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
     const bool nothing_found = v.races.state == RaceVerdict::State::kClean ||
                                v.races.state == RaceVerdict::State::kProven ||
                                v.races.state == RaceVerdict::State::kInconclusive;
+    // Where an interrupt came: the step it came in and the steps it leaves out of this variant.
+    auto interrupted = [&](const char* step, bool races_done, bool native_done) {
+      if (!stop_now(o)) return false;
+      v.interrupted_in = step;
+      if (!races_done && o.prove && v.races.state == RaceVerdict::State::kClean &&
+          !v.races.proof.ran)
+        v.not_run.emplace_back("races, the proof");
+      if (!native_done && nothing_found && o.native_runs > 0) v.not_run.emplace_back("native runs");
+      if (o.memory) v.not_run.emplace_back("memory");
+      v.memory.reason = o.memory ? "not run (interrupted)" : "not asked for (--no-memory)";
+      result.variants.push_back(std::move(v));
+      return true;
+    };
+    if (interrupted(v.races.proof.ran ? "races, the proof" : "races, the hunt", false, false))
+      continue;
     if (nothing_found && o.native_runs > 0) {
       note(fmt::format("[{}/{}] {}: {} uncontrolled run(s), for what control cannot reach", k + 1,
                        sets.size(), v.name, o.native_runs));
       v.native = run_native(with_script, racelab, v.args, v.dir);
+      if (interrupted("native runs", true, true)) continue;
     }
     if (o.memory) {
       note(fmt::format("[{}/{}] {}: memory (one uncontrolled run with the allocator capture)",
                        k + 1, sets.size(), v.name));
       v.memory = capture_memory(racelab, script, v.args, o.interpose, o.python, "", o.time_limit,
                                 o.settle, v.dir);
+      if (stop_now(o)) v.interrupted_in = "memory";
     } else {
       v.memory.reason = "not asked for (--no-memory)";
     }
     result.variants.push_back(std::move(v));
   }
   if (o.memory) explain_growth(result, o.settle);
+  result.interrupted = stop_now(o);
   result.seconds = seconds_since(t0);
   return result;
 }

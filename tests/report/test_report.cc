@@ -536,6 +536,43 @@ TEST_CASE("check.json gives a traceback's frames as it always has", "[formats]")
   CHECK(text.find(R"("proof":null)") != std::string::npos);
 }
 
+TEST_CASE("an interrupted check says what it finished and what not, and is no verdict",
+          "[verdict]") {
+  results::CheckResult r;
+  results::VariantResult done;
+  done.name = "--warmup none";
+  done.races.state = results::RaceVerdict::State::kProven;
+  done.races.proof.ran = true;
+  done.races.proof.exhausted = true;
+  done.races.proof.stopped_by = racelab::sched::StopReason::kExhausted;
+  done.memory.reason = "not asked for (--no-memory)";
+  r.variants.push_back(done);
+  CHECK(r.exit_code() == 0);
+  CHECK(results::interrupted_line(r).empty());
+  results::VariantResult cut = done;
+  cut.name = "--warmup sequential";
+  cut.races = {};
+  cut.races.state = results::RaceVerdict::State::kClean;
+  cut.races.stopped_by = racelab::sched::StopReason::kInterrupted;
+  cut.interrupted_in = "races, the hunt";
+  cut.not_run = {"races, the proof", "native runs"};
+  r.variants.push_back(cut);
+  r.not_run = {"--warmup compile"};
+  r.interrupted = true;
+  CHECK(r.variants[0].passed());  // what finished keeps its verdict
+  CHECK(r.variants[1].verdict().outcome == results::Outcome::kInconclusive);
+  CHECK(r.exit_code() == 1);
+  CHECK(results::interrupted_line(r) ==
+        "finished: --warmup none; cut short: --warmup sequential (in races, the hunt; not run: "
+        "races, the proof, native runs); not run: --warmup compile");
+  const std::string text = report::check_json(r, results::CheckOptions{}).dump();
+  CHECK(text.find(R"("passed":false,"interrupted":true,"not_run":["--warmup compile"])") !=
+        std::string::npos);
+  CHECK(text.find(
+            R"("interrupted_in":"races, the hunt","not_run":["races, the proof","native runs"])") !=
+        std::string::npos);
+}
+
 TEST_CASE("file kinds: report.json and summary.json are known by their format, whatever the size",
           "[formats]") {
   const fs::path dir = fs::temp_directory_path() / "racelab-test-formats";
