@@ -19,7 +19,6 @@
 #include "sched/kinds.h"
 #include "sched/loop.h"
 #include "sched/strategies/strategies.h"
-#include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"

@@ -12,7 +12,6 @@
 #include "run/check.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
-#include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
