@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 
 #include "command.h"
@@ -23,11 +24,15 @@ namespace racelab::cli {
 
 namespace {
 
-int check_command(const results::CheckOptions& o) {
+int check_command(results::CheckOptions o) {
   auto note = [](const std::string& line) {
     fmt::print("{}\n", paint(line, Colour::kDim));
     std::fflush(stdout);
   };
+  // Ctrl-C, or SIGTERM from a job runner: the check stops after the step it is in (its child
+  // stops too), writes what it has and says it is no verdict.
+  std::signal(SIGTERM, on_interrupt_signal);
+  o.interrupt = &interrupted();
   const results::CheckResult r = run::run_check(o, self_executable(), note);
   std::size_t width = 8, races_width = 13;
   // The torch or Python outside the table's verified range: one line (one interpreter for all).
@@ -92,11 +97,18 @@ int check_command(const results::CheckOptions& o) {
                paint(v.memory.ended, Colour::kRed), first_line(v.memory.failure), v.memory.log);
   }
   report::write_check_outputs(r, o);
+  if (r.interrupted) {
+    // As explore and live say it, then what was finished and what was not.
+    fmt::print("\n");
+    print_stopped_early(true, false);
+    fmt::print("{}\n{}\n", paint(results::interrupted_line(r), Colour::kYellow),
+               results::kInterruptedWhy);
+  }
   const std::filesystem::path out(o.out);
-  fmt::print("\nwrote {}, {} and each variant's reports in {} ({:.1f} s)\n",
+  fmt::print("\nwrote {}, {} and each variant's reports in {} ({}{:.1f} s)\n",
              (out / "check.html").lexically_normal().string(),
              (out / "check.json").lexically_normal().string(), out.lexically_normal().string(),
-             r.seconds);
+             r.interrupted ? "partial: interrupted, " : "", r.seconds);
   return r.exit_code() == 0 ? kExitOk : kExitFound;
 }
 

@@ -51,6 +51,9 @@ std::string split_note(const sched::StrategyParams& strategy, const sched::Parti
 
 // Raised by SIGINT; long runs stop at the next execution and write what they found.
 std::atomic<bool>& interrupted();
+// The handler of SIGINT (every command) and, for racelab check, SIGTERM: raises interrupted() and
+// passes the interrupt on to a racelab child being waited for (util/spawn.h).
+void on_interrupt_signal(int);
 // After a search (explore, live) that an interrupt or the time limit stopped: "interrupted:
 // results so far written" or "time limit reached: results so far written". Nothing otherwise.
 void print_stopped_early(bool interrupted, bool time_limit);

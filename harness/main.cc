@@ -11,12 +11,6 @@
 #include "racelab/version.h"
 #include "util/errors.h"
 
-namespace {
-
-void on_sigint(int) { racelab::cli::interrupted().store(true); }
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace racelab;
   CLI::App app{
@@ -61,7 +55,7 @@ int main(int argc, char** argv) {
                     : verbose >= 2 ? spdlog::level::debug
                     : verbose == 1 ? spdlog::level::info
                                    : spdlog::level::warn);
-  std::signal(SIGINT, on_sigint);
+  std::signal(SIGINT, cli::on_interrupt_signal);
   try {
     return run();
   } catch (const InputError& e) {

@@ -13,6 +13,7 @@
 #include "command.h"
 #include "report/cli.h"
 #include "util/errors.h"
+#include "util/spawn.h"
 
 namespace racelab::cli {
 
@@ -70,6 +71,11 @@ std::string split_note(const sched::StrategyParams& s, const sched::Partition& p
 std::atomic<bool>& interrupted() {
   static std::atomic<bool> flag{false};
   return flag;
+}
+
+void on_interrupt_signal(int) {
+  interrupted().store(true);
+  interrupt_children();
 }
 
 void print_stopped_early(bool interrupted, bool time_limit) {

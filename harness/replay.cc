@@ -25,7 +25,6 @@
 #include "model/pipeline.h"
 #include "model/profile.h"
 #include "report/cli.h"
-#include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
 #include "run/live_job.h"
@@ -78,12 +77,11 @@ int print_against_fix(const ReplayArgs& a, const run::ReplayRun& run) {
     fmt::print("  replay: {}\n", w.replay);
   }
   // The page and the trace show the witness, else the replayed execution (its first
-  // continuation).
-  const sched::ExecutionResult& shown = witness != nullptr ? witness->result : *run.result;
-  if (a.trace) fmt::print("{}", shown.trace_text());
+  // continuation): ReplayRun::shown.
+  if (a.trace && run.shown() != nullptr) fmt::print("{}", run.shown()->trace_text());
   if (!a.out.empty()) {
-    fmt::print("wrote {}\n",
-               report::write_replay_page(a.out, a.schedule, shown, run.kind, witness != nullptr));
+    const std::string written = run::write_replay_page(run, a.schedule, a.out);
+    if (!written.empty()) fmt::print("wrote {}\n", written);
   }
   print_stopped_early(check.result.interrupted(), check.result.time_limit());
   if (witness == nullptr) fmt::print("{}\n", check.coverage());
@@ -137,10 +135,8 @@ int replay_command(const ReplayArgs& a) {
     return print_against_fix(a, run);
   }
   if (a.trace && run.result) fmt::print("{}", run.result->trace_text());
-  if (!a.out.empty() && run.result) {
-    fmt::print("wrote {}\n", report::write_replay_page(a.out, a.schedule, *run.result, run.kind,
-                                                       run.reproduced()));
-  }
+  if (!a.out.empty() && run.result)
+    fmt::print("wrote {}\n", run::write_replay_page(run, a.schedule, a.out));
   if (run.result) {
     for (const auto* f : report::ordered(run.result->findings)) {
       fmt::print("{}: {}{}\n", f->kind, report::message_text(*f),

@@ -76,8 +76,14 @@ std::string check_html(const results::CheckResult& r, const results::CheckOption
       o.seed, escape(o.interpose),
       o.prove ? fmt::format(", then a dpor proof of at most {} executions", o.proof_executions)
               : std::string(" (sampled: no proof asked for)"),
-      r.exit_code() == 0 ? "Every variant passed" : "Not every variant passed", kVersion,
-      r.seconds);
+      r.interrupted        ? "Interrupted: not a verdict"
+      : r.exit_code() == 0 ? "Every variant passed"
+                           : "Not every variant passed",
+      kVersion, r.seconds);
+  // An interrupted check: what it finished and what it did not, first.
+  if (r.interrupted)
+    body += fmt::format("<p class=\"pending\">interrupted: {}. {}.</p>",
+                        escape(results::interrupted_line(r)), escape(results::kInterruptedWhy));
   // The torch or Python outside the table's verified range (the same interpreter for every
   // variant: the first variant's line).
   for (const auto& v : r.variants) {
@@ -132,9 +138,8 @@ std::string check_html(const results::CheckResult& r, const results::CheckOption
       // The exception's traceback, most recent call last; the script's own frames in bold.
       body += "<pre class=\"stack\">";
       for (const auto& fr : v.races.stack) {
-        const std::string line = fmt::format("{}:{} in {}", fr.value("file", ""),
-                                             fr.value("line", 0), fr.value("function", ""));
-        body += fr.value("user", false) ? "<b>" + escape(line) + "</b>\n" : escape(line) + "\n";
+        const std::string line = fmt::format("{}:{} in {}", fr.file, fr.line, fr.function);
+        body += fr.user ? "<b>" + escape(line) + "</b>\n" : escape(line) + "\n";
       }
       body += "</pre>";
     }
@@ -156,9 +161,7 @@ std::string check_html(const results::CheckResult& r, const results::CheckOption
       if (!v.native.stack.empty()) {
         body += "<pre class=\"stack\">";
         for (const auto& fr : v.native.stack)
-          body += escape(fmt::format("{}:{} in {}", fr.value("file", ""), fr.value("line", 0),
-                                     fr.value("function", ""))) +
-                  "\n";
+          body += escape(fmt::format("{}:{} in {}", fr.file, fr.line, fr.function)) + "\n";
         body += "</pre>";
       }
     }

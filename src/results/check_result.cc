@@ -3,6 +3,7 @@
 #include "results/check_result.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -24,9 +25,9 @@ std::vector<std::string> LivePython::flags(bool controlled) const {
 results::Verdict VariantResult::verdict() const {
   using State = RaceVerdict::State;
   results::SearchFacts f{.strategy = sched::live_prover().name,
-                         .stop = races.proof.ran ? sched::parse_stop_reason(races.proof.stopped_by)
-                                                       .value_or(sched::StopReason::kBudget)
-                                                 : sched::StopReason::kBudget,
+                         .stop = races.proof.ran
+                                     ? races.proof.stopped_by.value_or(sched::StopReason::kBudget)
+                                     : sched::StopReason::kBudget,
                          .executions = races.proof.ran ? races.proof.executions : races.executions,
                          .cap = races.proof.ran ? races.proof.budget : races.budget,
                          .proves = races.proof.ran,
@@ -39,6 +40,10 @@ results::Verdict VariantResult::verdict() const {
   // facts above), the subject not deterministic, or else racelab's lost control (exit 3).
   const bool cut_short = races.proof.ran && !races.proof.exhausted && races.kind.empty();
   f.lost_control = races.state == State::kInconclusive && !f.nondeterministic && !cut_short;
+  if (!interrupted_in.empty())
+    f.interrupted = not_run.empty()
+                        ? interrupted_in
+                        : fmt::format("{}; not run: {}", interrupted_in, fmt::join(not_run, ", "));
   return results::judge({.no_failure = true,
                          .memory = results::MemoryExpect::kStable,
                          .unmeasured_memory_passes = true},
@@ -46,11 +51,34 @@ results::Verdict VariantResult::verdict() const {
 }
 
 int CheckResult::exit_code() const {
-  return std::all_of(variants.begin(), variants.end(),
-                     [](const VariantResult& v) { return v.passed(); })
+  return !interrupted && std::all_of(variants.begin(), variants.end(),
+                                     [](const VariantResult& v) { return v.passed(); })
              ? 0
              : 1;
 }
+
+std::string interrupted_line(const CheckResult& r) {
+  if (!r.interrupted) return "";
+  std::vector<std::string> finished, parts;
+  for (const VariantResult& v : r.variants) {
+    if (v.interrupted_in.empty()) {
+      finished.push_back(v.name);
+      continue;
+    }
+    std::string cut = fmt::format("cut short: {} (in {}", v.name, v.interrupted_in);
+    if (!v.not_run.empty()) cut += fmt::format("; not run: {}", fmt::join(v.not_run, ", "));
+    parts.push_back(cut + ")");
+  }
+  parts.insert(parts.begin(),
+               "finished: " + (finished.empty() ? std::string("none")
+                                                : fmt::format("{}", fmt::join(finished, ", "))));
+  if (!r.not_run.empty()) parts.push_back(fmt::format("not run: {}", fmt::join(r.not_run, ", ")));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+const char* const kInterruptedWhy =
+    "an interrupted check is not a verdict: a variant cut short or not run is not a pass, whatever "
+    "it showed so far (failures found stand); run the check again to the end";
 
 const char* const kNativeOnlyWhy =
     "its race lies below racelab's scheduling points: inside one native call that drops the GIL "
@@ -101,10 +129,10 @@ const char* memory_state_name(MemoryVerdict::State s) {
 std::string race_summary(const RaceVerdict& r) {
   switch (r.state) {
     case RaceVerdict::State::kClean:
-      if (r.stopped_by == "time_limit" || r.stopped_by == "interrupted")
+      if (r.stopped_by == sched::StopReason::kTimeLimit ||
+          r.stopped_by == sched::StopReason::kInterrupted)
         return fmt::format("none in {} of {} executions (stopped by {}; sampled, not a proof)",
-                           r.executions, r.budget,
-                           r.stopped_by == "time_limit" ? "the time limit" : "an interrupt");
+                           r.executions, r.budget, sched::stop_reason_words(*r.stopped_by));
       return fmt::format("none in {} executions (sampled, not a proof)", r.executions);
     case RaceVerdict::State::kProven:
       return fmt::format("proven (dpor, exhaustive, {} executions; none in {} sampled first)",

@@ -3,14 +3,16 @@
 // options, each variant's races, native runs and memory, the verdict of each variant through
 // results::judge, and the words a table prints about them. LivePython, the interpreter every live
 // child runs in, is also a live case's (racelab suite --python).
+#include <atomic>
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "results/verdict.h"
+#include "sched/finding.h"
+#include "sched/loop.h"
 #include "sched/strategies/strategies.h"
 
 namespace racelab::results {
@@ -51,6 +53,9 @@ struct CheckOptions {
   // --settle); -1: the warm phase the capture shows (alloc/warm_phase.h).
   std::int64_t settle = -1;
   std::string out = "racelab-out/check";
+  // Raised by SIGINT or SIGTERM: the check stops after the step it is in (its child asked to stop
+  // too, util/spawn.h), runs nothing more and is no verdict (CheckResult::interrupted).
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 struct RaceVerdict {
@@ -63,13 +68,13 @@ struct RaceVerdict {
   std::uint64_t budget = 0;      // the executions it was given (--executions)
   // How the search stopped (report.json's stopped_by): a clean search the time limit or an
   // interrupt stopped before its budget says so (a sample's absence, of fewer executions).
-  std::string stopped_by;
+  std::optional<sched::StopReason> stopped_by;
   std::map<std::string, std::uint64_t> kinds;  // kind -> executions that saw it
   std::string kind, message;                   // the failure found (kFound, kInconclusive)
   std::uint64_t execution = 0;                 // ... in this execution
   std::string schedule;                        // its schedule file
-  // A Python exception's traceback (the live report's "stack"): {file, line, function, user}.
-  nlohmann::json stack = nlohmann::json::array();
+  // A Python exception's traceback (the live report's "stack"), outermost first.
+  std::vector<sched::StackFrame> stack;
   std::string reason;  // kError: racelab's own line; kInconclusive: why
   // The torch or Python outside the table's verified range: the live run's one line, "" inside.
   std::string outside_verified;
@@ -81,8 +86,8 @@ struct RaceVerdict {
     bool ran = false;
     bool exhausted = false;
     std::uint64_t executions = 0, budget = 0, classes = 0;
-    std::string stopped_by;  // its report.json's: exhausted, execution_cap, time_limit, ...
-    std::string covers;      // what a live dpor proof covers (its report.json's proof_covers)
+    std::optional<sched::StopReason> stopped_by;  // its report.json's: exhausted, budget, ...
+    std::string covers;  // what a live dpor proof covers (its report.json's proof_covers)
     std::vector<std::string> argv;
     std::string log;
     double seconds = 0;
@@ -113,7 +118,7 @@ struct MemoryVerdict {
   std::vector<DeviceMemory> devices;
   std::int64_t settle = -1;  // what alloc report was given as --settle; -1: none (the warm phase)
   std::string report_dir;    // alloc report's report.html and alloc-report.json
-  // Where this run did not settle and another variant's did: `racelab alloc diff` of that
+  // Where this run did not settle and another variant's did: alloc diff (alloc/diff.h) of that
   // variant's trace against this one's, per device that grew (its lines, the summary first).
   std::string against;
   std::vector<std::string> explanation;
@@ -126,7 +131,7 @@ struct MemoryVerdict {
 struct NativeRuns {
   std::uint64_t runs = 0, failed = 0;
   std::string kind, message;  // the first failure's
-  nlohmann::json stack = nlohmann::json::array();
+  std::vector<sched::StackFrame> stack;
   std::string log;  // the first failing run's (else the last run's)
   std::vector<std::string> argv;
   double seconds = 0;
@@ -139,6 +144,11 @@ struct VariantResult {
   RaceVerdict races;
   NativeRuns native;
   MemoryVerdict memory;
+  // Where an interrupt came while this variant ran: the step it was in ("races, the hunt"; ""
+  // none) and the steps it left out ("the proof", "native runs", "memory"). Such a variant is no
+  // verdict: inconclusive, unless what ran failed.
+  std::string interrupted_in;
+  std::vector<std::string> not_run;
   // results::judge on the variant: no failure kind (races, native runs), memory stable or not
   // measurable here. Fail where any run failed; inconclusive where the races alone were not
   // settled (a proof cut short, a subject not deterministic under control, racelab's lost
@@ -149,10 +159,19 @@ struct VariantResult {
 };
 
 struct CheckResult {
-  std::vector<VariantResult> variants;
+  std::vector<VariantResult> variants;  // those that ran, in order (the last one cut short)
   double seconds = 0;
-  int exit_code() const;  // 0 every variant passed, 1 otherwise
+  bool interrupted = false;          // SIGINT or SIGTERM stopped the check: no verdict
+  std::vector<std::string> not_run;  // the variants it never started
+  int exit_code() const;  // 0 every variant passed and nothing interrupted the check, 1 otherwise
 };
+
+// An interrupted check in words, what was finished and what was not (the terminal's lines, and
+// check.html's): "finished: --warmup none; cut short: --warmup sequential (in races, the proof;
+// not run: native runs, memory); not run: --warmup compile". "" where it was not interrupted.
+std::string interrupted_line(const CheckResult& r);
+// Why an interrupted check is no verdict, one sentence.
+extern const char* const kInterruptedWhy;
 
 const char* race_state_name(RaceVerdict::State s);      // "clean", "found", ...
 const char* memory_state_name(MemoryVerdict::State s);  // "stable", "unstable", ...

@@ -89,8 +89,13 @@ std::string unfinished_sentence(const SearchFacts& f, std::string_view missing,
       remedy);
 }
 
-// racelab check's proof: its cap or the time limit.
+// racelab check's proof: its cap, the time limit or an interrupt.
 std::string check_proof_sentence(const SearchFacts& f) {
+  if (f.stop == StopReason::kInterrupted)
+    return fmt::format(
+        "the dpor proof was cut short by an interrupt after {} executions, before covering its "
+        "space: not a proof (let it run to the end)",
+        f.executions);
   return fmt::format(
       "the dpor proof was cut short by {} after {} executions, before covering its space: not a "
       "proof (raise --proof-executions or --time-limit)",
@@ -223,6 +228,11 @@ Verdict judge(const Expectations& e, const SearchFacts& f, const std::optional<M
     return make(Outcome::kInconclusive, Why::kCutShort,
                 cut_short_sentence(f, claim, w.remedy ? w.remedy(Why::kCutShort, f.stop) : ""));
   }
+  if (!f.interrupted.empty())
+    return make(
+        Outcome::kInconclusive, Why::kCutShort,
+        fmt::format("inconclusive: interrupted in {}: not a verdict (let it run to the end)",
+                    f.interrupted));
   if (!memory_unknown.empty() && !e.unmeasured_memory_passes)
     return make(Outcome::kInconclusive, Why::kMemoryNotMeasured, "inconclusive: " + memory_unknown);
   return {};

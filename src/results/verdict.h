@@ -76,6 +76,10 @@ struct SearchFacts {
   bool stopped_at_failure = false;
   std::string schedule_ended;  // a replay's: the sentence, "" when it did not end early
   std::string error;           // racelab said nothing (no report, refused): the line, "" none
+  // What an interrupt cut short or left out of the run ("the hunt; not run: the proof, memory":
+  // racelab check's variant), "" where none: a run it did not let finish is no verdict, and
+  // inconclusive where nothing failed.
+  std::string interrupted;
   // A shard of a search: "shard 1/4" and its part ("subtrees 1, 5, …, 229 of 232"); "" whole.
   std::string shard, shard_part;
 };

@@ -10,11 +10,15 @@
 #include <filesystem>
 #include <sstream>
 
+#include "alloc/diff.h"
+#include "alloc/outputs.h"
+#include "alloc/runs.h"
+#include "alloc/snapshot.h"
+#include "report/live_report_read.h"
 #include "run/live_case.h"
 #include "sched/kinds.h"
 #include "sched/loop.h"
 #include "sched/strategies/strategies.h"
-#include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
@@ -28,14 +32,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-nlohmann::json read_json_or_null(const fs::path& p) {
-  try {
-    return nlohmann::json::parse(read_file(p.string()));
-  } catch (const std::exception&) {
-    return nullptr;
-  }
 }
 
 // "--warmup sequential" -> "warmup-sequential", for a directory name.
@@ -64,13 +60,13 @@ std::vector<std::string> live_flags(const CheckOptions& o, bool controlled) {
   return v;
 }
 
-// One `racelab live python` child: its argv, log and report.json (null where it wrote none).
+// One `racelab live python` child: its argv, log and report.json (none where it wrote none).
 struct LiveRun {
   std::vector<std::string> argv;
   std::string log;
   int code = 0;
   double seconds = 0;
-  nlohmann::json report;
+  std::optional<report::LiveReportSummary> report;
 };
 
 LiveRun run_live(const CheckOptions& o, const std::string& racelab,
@@ -104,7 +100,7 @@ LiveRun run_live(const CheckOptions& o, const std::string& racelab,
     if (line.rfind(prefix, 0) == 0) line.erase(0, prefix.size());
     throw InputError(line);
   }
-  run.report = read_live_report(fs::path(out) / "report.json");
+  run.report = report::read_live_report(fs::path(out) / "report.json");
   return run;
 }
 
@@ -112,15 +108,15 @@ LiveRun run_live(const CheckOptions& o, const std::string& racelab,
 // crash of racelab's own is inconclusive (a crash of the program's, found), 1 with a finding
 // found, a nondeterministic subject inconclusive.
 void take_finding(RaceVerdict& r, const LiveRun& run) {
-  const auto& findings = run.report.value("findings", nlohmann::json::array());
+  const auto& findings = run.report->findings;
   if (!findings.empty()) {
-    r.kind = findings[0].value("kind", "");
-    r.message = findings[0].value("message", "");
-    r.execution = findings[0].value("execution", std::uint64_t{0});
-    r.schedule = run.report.value("schedule", "");
-    r.stack = findings[0].value("stack", nlohmann::json::array());
+    r.kind = findings[0].kind;
+    r.message = findings[0].message;
+    r.execution = findings[0].execution;
+    r.schedule = run.report->schedule;
+    r.stack = findings[0].stack;
   }
-  if (run.report.value("crashed", false)) {
+  if (run.report->crashed) {
     r.state = RaceVerdict::State::kFound;
   } else if (run.code == 3 || r.kind == sched::kinds::kNondeterministic) {
     r.state = RaceVerdict::State::kInconclusive;
@@ -134,6 +130,8 @@ void take_finding(RaceVerdict& r, const LiveRun& run) {
   }
 }
 
+bool stop_now(const CheckOptions& o) { return o.interrupt != nullptr && o.interrupt->load(); }
+
 RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
                          const std::vector<std::string>& args, const std::string& dir,
                          const std::function<void()>& proving) {
@@ -144,21 +142,19 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
   r.argv = hunt.argv;
   r.log = hunt.log;
   r.seconds = hunt.seconds;
-  if (hunt.report.is_null()) {
+  if (!hunt.report) {
     r.state = RaceVerdict::State::kError;
     r.reason = fmt::format("racelab live python exited {}: {}", hunt.code, last_line(hunt.log));
     return r;
   }
-  r.executions = hunt.report.value("executions", std::uint64_t{0});
+  r.executions = hunt.report->executions;
   r.budget = o.executions;
-  r.stopped_by = hunt.report.value("stopped_by", "");
-  if (hunt.report.contains("versions") && hunt.report["versions"].is_object())
-    r.outside_verified = hunt.report["versions"].value("outside", "");
-  if (hunt.report.contains("kinds_seen") && hunt.report["kinds_seen"].is_object())
-    for (const auto& [k, n] : hunt.report["kinds_seen"].items())
-      r.kinds[k] = n.get<std::uint64_t>();
+  r.stopped_by = hunt.report->stopped_by;
+  r.outside_verified = hunt.report->outside_verified;
+  r.kinds = hunt.report->kinds_seen;
   take_finding(r, hunt);
-  if (r.state != RaceVerdict::State::kClean || !o.prove) return r;
+  // An interrupt leaves the proof out (run_check says so).
+  if (r.state != RaceVerdict::State::kClean || !o.prove || stop_now(o)) return r;
 
   // The proof: dpor without a bound over what racelab sees, to exhaustion or its cap.
   proving();
@@ -170,21 +166,18 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
   p.log = proof.log;
   p.seconds = proof.seconds;
   p.budget = o.proof_executions;
-  if (proof.report.is_null()) {
+  if (!proof.report) {
     r.state = RaceVerdict::State::kError;
     r.reason = fmt::format("the dpor proof (racelab live python) exited {}: {}", proof.code,
                            last_line(proof.log));
     return r;
   }
-  p.executions = proof.report.value("executions", std::uint64_t{0});
-  p.exhausted = proof.report.value("exhausted", false);
-  p.stopped_by = proof.report.value("stopped_by", "");
-  p.covers = proof.report.value("proof_covers", "");
-  if (proof.report.contains("interleavings") && proof.report["interleavings"].is_object())
-    p.classes = proof.report["interleavings"].value("classes_seen", std::uint64_t{0});
-  if (proof.report.contains("kinds_seen") && proof.report["kinds_seen"].is_object())
-    for (const auto& [k, n] : proof.report["kinds_seen"].items())
-      r.kinds[k] += n.get<std::uint64_t>();
+  p.executions = proof.report->executions;
+  p.exhausted = proof.report->exhausted;
+  p.stopped_by = proof.report->stopped_by;
+  p.covers = proof.report->proof_covers;
+  p.classes = proof.report->classes_seen.value_or(0);
+  for (const auto& [k, n] : proof.report->kinds_seen) r.kinds[k] += n;
   take_finding(r, proof);
   if (r.state == RaceVerdict::State::kFound) {
     // Found by the proof where the sample missed it: its log and command are the proof's.
@@ -192,48 +185,51 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
     r.log = p.log;
   } else if (r.state == RaceVerdict::State::kClean) {
     // The rule (results::judge): an absence that the proof, cut short, did not prove.
-    const results::Verdict v = results::judge(
-        {.no_failure = true},
-        {.strategy = sched::live_prover().name,
-         .stop = sched::parse_stop_reason(p.stopped_by).value_or(sched::StopReason::kBudget),
-         .executions = p.executions,
-         .cap = p.budget,
-         .proves = true},
-        std::nullopt, results::check_wording());
+    const results::Verdict v =
+        results::judge({.no_failure = true},
+                       {.strategy = sched::live_prover().name,
+                        .stop = p.stopped_by.value_or(sched::StopReason::kBudget),
+                        .executions = p.executions,
+                        .cap = p.budget,
+                        .proves = true},
+                       std::nullopt, results::check_wording());
     r.state = v.passed() ? RaceVerdict::State::kProven : RaceVerdict::State::kInconclusive;
     r.reason = v.reason;
   }
   return r;
 }
 
-DeviceMemory device_memory(const nlohmann::json& j) {
+// A device's memory as check.json and check.html give it, from alloc report's analysis.
+DeviceMemory device_memory(const alloc::StabilityReport& r) {
   DeviceMemory d;
-  d.name = j.value("name", "");
-  d.stable = j.value("stable", false);
-  // From alloc-report.json version 2: too few iterations after the warm phase to tell.
-  d.measured = j.value("stability", std::string()) != "not_measured";
-  d.verdict = j.value("verdict", "");
-  if (j.contains("stable_from") && j["stable_from"].is_number_integer())
-    d.stable_from = j["stable_from"].get<std::int64_t>();
-  d.peak_reserved = j.value("peak_reserved", std::int64_t{0});
-  for (const auto& g : j.value("growth_at", nlohmann::json::array()))
-    d.growth_at.push_back(g.is_string() ? g.get<std::string>() : g.dump());
-  const auto& rows = j.value("rows", nlohmann::json::array());
-  d.iterations = rows.size();
-  for (const auto& row : rows) {
-    d.labels.push_back(row.value("label", std::to_string(d.labels.size())));
-    d.reserved_mib.push_back(static_cast<double>(row.value("reserved", std::int64_t{0})) /
-                             (1024.0 * 1024.0));
-    d.allocated_mib.push_back(static_cast<double>(row.value("allocated", std::int64_t{0})) /
-                              (1024.0 * 1024.0));
+  d.name = r.name;
+  d.stable = r.stable;
+  // Too few iterations after the warm phase to tell.
+  d.measured = r.measured;
+  d.verdict = r.verdict;
+  if (r.stable) d.stable_from = static_cast<std::int64_t>(r.stable_from);
+  d.peak_reserved = static_cast<std::int64_t>(r.peak_reserved);
+  d.growth_at = r.growth_at;
+  d.iterations = r.rows.size();
+  constexpr double kMiB = 1024.0 * 1024.0;
+  for (const alloc::Row& row : r.rows) {
+    d.labels.push_back(row.label);
+    d.reserved_mib.push_back(static_cast<double>(row.at_end.reserved) / kMiB);
+    d.allocated_mib.push_back(static_cast<double>(row.at_end.allocated) / kMiB);
   }
-  if (!rows.empty()) {
-    d.segments_first = rows.front().value("segments", std::int64_t{0});
-    d.segments_last = rows.back().value("segments", std::int64_t{0});
-    d.reserved_first = rows.front().value("reserved", std::int64_t{0});
-    d.reserved_last = rows.back().value("reserved", std::int64_t{0});
+  if (!r.rows.empty()) {
+    d.segments_first = static_cast<std::int64_t>(r.rows.front().at_end.segments);
+    d.segments_last = static_cast<std::int64_t>(r.rows.back().at_end.segments);
+    d.reserved_first = static_cast<std::int64_t>(r.rows.front().at_end.reserved);
+    d.reserved_last = static_cast<std::int64_t>(r.rows.back().at_end.reserved);
   }
   return d;
+}
+
+alloc::ReportSettings report_settings(std::int64_t settle) {
+  alloc::ReportSettings settings;
+  if (settle >= 0) settings.settle = static_cast<std::size_t>(settle);
+  return settings;
 }
 
 }  // namespace
@@ -297,9 +293,10 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   m.log = (plain / "live.log").string();
   const auto t0 = std::chrono::steady_clock::now();
   const int code = spawn_and_wait(m.argv, python_path, m.log);
-  const nlohmann::json rep = read_live_report(plain / "report.json");
+  const std::optional<report::LiveReportSummary> rep =
+      report::read_live_report(plain / "report.json");
   m.seconds = seconds_since(t0);
-  if (code == 2 || rep.is_null()) {
+  if (code == 2 || !rep) {
     const std::string line = last_line(m.log);
     const bool unmeasurable = line.find("--alloc:") != std::string::npos;
     m.state = unmeasurable ? MemoryVerdict::State::kNotMeasured : MemoryVerdict::State::kError;
@@ -308,10 +305,10 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
     return m;
   }
   m.ended = "complete";
-  const auto& findings = rep.value("findings", nlohmann::json::array());
-  if (!findings.empty()) {
-    m.ended = findings.front().value("kind", "exception");
-    m.failure = findings.front().value("message", "");
+  if (!rep->findings.empty()) {
+    const report::LiveReportFinding& f = rep->findings.front();
+    m.ended = f.kind.empty() ? "exception" : f.kind;
+    m.failure = f.message;
   }
   std::vector<std::string> pickles;
   if (fs::is_directory(alloc))
@@ -328,34 +325,20 @@ MemoryVerdict capture_memory(const std::string& racelab, const std::string& scri
   }
   m.report_dir = (base / "alloc-report").string();
   m.settle = settle;
-  // The warm phase comes from the capture (alloc/warm_phase.h) unless the user gave --settle.
-  std::vector<std::string> report = {racelab, "alloc", "report"};
-  if (settle >= 0) {
-    report.push_back("--settle");
-    report.push_back(std::to_string(settle));
-  }
-  report.insert(report.end(), pickles.begin(), pickles.end());
-  report.push_back("--out");
-  report.push_back(m.report_dir);
-  const std::string log = (base / "alloc-report.log").string();
-  const int rc = spawn_and_wait(report, "", log);
-  const fs::path report_json = fs::path(m.report_dir) / "alloc-report.json";
-  const nlohmann::json j = read_json_or_null(report_json);
-  m.seconds = seconds_since(t0);
-  if (rc != 0 || j.is_null() || !j.contains("reports")) {
-    m.state = MemoryVerdict::State::kError;
-    m.reason = fmt::format("alloc report exited {}: {}", rc, last_line(log));
-    return m;
-  }
+  // alloc report's analysis, in this process (alloc/runs.h), and its files in alloc-report/. The
+  // warm phase comes from the capture (alloc/warm_phase.h) unless the user gave --settle.
+  alloc::TraceReports got;
   try {
-    check_format(j, report_json.string(), kAllocReportFormat, kAllocReportVersion,
-                 "the alloc-report.json of racelab alloc report --out");
-  } catch (const InputError& e) {
+    got = alloc::analyse_traces(pickles, {}, -1, report_settings(settle), {});
+    alloc::write_report_outputs(m.report_dir, got.reports);
+  } catch (const std::exception& e) {
+    m.seconds = seconds_since(t0);
     m.state = MemoryVerdict::State::kError;
-    m.reason = e.what();
+    m.reason = fmt::format("alloc report: {}", first_line(e.what()));
     return m;
   }
-  for (const auto& r : j["reports"]) m.devices.push_back(device_memory(r));
+  m.seconds = seconds_since(t0);
+  for (const alloc::StabilityReport& r : got.reports) m.devices.push_back(device_memory(r));
   // Growth on any device is not stable; otherwise a device with too few iterations after its
   // warm phase leaves the run not measured.
   const bool grew = std::any_of(m.devices.begin(), m.devices.end(),
@@ -379,7 +362,7 @@ NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
                       const std::vector<std::string>& args, const std::string& dir) {
   NativeRuns n;
   const auto t0 = std::chrono::steady_clock::now();
-  for (std::uint64_t k = 0; k < o.native_runs; ++k) {
+  for (std::uint64_t k = 0; k < o.native_runs && !stop_now(o); ++k) {
     const fs::path out = fs::path(dir) / fmt::format("native-{}", k + 1);
     ensure_directory(out.string());
     const std::vector<std::string> argv = live_python_argv({.racelab = racelab,
@@ -394,18 +377,19 @@ NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
     std::error_code ec;
     fs::remove(out / "report.json", ec);
     const int code = spawn_and_wait(argv, "", log);
-    const nlohmann::json rep = read_live_report(out / "report.json");
+    const std::optional<report::LiveReportSummary> rep =
+        report::read_live_report(out / "report.json");
     ++n.runs;
     if (n.argv.empty()) n.argv = argv;
     if (n.failed == 0) n.log = log;
-    const auto& findings =
-        rep.is_null() ? nlohmann::json::array() : rep.value("findings", nlohmann::json::array());
+    const std::vector<report::LiveReportFinding> none;
+    const auto& findings = rep ? rep->findings : none;
     if (code == 0 && findings.empty()) continue;
     if (n.failed++ != 0) continue;
     if (!findings.empty()) {
-      n.kind = findings[0].value("kind", "exception");
-      n.message = findings[0].value("message", "");
-      n.stack = findings[0].value("stack", nlohmann::json::array());
+      n.kind = findings[0].kind.empty() ? "exception" : findings[0].kind;
+      n.message = findings[0].message;
+      n.stack = findings[0].stack;
     } else {
       n.kind = "exit";
       n.message = fmt::format("the uncontrolled run exited {}: {}", code, last_line(log));
@@ -415,10 +399,43 @@ NativeRuns run_native(const CheckOptions& o, const std::string& racelab,
   return n;
 }
 
+// What `racelab alloc diff STABLE GROWN` prints for one device's two traces, computed here
+// (alloc/diff.h): each trace's warnings, then the diff's lines, the summary first.
+std::vector<std::string> memory_diff_lines(const std::string& stable, const std::string& grown,
+                                           std::int64_t settle) {
+  std::vector<std::string> lines;
+  auto side = [&](const std::string& path) {
+    const alloc::Snapshot snap = alloc::read_snapshot(path);
+    const std::vector<std::size_t> devices = alloc::pick_devices(snap, -1, path);
+    if (devices.size() > 1)
+      throw InputError(
+          fmt::format("{}: {} devices have traces; alloc diff compares one", path, devices.size()));
+    alloc::TraceReports got = alloc::analyse_trace(
+        snap, path, devices, alloc::stats_for(path, std::nullopt), report_settings(settle), {});
+    for (std::string& w : got.warnings) lines.push_back(std::move(w));
+    return alloc::run_side(got.reports.front(), snap.stacks);
+  };
+  alloc::DiffSide a = side(stable);
+  alloc::DiffSide b = side(grown);
+  if (a.name == b.name) {  // two runs of one script: the same trace name
+    a.name = "A " + a.name;
+    b.name = "B " + b.name;
+  }
+  for (std::string& line : alloc::diff_lines(alloc::diff_sides(a, b))) lines.push_back(line);
+  // As the lines of alloc diff's output: one per line, none empty.
+  std::vector<std::string> out;
+  for (const std::string& text : lines) {
+    std::istringstream split(text);
+    for (std::string line; std::getline(split, line);)
+      if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
 // A variant whose memory did not settle, explained against the first variant whose memory did:
-// `racelab alloc diff STABLE GROWN` on each device that grew (the same trace name in both), its
-// lines kept with the variant (docs/allocator.md, diff).
-void explain_growth(CheckResult& r, const std::string& racelab, std::int64_t settle) {
+// alloc diff of the stable variant's trace against this one's, on each device that grew (the
+// same trace name in both), its lines kept with the variant (docs/allocator.md, diff).
+void explain_growth(CheckResult& r, std::int64_t settle) {
   const auto stable = std::find_if(r.variants.begin(), r.variants.end(), [](const auto& v) {
     return v.memory.state == MemoryVerdict::State::kStable;
   });
@@ -434,23 +451,15 @@ void explain_growth(CheckResult& r, const std::string& racelab, std::int64_t set
       if (std::none_of(others.begin(), others.end(),
                        [&](const DeviceMemory& x) { return x.name == d.name; }))
         continue;
-      std::vector<std::string> cmd = {racelab, "alloc", "diff", trace_of(*stable, d.name),
-                                      trace_of(v, d.name)};
-      if (settle >= 0) {
-        cmd.push_back("--settle");
-        cmd.push_back(std::to_string(settle));
-      }
-      const std::string log = (fs::path(v.dir) / ("alloc-diff-" + d.name + ".log")).string();
-      const int rc = spawn_and_wait(cmd, "", log);
       v.memory.against = stable->name;
-      if (rc != 0) {
+      try {
+        for (std::string& line :
+             memory_diff_lines(trace_of(*stable, d.name), trace_of(v, d.name), settle))
+          v.memory.explanation.push_back(std::move(line));
+      } catch (const std::exception& e) {
         v.memory.explanation.push_back(
-            fmt::format("{}: alloc diff exited {}: {}", d.name, rc, last_line(log)));
-        continue;
+            fmt::format("{}: alloc diff: {}", d.name, first_line(e.what())));
       }
-      std::istringstream lines(read_file(log));
-      for (std::string line; std::getline(lines, line);)
-        if (!line.empty()) v.memory.explanation.push_back(line);
     }
   }
 }
@@ -475,6 +484,11 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
   ensure_directory(o.out);
   const std::string script = fs::absolute(o.script).string();
   for (std::size_t k = 0; k < sets.size(); ++k) {
+    // After an interrupt nothing more runs: the variants left are named as not run.
+    if (stop_now(o)) {
+      result.not_run.push_back(sets[k].first);
+      continue;
+    }
     VariantResult v;
     v.name = sets[k].first;
     v.args = sets[k].second;
@@ -493,22 +507,40 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
     const bool nothing_found = v.races.state == RaceVerdict::State::kClean ||
                                v.races.state == RaceVerdict::State::kProven ||
                                v.races.state == RaceVerdict::State::kInconclusive;
+    // Where an interrupt came: the step it came in and the steps it leaves out of this variant.
+    auto interrupted = [&](const char* step, bool races_done, bool native_done) {
+      if (!stop_now(o)) return false;
+      v.interrupted_in = step;
+      if (!races_done && o.prove && v.races.state == RaceVerdict::State::kClean &&
+          !v.races.proof.ran)
+        v.not_run.emplace_back("races, the proof");
+      if (!native_done && nothing_found && o.native_runs > 0) v.not_run.emplace_back("native runs");
+      if (o.memory) v.not_run.emplace_back("memory");
+      v.memory.reason = o.memory ? "not run (interrupted)" : "not asked for (--no-memory)";
+      result.variants.push_back(std::move(v));
+      return true;
+    };
+    if (interrupted(v.races.proof.ran ? "races, the proof" : "races, the hunt", false, false))
+      continue;
     if (nothing_found && o.native_runs > 0) {
       note(fmt::format("[{}/{}] {}: {} uncontrolled run(s), for what control cannot reach", k + 1,
                        sets.size(), v.name, o.native_runs));
       v.native = run_native(with_script, racelab, v.args, v.dir);
+      if (interrupted("native runs", true, true)) continue;
     }
     if (o.memory) {
       note(fmt::format("[{}/{}] {}: memory (one uncontrolled run with the allocator capture)",
                        k + 1, sets.size(), v.name));
       v.memory = capture_memory(racelab, script, v.args, o.interpose, o.python, "", o.time_limit,
                                 o.settle, v.dir);
+      if (stop_now(o)) v.interrupted_in = "memory";
     } else {
       v.memory.reason = "not asked for (--no-memory)";
     }
     result.variants.push_back(std::move(v));
   }
-  if (o.memory) explain_growth(result, racelab, o.settle);
+  if (o.memory) explain_growth(result, o.settle);
+  result.interrupted = stop_now(o);
   result.seconds = seconds_since(t0);
   return result;
 }

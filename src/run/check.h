@@ -9,8 +9,10 @@
 //           (--executions caps it). A proof that exhausts its space is "proven"; one cut short is
 //           inconclusive, never a pass. --no-prove keeps the sample alone (worded as a sample);
 //   memory  one uncontrolled run (`live python --uncontrolled --alloc`) that records the CUDA
-//           caching allocator, judged by `racelab alloc report` per device: stable from
-//           iteration k, or where it grew. Not measured (no CUDA, torch missing) is said as such.
+//           caching allocator, judged by alloc report's analysis per device, in this process
+//           (alloc/runs.h; its files in alloc-report/): stable from iteration k, or where it
+//           grew. Not measured (no CUDA, torch missing) is said as such. A variant that grew is
+//           explained against one that settled by alloc diff's lines (alloc/diff.h), also here.
 //
 // A variant passes when its races are proven (or, with --no-prove, none was sampled) and its memory
 // is stable or not measurable here (a captured run that failed, an exception in a thread or a hang,
@@ -20,7 +22,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,7 +51,8 @@ CheckResult run_check(const CheckOptions& o, const std::string& racelab,
                       const std::function<void(const std::string&)>& note);
 
 // The memory half alone (also a scenario's live case with `alloc`): one uncontrolled run of the
-// script with the allocator capture into DIR/alloc, then alloc report into DIR/alloc-report.
+// script with the allocator capture into DIR/alloc, then alloc report's analysis of it (in this
+// process), its files into DIR/alloc-report.
 MemoryVerdict capture_memory(const std::string& racelab, const std::string& script,
                              const std::vector<std::string>& args, const std::string& interpose,
                              const LivePython& python, const std::string& python_path,

@@ -7,12 +7,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
+#include "report/live_report_read.h"
 #include "run/check.h"
 #include "sched/kinds.h"
 #include "sched/strategies/strategies.h"
-#include "util/document.h"
 #include "util/errors.h"
 #include "util/files.h"
 #include "util/spawn.h"
@@ -40,12 +39,12 @@ std::string python_path_of(const LiveCase& c, const fs::path& dir) {
 namespace {
 
 // One `racelab live python` run of the case with `seed`, into `out`: its argv, exit code, seconds
-// and report (null when it wrote none).
+// and report (none when it wrote none).
 struct Attempt {
   std::vector<std::string> argv;
   int exit_code = 0;
   double seconds = 0;
-  nlohmann::json report;
+  std::optional<report::LiveReportSummary> report;
   std::string log;
 };
 
@@ -81,7 +80,7 @@ Attempt run_once(const Scenario& s, const std::string& racelab, const std::strin
   const auto t0 = std::chrono::steady_clock::now();
   at.exit_code = spawn_and_wait(at.argv, python_path, at.log);
   at.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  at.report = read_live_report(fs::path(out) / "report.json");
+  at.report = report::read_live_report(fs::path(out) / "report.json");
   return at;
 }
 
@@ -113,18 +112,6 @@ std::vector<std::string> live_python_argv(const LivePythonChild& c) {
   return v;
 }
 
-nlohmann::json read_live_report(const fs::path& path) {
-  nlohmann::json report;
-  try {
-    report = nlohmann::json::parse(read_file(path.string()));
-  } catch (const std::exception&) {
-    return nullptr;  // none, or cut off: the child died first, and its log says why
-  }
-  check_format(report, path.string(), kLiveReportFormat, kLiveReportVersion,
-               "the report.json of racelab live python --out");
-  return report;
-}
-
 LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const std::string& out_dir,
                           const LivePython& python) {
   const LiveCase& c = *s.live;
@@ -153,7 +140,7 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const s
     if (k == 0) run.argv = at.argv;
     run.exit_code = at.exit_code;
     run.seconds += at.seconds;
-    if (at.report.is_null()) {
+    if (!at.report) {
       const results::Verdict v = results::judge(
           {},
           {.error = fmt::format("racelab live python exited {} without a report: {} (see {})",
@@ -163,19 +150,14 @@ LiveCaseRun run_live_case(const Scenario& s, const std::string& racelab, const s
       run.reason = v.reason;
       return run;
     }
-    const std::uint64_t executions = at.report.value("executions", std::uint64_t{0});
+    const std::uint64_t executions = at.report->executions;
     run.executions += executions;
-    stop = sched::parse_stop_reason(at.report.value("stopped_by", "budget"))
-               .value_or(sched::StopReason::kBudget);
-    proves = at.report.value("proves", false);
-    if (at.report.contains("versions") && at.report["versions"].is_object())
-      run.outside_verified = at.report["versions"].value("outside", "");
-    if (at.report.contains("kinds_seen") && at.report["kinds_seen"].is_object()) {
-      for (const auto& [kind, n] : at.report["kinds_seen"].items())
-        run.kinds[kind] += n.get<std::uint64_t>();
-    }
-    for (const auto& f : at.report.value("findings", nlohmann::json::array()))
-      if (f.contains("kind") && !run.kinds.count(f["kind"])) run.kinds[f["kind"]] = 1;
+    stop = at.report->stopped_by.value_or(sched::StopReason::kBudget);
+    proves = at.report->proves;
+    run.outside_verified = at.report->outside_verified;
+    for (const auto& [kind, n] : at.report->kinds_seen) run.kinds[kind] += n;
+    for (const report::LiveReportFinding& f : at.report->findings)
+      if (!f.kind.empty() && !run.kinds.count(f.kind)) run.kinds[f.kind] = 1;
     if (at.exit_code == 2 || at.exit_code == 3) break;
     const bool missing = std::any_of(s.must.begin(), s.must.end(),
                                      [&](const std::string& m) { return !run.kinds.count(m); });

@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,12 +52,6 @@ struct LivePythonChild {
   std::vector<std::string> args;  // the script's, after "--"
 };
 std::vector<std::string> live_python_argv(const LivePythonChild& c);
-
-// The report.json a live case's child wrote: null when there is none or it is not JSON (the child
-// died before it wrote one: the verdict says so with the child's log); InputError, one line, when
-// it is of another format or of a newer version than this racelab reads (racelab suite then
-// exits 2, as racelab merge does for a report.json it cannot read).
-nlohmann::json read_live_report(const std::filesystem::path& path);
 
 // Runs the live case of `s` (which must have one) with the racelab executable `racelab`, in the
 // interpreter `python` names. A torch outside the table's range that `python` refuses is a FAIL

@@ -7,6 +7,7 @@
 #include "model/pipeline.h"
 #include "model/suite.h"
 #include "racelab/version.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
 #include "report/schedule_paths.h"
@@ -81,6 +82,13 @@ std::string ReplayRun::applied() const {
 bool ReplayRun::reproduced() const {
   if (other_scenario) return witness() != nullptr;
   return result && !kind.empty() && result->found(kind);
+}
+
+const sched::ExecutionResult* ReplayRun::shown() const {
+  if (other_scenario && continuations) {
+    if (const sched::FoundKind* w = witness()) return &w->result;
+  }
+  return result ? &*result : nullptr;
 }
 
 int ReplayRun::exit_code() const {
@@ -262,6 +270,13 @@ std::vector<WrittenContinuation> write_continuations(const ReplayRun& run, const
     written.push_back({.found = &f, .schedule = path, .replay = report::replay_command(path)});
   }
   return written;
+}
+
+std::string write_replay_page(const ReplayRun& run, const std::string& schedule_path,
+                              const std::string& dir) {
+  const sched::ExecutionResult* shown = run.shown();
+  if (shown == nullptr) return "";
+  return report::write_replay_page(dir, schedule_path, *shown, run.kind, run.reproduced());
 }
 
 }  // namespace racelab::run

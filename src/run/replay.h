@@ -90,6 +90,10 @@ struct ReplayRun {
   const sched::FoundKind* witness() const;
 
   bool reproduced() const;  // the recorded kind occurred in the replayed execution (or a witness)
+  // The execution that --trace prints and --out's page shows: against another scenario the
+  // witness, else the replayed execution (its first continuation); nullptr where it stopped at a
+  // divergence before one ran.
+  const sched::ExecutionResult* shown() const;
   // Against the recording: 1 when the recorded kind reproduced and is a failure (a schedule
   // without a kind: any failure kind found), or the schedule ended before its recorded kind
   // happened (ended_at); 0 otherwise. Against another scenario: 0 when gone, 1 when still
@@ -123,5 +127,11 @@ std::string continuations_dir(const ReplayRun& run, const std::string& out);
 // schedules/, named as explore names a scenario's (report::schedule_path), in found order; none
 // where nothing was explored.
 std::vector<WrittenContinuation> write_continuations(const ReplayRun& run, const std::string& dir);
+
+// racelab replay --out DIR: DIR/report.json and DIR/report.html of run.shown() (report's
+// write_replay_page, `schedule_path` the replayed file); their paths, "DIR/report.json,
+// DIR/report.html", or "" where there is no execution to show.
+std::string write_replay_page(const ReplayRun& run, const std::string& schedule_path,
+                              const std::string& dir);
 
 }  // namespace racelab::run

@@ -1,10 +1,12 @@
 #include "util/spawn.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 
@@ -14,6 +16,22 @@
 extern char** environ;
 
 namespace racelab {
+
+namespace {
+
+// The child being waited for (0: none), and whether an interrupt came: lock-free atomics, which a
+// signal handler may touch.
+std::atomic<pid_t> g_child{0};
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<bool>::is_always_lock_free);
+
+}  // namespace
+
+void interrupt_children() {
+  g_interrupted.store(true);
+  const pid_t child = g_child.load();
+  if (child > 0) ::kill(child, SIGINT);
+}
 
 int spawn_and_wait(const std::vector<std::string>& argv, const std::string& python_path,
                    const std::string& log) {
@@ -41,9 +59,13 @@ int spawn_and_wait(const std::vector<std::string>& argv, const std::string& pyth
   const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return -1;
+  g_child.store(pid);
+  // An interrupt that came before the child was known: it stops at once all the same.
+  if (g_interrupted.load()) ::kill(pid, SIGINT);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
   }
+  g_child.store(0);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
 }

@@ -12,6 +12,11 @@ namespace racelab {
 int spawn_and_wait(const std::vector<std::string>& argv, const std::string& python_path,
                    const std::string& log);
 
+// Asks the child spawn_and_wait waits for, and every child it starts from now on, to stop as an
+// interrupt stops racelab: SIGINT, which a racelab child takes as Ctrl-C (it stops at its next
+// execution and writes what it found). For a SIGINT or SIGTERM handler: async-signal-safe.
+void interrupt_children();
+
 // The last non-empty line of a text file ('' where it cannot be read): a child's one-line error.
 std::string last_line(const std::string& path);
 

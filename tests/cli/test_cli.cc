@@ -848,6 +848,64 @@ TEST_CASE("SIGINT and --time-limit end a run with the report and schedules found
   fs::remove_all(out);
 }
 
+TEST_CASE("SIGINT and SIGTERM end racelab check with what it finished, and no verdict", "[cli]") {
+  const fs::path out = scratch("check-interrupt");
+  // A clean script whose hunt of a million executions outlasts the signal (--time-limit:
+  // a bound should the child never hear of it).
+  std::ofstream(out / "clean.py") << "import threading\n"
+                                     "lock = threading.Lock()\n"
+                                     "n = [0]\n"
+                                     "def work():\n"
+                                     "    for _ in range(3):\n"
+                                     "        with lock:\n"
+                                     "            n[0] += 1\n"
+                                     "ts = [threading.Thread(target=work) for _ in range(2)]\n"
+                                     "for t in ts: t.start()\n"
+                                     "for t in ts: t.join()\n";
+  auto probe = racelab("live python --interpose none --uncontrolled --out " +
+                       (out / "probe").string() + " " + (out / "clean.py").string());
+  if (probe.out.find("without the Python bridge") != std::string::npos) {
+    SUCCEED("racelab was built without the Python bridge");
+    return;
+  }
+  REQUIRE(probe.code == 0);
+  const std::string check = std::string(bin()) +
+                            " check --interpose none --no-memory --executions 1000000 "
+                            "--time-limit 120 --variant a --variant b " +
+                            (out / "clean.py").string() + " --out ";
+  // SIGINT to the process group, as Ctrl-C sends it; SIGTERM to racelab check alone, as a job
+  // runner sends it: the check passes it on to its child, which stops and writes its report.
+  for (const std::string& how : {std::string("int"), std::string("term")}) {
+    const fs::path dir = out / how;
+    auto r = how == "int"
+                 ? shell("timeout --preserve-status -s INT 6 " + check + dir.string())
+                 : shell("(" + check + dir.string() + " & p=$!; sleep 6; kill -TERM $p; wait $p)");
+    INFO(how << ": " << r.out);
+    CHECK(r.code == 1);
+    CHECK(r.out.find("interrupted: results so far written\n") != std::string::npos);
+    CHECK(r.out.find("finished: none; cut short: a (in races, the hunt; not run: races, the proof, "
+                     "native runs); not run: b\n") != std::string::npos);
+    CHECK(r.out.find("an interrupted check is not a verdict") != std::string::npos);
+    CHECK(r.out.find("INCONCLUSIVE") != std::string::npos);
+    CHECK(r.out.find("PASS") == std::string::npos);
+    CHECK(r.out.find("(partial: interrupted, ") != std::string::npos);
+    REQUIRE(fs::exists(dir / "check.json"));
+    const auto j = nlohmann::json::parse(read_text(dir / "check.json"));
+    CHECK(j["passed"] == false);
+    CHECK(j["interrupted"] == true);
+    CHECK(j["not_run"] == nlohmann::json::array({"b"}));
+    REQUIRE(j["variants"].size() == 1);
+    const auto& v = j["variants"][0];
+    CHECK(v["verdict"] == "INCONCLUSIVE");
+    CHECK(v["interrupted_in"] == "races, the hunt");
+    CHECK(v["races"]["stopped_by"] == "interrupted");  // the child heard it, and stopped
+    CHECK(v["races"]["proof"].is_null());
+    CHECK(!fs::exists(dir / "1-b"));
+    CHECK(read_text(dir / "check.html").find("Interrupted: not a verdict") != std::string::npos);
+  }
+  fs::remove_all(out);
+}
+
 namespace {
 
 std::string alloc_data(const std::string& rel) {

@@ -86,6 +86,25 @@ TEST_CASE("each command words the rule's sentences with its own remedy", "[verdi
       results::judge({.no_failure = true}, proof, std::nullopt, results::check_wording()).reason ==
       "the dpor proof was cut short by the time limit after 12 executions, before covering its "
       "space: not a proof (raise --proof-executions or --time-limit)");
+  // An interrupt is not the cap: the proof's sentence says what stopped it.
+  proof.stop = StopReason::kInterrupted;
+  CHECK(
+      results::judge({.no_failure = true}, proof, std::nullopt, results::check_wording()).reason ==
+      "the dpor proof was cut short by an interrupt after 12 executions, before covering its "
+      "space: not a proof (let it run to the end)");
+  // What an interrupt left out of a run is no verdict: inconclusive where nothing failed, a
+  // failure found before it stands.
+  auto sample = search(false, StopReason::kInterrupted);
+  sample.interrupted = "races, the hunt; not run: races, the proof";
+  const results::Verdict cut_sample =
+      results::judge({.no_failure = true}, sample, std::nullopt, results::check_wording());
+  CHECK(cut_sample.outcome == Outcome::kInconclusive);
+  CHECK(cut_sample.reason ==
+        "inconclusive: interrupted in races, the hunt; not run: races, the proof: not a verdict "
+        "(let it run to the end)");
+  sample.failure_found = true;
+  CHECK(results::judge({.no_failure = true}, sample, std::nullopt, results::check_wording())
+            .outcome == Outcome::kFail);
   // A search that ended at a failure ending the process did not leave its must kind open.
   auto hang = search(false, StopReason::kInterrupted, {"hang"});
   hang.stopped_at_failure = true;

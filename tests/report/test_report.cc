@@ -9,11 +9,14 @@
 #include "alloc/report.h"
 #include "catch.h"
 #include "live/torch/workload.h"
+#include "report/check_json.h"
 #include "report/cli.h"
 #include "report/junit.h"
+#include "report/live_report_read.h"
 #include "report/report.h"
 #include "report/schedule_file.h"
 #include "report/schedule_paths.h"
+#include "results/check_result.h"
 #include "results/scenario_run.h"
 #include "run/explore.h"
 #include "run/live_case.h"
@@ -432,7 +435,7 @@ TEST_CASE("a live case refuses a live report of another format or a newer versio
   const fs::path path = dir / "report.json";
   auto read = [&](const std::string& text) {
     std::ofstream(path, std::ios::binary) << text;
-    return run::read_live_report(path);
+    return report::read_live_report(path);
   };
   auto refusal = [&](const std::string& text) -> std::string {
     try {
@@ -442,13 +445,13 @@ TEST_CASE("a live case refuses a live report of another format or a newer versio
     }
     return "";
   };
-  CHECK(run::read_live_report(dir / "none.json").is_null());  // the child died first
-  CHECK(read("{\"format\": \"racelab-live-re").is_null());    // cut off
-  const nlohmann::json ours =
-      read(fmt::format("{{\"format\": \"{}\", \"version\": {}, \"executions\": 3}}",
-                       kLiveReportFormat, kLiveReportVersion));
-  CHECK(ours.value("executions", 0) == 3);
-  CHECK(read("{\"executions\": 2}").value("executions", 0) == 2);  // before the keys: accepted
+  CHECK(!report::read_live_report(dir / "none.json"));  // the child died first
+  CHECK(!read("{\"format\": \"racelab-live-re"));       // cut off
+  const auto ours = read(fmt::format("{{\"format\": \"{}\", \"version\": {}, \"executions\": 3}}",
+                                     kLiveReportFormat, kLiveReportVersion));
+  REQUIRE(ours);
+  CHECK(ours->executions == 3);
+  CHECK(read("{\"executions\": 2}")->executions == 2);  // before the keys: accepted
   const std::string other = refusal("{\"format\": \"racelab-report\", \"version\": 1}");
   CHECK(other ==
         path.string() +
@@ -460,6 +463,114 @@ TEST_CASE("a live case refuses a live report of another format or a newer versio
                                    "newer than racelab ") == 0);
   for (const std::string& m : {other, newer}) CHECK(m.find('\n') == std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("a child's live report reads back typed: counts, stop, kinds, findings and stack",
+          "[formats]") {
+  const fs::path dir = fs::temp_directory_path() / "racelab-test-live-report-read";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path path = dir / "report.json";
+  // The keys write_outputs writes (live_report.cc), a dpor proof that found an exception.
+  std::ofstream(path, std::ios::binary) << fmt::format(
+      R"({{"format": "{}", "version": {}, "versions": {{"outside": "torch 2.12 is outside"}},
+  "executions": 7, "stopped_by": "time_limit", "exhausted": false, "proves": true,
+  "interleavings": {{"classes_seen": 5}}, "kinds_seen": {{"exception": 2, "deadlock": 1}},
+  "proof_covers": "dpor's proof covers", "schedule": "out/schedule-exception.json",
+  "findings": [{{"kind": "exception", "message": "boom", "execution": 4,
+    "stack": [{{"file": "a.py", "line": 3, "function": "f", "user": true}},
+              {{"file": "/usr/lib/threading.py", "line": 9, "function": "run", "user": false}}]}},
+   {{"kind": "deadlock", "message": "stuck", "execution": 6}}]}})",
+      kLiveReportFormat, kLiveReportVersion);
+  const auto r = report::read_live_report(path);
+  REQUIRE(r);
+  CHECK(r->executions == 7);
+  CHECK(r->stopped_by == racelab::sched::StopReason::kTimeLimit);
+  CHECK(!r->exhausted);
+  CHECK(r->proves);
+  CHECK(!r->crashed);
+  CHECK(r->classes_seen == std::optional<std::uint64_t>(5));
+  CHECK(r->kinds_seen == std::map<std::string, std::uint64_t>{{"deadlock", 1}, {"exception", 2}});
+  CHECK(r->outside_verified == "torch 2.12 is outside");
+  CHECK(r->proof_covers == "dpor's proof covers");
+  CHECK(r->schedule == "out/schedule-exception.json");
+  REQUIRE(r->findings.size() == 2);
+  CHECK(r->findings[0].kind == "exception");
+  CHECK(r->findings[0].message == "boom");
+  CHECK(r->findings[0].execution == 4);
+  REQUIRE(r->findings[0].stack.size() == 2);
+  CHECK(r->findings[0].stack[0].file == "a.py");
+  CHECK(r->findings[0].stack[0].line == 3);
+  CHECK(r->findings[0].stack[0].function == "f");
+  CHECK(r->findings[0].stack[0].user);
+  CHECK(!r->findings[0].stack[1].user);
+  CHECK(r->findings[1].stack.empty());
+  // An uncontrolled run's report: no search, so no stop; the crash handler's, crashed.
+  std::ofstream(path, std::ios::binary) << R"({"uncontrolled": true, "findings": []})";
+  const auto plain = report::read_live_report(path);
+  REQUIRE(plain);
+  CHECK(!plain->stopped_by);
+  CHECK(!plain->classes_seen);
+  std::ofstream(path, std::ios::binary)
+      << R"({"crashed": true, "execution": 2, "findings": [{"kind": "crash", "message": "x",
+            "execution": 2}]})";
+  CHECK(report::read_live_report(path)->crashed);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("check.json gives a traceback's frames as it always has", "[formats]") {
+  results::CheckResult r;
+  results::VariantResult v;
+  v.name = "(as given)";
+  v.races.state = results::RaceVerdict::State::kFound;
+  v.races.kind = "exception";
+  v.races.stopped_by = racelab::sched::StopReason::kBudget;
+  v.races.stack = {{.file = "a.py", .line = 3, .function = "f", .user = true}};
+  r.variants.push_back(v);
+  const std::string text = report::check_json(r, results::CheckOptions{}).dump();
+  CHECK(text.find(R"("stopped_by":"budget")") != std::string::npos);
+  CHECK(text.find(R"("stack":[{"file":"a.py","function":"f","line":3,"user":true}])") !=
+        std::string::npos);
+  // The native runs' traceback, none here; the proof did not run: its stop is no word.
+  CHECK(text.find(R"("stack":[])") != std::string::npos);
+  CHECK(text.find(R"("proof":null)") != std::string::npos);
+}
+
+TEST_CASE("an interrupted check says what it finished and what not, and is no verdict",
+          "[verdict]") {
+  results::CheckResult r;
+  results::VariantResult done;
+  done.name = "--warmup none";
+  done.races.state = results::RaceVerdict::State::kProven;
+  done.races.proof.ran = true;
+  done.races.proof.exhausted = true;
+  done.races.proof.stopped_by = racelab::sched::StopReason::kExhausted;
+  done.memory.reason = "not asked for (--no-memory)";
+  r.variants.push_back(done);
+  CHECK(r.exit_code() == 0);
+  CHECK(results::interrupted_line(r).empty());
+  results::VariantResult cut = done;
+  cut.name = "--warmup sequential";
+  cut.races = {};
+  cut.races.state = results::RaceVerdict::State::kClean;
+  cut.races.stopped_by = racelab::sched::StopReason::kInterrupted;
+  cut.interrupted_in = "races, the hunt";
+  cut.not_run = {"races, the proof", "native runs"};
+  r.variants.push_back(cut);
+  r.not_run = {"--warmup compile"};
+  r.interrupted = true;
+  CHECK(r.variants[0].passed());  // what finished keeps its verdict
+  CHECK(r.variants[1].verdict().outcome == results::Outcome::kInconclusive);
+  CHECK(r.exit_code() == 1);
+  CHECK(results::interrupted_line(r) ==
+        "finished: --warmup none; cut short: --warmup sequential (in races, the hunt; not run: "
+        "races, the proof, native runs); not run: --warmup compile");
+  const std::string text = report::check_json(r, results::CheckOptions{}).dump();
+  CHECK(text.find(R"("passed":false,"interrupted":true,"not_run":["--warmup compile"])") !=
+        std::string::npos);
+  CHECK(text.find(
+            R"("interrupted_in":"races, the hunt","not_run":["races, the proof","native runs"])") !=
+        std::string::npos);
 }
 
 TEST_CASE("file kinds: report.json and summary.json are known by their format, whatever the size",
