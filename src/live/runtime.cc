@@ -127,7 +127,9 @@ class Runtime::Impl::World {
       return false;
     }
     const std::uint64_t seen = rt_.activity;
-    const bool cycle = !rt_.find_cycle().empty();
+    const std::vector<int> found = rt_.find_cycle();
+    if (rt_.certain_cycle(found)) return hang(std::chrono::milliseconds(0));
+    const bool cycle = !found.empty();
     const auto patience = cycle ? std::min(rt_.options.cycle_confirm, rt_.options.hang_timeout)
                                 : rt_.options.hang_timeout;
     return rt_.engine_cv.wait_for(lk_, patience, [&] {

@@ -100,6 +100,16 @@ std::vector<int> Runtime::Impl::find_cycle() const {
   return cycle;
 }
 
+bool Runtime::Impl::certain_cycle(const std::vector<int>& cycle) const {
+  if (cycle.empty()) return false;
+  for (int c : cycle) {
+    const State s = agents[c].state;
+    if (s == State::kAway ? !away_certain(c) : s != State::kAtPoint && s != State::kWaiting)
+      return false;
+  }
+  return true;
+}
+
 void Runtime::Impl::report_stuck(std::string_view hang_reason, bool settled) {
   sched::Finding f;
   f.step = static_cast<std::int64_t>(decisions);
