@@ -448,9 +448,11 @@ struct Runtime::Impl {
   std::vector<int> find_cycle() const;
   // A wait-for cycle (find_cycle) that nothing can break while no decision is taken: every
   // thread in it that is inside a blocking call is certainly still in it (away_certain), and the
-  // others wait for mutexes or joins. A decision that finds no thread enabled reports such a
-  // cycle as a deadlock at once, without waiting --cycle-confirm-ms for it to hold still.
-  bool certain_cycle(const std::vector<int>& cycle) const;
+  // others wait for mutexes (or, at a scheduling point, for a mutex or a join; not while the
+  // execution unwinds, `unwinding`, when parked threads leave their points and release what they
+  // hold). Such a cycle is a deadlock at once, without waiting --cycle-confirm-ms for it to hold
+  // still: no thread in it can move before another in it does.
+  bool certain_cycle(const std::vector<int>& cycle, bool unwinding) const;
   // Records the deadlock, lost_control or hang finding of an execution that cannot go on.
   // `settled`: no controlled thread can run and nothing outside the engine's control can change
   // that (no thread is inside a blocking call, no foreign thread holds or waits for a mutex or has

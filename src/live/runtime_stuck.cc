@@ -100,12 +100,14 @@ std::vector<int> Runtime::Impl::find_cycle() const {
   return cycle;
 }
 
-bool Runtime::Impl::certain_cycle(const std::vector<int>& cycle) const {
+bool Runtime::Impl::certain_cycle(const std::vector<int>& cycle, bool unwinding) const {
   if (cycle.empty()) return false;
   for (int c : cycle) {
     const State s = agents[c].state;
-    if (s == State::kAway ? !away_certain(c) : s != State::kAtPoint && s != State::kWaiting)
-      return false;
+    const bool certain = s == State::kAway      ? away_certain(c)
+                         : s == State::kAtPoint ? !unwinding
+                                                : s == State::kWaiting;
+    if (!certain) return false;
   }
   return true;
 }
