@@ -388,6 +388,53 @@ TEST_CASE("A lone caller of a blocked server is certainly inside its call", "[li
     worker.cancel();
     CHECK(live::wait_hung_threads(std::chrono::seconds(10)));
   }
+  SECTION("its cycle left behind by an abandoned execution is a deadlock at once") {
+    // dpor gives the execution up (kNoThread) while main could still run, after drafter 1 went
+    // into the call: the wind-down finds the cycle (parked main unwinds; the cycle does not).
+    class Abandon : public sched::Strategy {
+     public:
+      bool begin_execution(std::uint64_t index) override {
+        return replay_.begin_execution(index);
+      }
+      sched::ThreadId pick(const sched::Decision& d) override {
+        return d.step < 4 ? replay_.pick(d) : sched::kNoThread;
+      }
+      std::string describe() const override { return "abandon after the call"; }
+
+     private:
+      sched::ReplayStrategy replay_{{{"main", "start"},
+                                     {"drafter 1", "start"},
+                                     {"drafter 1", "lock compile_lock"},
+                                     {"drafter 1", "backward"}},
+                                    sched::OnDivergence::kFail,
+                                    nullptr};
+    };
+    struct WithMain : OneCaller {
+      using OneCaller::OneCaller;
+      void setup(live::Runtime& rt) override {
+        rt.spawn("main", [] { live::point("idle"); });
+        OneCaller::setup(rt);
+      }
+    };
+    Worker worker("autograd worker cuda:0");
+    WithMain subject(worker, false);
+    Abandon abandon;
+    live::Options o = fast();
+    o.footprints = true;
+    o.hang_timeout = std::chrono::milliseconds(300000);
+    o.cycle_confirm = std::chrono::milliseconds(300000);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = live::run(subject, abandon, 0, o);
+    const auto took = std::chrono::steady_clock::now() - start;
+    REQUIRE(r);
+    CHECK(r->hung);
+    REQUIRE(r->found("deadlock"));
+    CHECK(r->findings.front().cycle ==
+          std::vector<std::string>{"drafter 1", "autograd worker cuda:0"});
+    CHECK(took < std::chrono::seconds(120));
+    worker.cancel();
+    CHECK(live::wait_hung_threads(std::chrono::seconds(10)));
+  }
   SECTION("a decision beside it waits for no quiet period") {
     Worker worker("autograd worker cuda:0");
     OneCaller subject(worker, true);
