@@ -393,9 +393,7 @@ TEST_CASE("A lone caller of a blocked server is certainly inside its call", "[li
     // into the call: the wind-down finds the cycle (parked main unwinds; the cycle does not).
     class Abandon : public sched::Strategy {
      public:
-      bool begin_execution(std::uint64_t index) override {
-        return replay_.begin_execution(index);
-      }
+      bool begin_execution(std::uint64_t index) override { return replay_.begin_execution(index); }
       sched::ThreadId pick(const sched::Decision& d) override {
         return d.step < 4 ? replay_.pick(d) : sched::kNoThread;
       }
