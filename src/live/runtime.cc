@@ -127,7 +127,9 @@ class Runtime::Impl::World {
       return false;
     }
     const std::uint64_t seen = rt_.activity;
-    const bool cycle = !rt_.find_cycle().empty();
+    const std::vector<int> found = rt_.find_cycle();
+    if (rt_.certain_cycle(found, false)) return hang(std::chrono::milliseconds(0));
+    const bool cycle = !found.empty();
     const auto patience = cycle ? std::min(rt_.options.cycle_confirm, rt_.options.hang_timeout)
                                 : rt_.options.hang_timeout;
     return rt_.engine_cv.wait_for(lk_, patience, [&] {
@@ -224,12 +226,20 @@ bool Runtime::Impl::wind_down(bool hung, bool failed) {
     // (sleep-set blocked) after a drafter holding compile_lock went into _engine_run_backward
     // while the worker waited for that lock. A cycle that holds still for cycle_confirm is
     // stuck, as in a decision (World::none_enabled); anything else gets hang_timeout.
+    // A cycle nothing can break (certain_cycle) is stuck at once.
     const auto deadline = SteadyClock::now() + options.hang_timeout;
+    bool certain = false;
     while (!all_finished()) {
       const std::uint64_t seen = activity;
       auto until = deadline;
-      if (options.control && !find_cycle().empty())
-        until = std::min(deadline, SteadyClock::now() + options.cycle_confirm);
+      if (options.control) {
+        const std::vector<int> cycle = find_cycle();
+        if (certain_cycle(cycle, true)) {
+          hung = certain = true;
+          break;
+        }
+        if (!cycle.empty()) until = std::min(deadline, SteadyClock::now() + options.cycle_confirm);
+      }
       if (!engine_cv.wait_until(lk, until, [&] { return all_finished() || activity != seen; })) {
         hung = true;
         break;
@@ -243,8 +253,9 @@ bool Runtime::Impl::wind_down(bool hung, bool failed) {
     if (hung && !fatal && options.control) {
       stuck_at_end = true;
       const bool cycle = !find_cycle().empty();
-      const auto waited =
-          cycle ? std::min(options.cycle_confirm, options.hang_timeout) : options.hang_timeout;
+      const auto waited = certain ? std::chrono::milliseconds(0)
+                          : cycle ? std::min(options.cycle_confirm, options.hang_timeout)
+                                  : options.hang_timeout;
       report_stuck(fmt::format("still stuck {:.1f} s after the execution ended",
                                std::chrono::duration<double>(waited).count()));
     }

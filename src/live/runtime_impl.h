@@ -329,19 +329,41 @@ struct Runtime::Impl {
     }
     return false;
   }
+  // Whether `agent`, inside a blocking call, is certainly still in it: its call's server waits for
+  // an instrumented mutex and no other controlled thread is inside a call to that server. A server
+  // takes one call at a time and blocks only inside one (its calls come from controlled threads'
+  // blocking calls); the caller of a call already served has come back, so with one caller left
+  // the call the server blocks in is that caller's, not yet served (issue 34: a decision then
+  // waits for no quiet period). With two or more, the server may block in the second's call
+  // while the first, served, is on its way back, which racelab cannot see.
+  bool away_certain(int agent) const {
+    const Agent& a = agents[agent];
+    if (a.state != State::kAway || a.away.empty() || a.away.back().second.empty()) return false;
+    const std::string& server = a.away.back().second;
+    const int s = agent_named(server);
+    if (s < 0 || s == agent || agents[s].state != State::kWaiting) return false;
+    for (int c : controlled) {
+      const Agent& o = agents[c];
+      if (c == agent || o.state != State::kAway) continue;
+      for (const auto& call : o.away)
+        if (call.second == server) return false;
+    }
+    return true;
+  }
   // Quiescence, what a decision waits for instead of a quiet period (docs/live.md, "Determinism"):
   // nothing outside the engine's control is under way. Every thread inside a blocking call has
   // come back or waits, through the thread serving it, on an instrumented mutex; no foreign thread
   // holds an instrumented mutex while it runs (it will release it or wait for another); no foreign
   // thread waits for a mutex that is free (it is about to take it). `server_blocked` is set when
-  // a thread is still inside a call whose server waits: the call may have been served already,
-  // its thread on its way back, which racelab cannot see (the one place a quiet period remains).
+  // a thread is still inside a call whose server waits and other threads are inside calls to the
+  // same server (away_certain): the call may have been served already, its thread on its way
+  // back, which racelab cannot see (the one place a quiet period remains).
   bool quiescent(bool& server_blocked) const {
     server_blocked = false;
     for (int c : controlled) {
       if (agents[c].state != State::kAway) continue;
       if (!away_blocked(c)) return false;
-      server_blocked = true;
+      if (!away_certain(c)) server_blocked = true;
     }
     for (const MutexState& mx : mutexes)
       if (mx.owner >= 0 && agents[mx.owner].foreign && agents[mx.owner].state == State::kFree)
@@ -424,6 +446,13 @@ struct Runtime::Impl {
   // calls), starting at its first controlled thread so that it reads the same however the
   // foreign threads were numbered; empty when there is none.
   std::vector<int> find_cycle() const;
+  // A wait-for cycle (find_cycle) that nothing can break while no decision is taken: every
+  // thread in it that is inside a blocking call is certainly still in it (away_certain), and the
+  // others wait for mutexes (or, at a scheduling point, for a mutex or a join; not while the
+  // execution unwinds, `unwinding`, when parked threads leave their points and release what they
+  // hold). Such a cycle is a deadlock at once, without waiting --cycle-confirm-ms for it to hold
+  // still: no thread in it can move before another in it does.
+  bool certain_cycle(const std::vector<int>& cycle, bool unwinding) const;
   // Records the deadlock, lost_control or hang finding of an execution that cannot go on.
   // `settled`: no controlled thread can run and nothing outside the engine's control can change
   // that (no thread is inside a blocking call, no foreign thread holds or waits for a mutex or has

@@ -100,6 +100,18 @@ std::vector<int> Runtime::Impl::find_cycle() const {
   return cycle;
 }
 
+bool Runtime::Impl::certain_cycle(const std::vector<int>& cycle, bool unwinding) const {
+  if (cycle.empty()) return false;
+  for (int c : cycle) {
+    const State s = agents[c].state;
+    const bool certain = s == State::kAway      ? away_certain(c)
+                         : s == State::kAtPoint ? !unwinding
+                                                : s == State::kWaiting;
+    if (!certain) return false;
+  }
+  return true;
+}
+
 void Runtime::Impl::report_stuck(std::string_view hang_reason, bool settled) {
   sched::Finding f;
   f.step = static_cast<std::int64_t>(decisions);

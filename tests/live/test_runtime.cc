@@ -330,6 +330,129 @@ TEST_CASE("A cycle through a blocking call is reported without waiting for the h
   CHECK(live::wait_hung_threads(std::chrono::seconds(10)));
 }
 
+namespace {
+
+// One caller: drafter 1 holds the lock and hands the worker a job that needs it (a lazy compile
+// on the worker inside the caller's own call); with `release`, drafter 0 holds it instead and lets
+// it go after the call has started, so the call returns.
+class OneCaller : public live::Subject {
+ public:
+  OneCaller(Worker& w, bool release) : w_(w), release_(release) {}
+  std::string name() const override { return "one-caller"; }
+  std::string content_hash() const override { return release_ ? "2" : "1"; }
+  void setup(live::Runtime& rt) override {
+    auto& lock = rt.recursive_mutex("compile_lock");
+    if (release_) {
+      rt.spawn("drafter 0", [&lock] {
+        std::lock_guard g(lock);
+        live::point("trace");
+      });
+    }
+    rt.spawn("drafter 1", [&lock, this] {
+      std::unique_lock g(lock, std::defer_lock);
+      if (!release_) g.lock();
+      live::point("backward");
+      w_.call("backward()", [&lock] { std::lock_guard in(lock); });
+    });
+  }
+
+ private:
+  Worker& w_;
+  bool release_;
+};
+
+}  // namespace
+
+// issue 34, point 1: a thread inside a blocking call whose server waits on an instrumented mutex,
+// with no other thread inside a call to that server, cannot have been served (the server blocks
+// inside its one call), so neither a decision nor a deadlock waits for a quiet period there.
+TEST_CASE("A lone caller of a blocked server is certainly inside its call", "[live]") {
+  SECTION("its cycle is a deadlock at once") {
+    Worker worker("autograd worker cuda:0");
+    OneCaller subject(worker, false);
+    live::Options o = fast();
+    o.hang_timeout = std::chrono::milliseconds(300000);
+    o.cycle_confirm = std::chrono::milliseconds(300000);
+    sched::ReplayStrategy replay(
+        {{"drafter 1", "start"}, {"drafter 1", "lock compile_lock"}, {"drafter 1", "backward"}},
+        sched::OnDivergence::kFail, nullptr);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = live::run(subject, replay, 0, o);
+    const auto took = std::chrono::steady_clock::now() - start;
+    REQUIRE(r);
+    REQUIRE(r->found("deadlock"));
+    CHECK(r->findings.front().cycle ==
+          std::vector<std::string>{"drafter 1", "autograd worker cuda:0"});
+    // Confirming the cycle by a quiet period would take five minutes.
+    CHECK(took < std::chrono::seconds(120));
+    worker.cancel();
+    CHECK(live::wait_hung_threads(std::chrono::seconds(10)));
+  }
+  SECTION("its cycle left behind by an abandoned execution is a deadlock at once") {
+    // dpor gives the execution up (kNoThread) while main could still run, after drafter 1 went
+    // into the call: the wind-down finds the cycle (parked main unwinds; the cycle does not).
+    class Abandon : public sched::Strategy {
+     public:
+      bool begin_execution(std::uint64_t index) override { return replay_.begin_execution(index); }
+      sched::ThreadId pick(const sched::Decision& d) override {
+        return d.step < 4 ? replay_.pick(d) : sched::kNoThread;
+      }
+      std::string describe() const override { return "abandon after the call"; }
+
+     private:
+      sched::ReplayStrategy replay_{{{"main", "start"},
+                                     {"drafter 1", "start"},
+                                     {"drafter 1", "lock compile_lock"},
+                                     {"drafter 1", "backward"}},
+                                    sched::OnDivergence::kFail,
+                                    nullptr};
+    };
+    struct WithMain : OneCaller {
+      using OneCaller::OneCaller;
+      void setup(live::Runtime& rt) override {
+        rt.spawn("main", [] { live::point("idle"); });
+        OneCaller::setup(rt);
+      }
+    };
+    Worker worker("autograd worker cuda:0");
+    WithMain subject(worker, false);
+    Abandon abandon;
+    live::Options o = fast();
+    o.footprints = true;
+    o.hang_timeout = std::chrono::milliseconds(300000);
+    o.cycle_confirm = std::chrono::milliseconds(300000);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = live::run(subject, abandon, 0, o);
+    const auto took = std::chrono::steady_clock::now() - start;
+    REQUIRE(r);
+    CHECK(r->hung);
+    REQUIRE(r->found("deadlock"));
+    CHECK(r->findings.front().cycle ==
+          std::vector<std::string>{"drafter 1", "autograd worker cuda:0"});
+    CHECK(took < std::chrono::seconds(120));
+    worker.cancel();
+    CHECK(live::wait_hung_threads(std::chrono::seconds(10)));
+  }
+  SECTION("a decision beside it waits for no quiet period") {
+    Worker worker("autograd worker cuda:0");
+    OneCaller subject(worker, true);
+    live::Options o = fast();
+    o.settle = std::chrono::milliseconds(100);
+    sched::ReplayStrategy replay({{"drafter 0", "start"},
+                                  {"drafter 0", "lock compile_lock"},
+                                  {"drafter 1", "start"},
+                                  {"drafter 1", "backward"},
+                                  {"drafter 0", "trace"},
+                                  {"drafter 0", "unlock compile_lock"}},
+                                 sched::OnDivergence::kFail, nullptr);
+    auto r = live::run(subject, replay, 0, o);
+    REQUIRE(r);
+    INFO((r->findings.empty() ? std::string() : r->findings.front().message));
+    CHECK(r->completed);
+    CHECK(r->settled == 0);
+  }
+}
+
 // issue 34: dpor abandons an execution (sleep-set blocked: kNoThread) while a third thread can
 // still run, after the two drafters have formed the cycle through the worker. Their threads
 // cannot unwind; until 2026-12-05 the execution ended with no finding after the hang timeout and
