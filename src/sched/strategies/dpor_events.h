@@ -28,8 +28,8 @@
 // conflicts with every other thread's (it disables them all).
 //
 // Everything here is recomputed from the first step of each execution, in one pass; races are
-// reported only for events from `first_new` on (those of the replayed prefix were handled when
-// that prefix first ran).
+// reported only for events from `first_new` on (source sets: those of the replayed prefix were
+// handled when that prefix first ran; optimal dpor passes 0 and reverses them all again, dpor.cc).
 #include <cstdint>
 #include <span>
 #include <utility>

@@ -131,6 +131,16 @@ bool weak_initial(const Sequence& v, ThreadId p, std::span<const Access> footpri
   return true;
 }
 
+bool sleeper_initial(const Sequence& v, ThreadId p, std::span<const Access> footprint) {
+  std::optional<std::size_t> at;
+  if (weak_initial(v, p, footprint, true, at)) return true;
+  for (const SequenceEvent& e : v) {
+    if (e.thread == p) return true;  // its event, reached with nothing before it that conflicts
+    if (!e.known || dependent(footprint, e.footprint)) return false;
+  }
+  return false;  // no event of p in v, and (weak_initial) something in v conflicts with it
+}
+
 namespace {
 
 std::vector<WakeupNode> chain(Sequence& v, std::size_t from) {
