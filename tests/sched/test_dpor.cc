@@ -628,7 +628,9 @@ TEST_CASE("hunt: optimal dpor against source sets, two workers", "[.hunt]") {
 // The shrinker for what the hunt finds (hidden: run it with "[.shrink]"): the hunt's program
 // RACELAB_DPOR_PROGRAM (same seed, threads and length variables), cut down one instruction (a
 // lock with its unlock) or one thread at a time while optimal dpor still misses a class that
-// source-set dpor explores; prints the smallest program reached.
+// source-set dpor explores; prints the smallest program reached. Program 1754 of seed 1 shrank to
+// t0 `lockedjob1`, t1 `write1`, t2 `job1`, t3 `write1 write1 check1` (126 classes, optimal dpor
+// 125), and by hand to the regression case "reverses the races of the replayed prefix".
 TEST_CASE("hunt: shrink a program where optimal dpor misses a class", "[.shrink]") {
   auto env = [](const char* name, std::uint64_t otherwise) {
     const char* v = std::getenv(name);
@@ -654,7 +656,10 @@ TEST_CASE("hunt: shrink a program where optimal dpor misses a class", "[.shrink]
     return std::any_of(want.classes.begin(), want.classes.end(),
                        [&](const std::string& c) { return !got.contains(c); });
   };
-  REQUIRE(misses(threads));
+  if (!misses(threads)) {
+    WARN("program " << program << ": optimal dpor misses no class source sets explore");
+    return;
+  }
   for (bool smaller = true; smaller;) {
     smaller = false;
     for (std::size_t t = 0; t < threads.size() && !smaller; ++t) {
@@ -692,8 +697,7 @@ TEST_CASE("hunt: shrink a program where optimal dpor misses a class", "[.shrink]
   auto optimal = make_dpor(std::nullopt, true, false, true);
   const Census best = census(subject, *optimal);
   WARN("shrunk: source sets " << want.classes.size() << " classes, optimal dpor "
-                              << best.classes.size() << " in " << best.executions
-                              << " executions\n"
+                              << best.classes.size() << " in " << best.executions << " executions\n"
                               << subject.script_text());
 }
 
