@@ -635,6 +635,9 @@ class DporStrategy : public SubtreeSearch, private Resumable {
           return std::find(n.gated.begin(), n.gated.end(), t) != n.gated.end();
         }))
       return;  // a gated thread would have to start the reversal (as in reverse_races)
+    for (const SleepEntry& e : n.sleep) {  // the cheap part of the check below, before v
+      if (!e.from_top && dpor::sleeper_starts(log_, race, e.thread, e.footprint)) return;
+    }
     const Op* later_op = race.later == dpor::Race::kPending ? nullptr : &stack_[race.later].op;
     StepOutlook outlook;
     if (race.later != dpor::Race::kPending) outlook = footprints_->step_outlook(race.later);

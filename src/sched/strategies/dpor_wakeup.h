@@ -102,4 +102,10 @@ bool weak_initial(const Sequence& v, ThreadId p, std::span<const Access> footpri
 // `footprint` (then it is that very event, whatever footprint v predicted for it).
 bool sleeper_initial(const Sequence& v, ThreadId p, std::span<const Access> footprint);
 
+// The second rule of sleeper_initial on reversal(log, race) without building it (dpor.cc checks
+// it first, every race of every execution being reversed): true when p's event in the sequence
+// comes with nothing before it that conflicts with `footprint`.
+bool sleeper_starts(const EventLog& log, const Race& race, ThreadId p,
+                    std::span<const Access> footprint);
+
 }  // namespace racelab::sched::dpor
