@@ -613,12 +613,7 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       auto gated = [&](ThreadId t) {
         return std::find(n.gated.begin(), n.gated.end(), t) != n.gated.end();
       };
-      if (add != kNoThread && asleep(n, add)) {
-        // Every initial that can run there is asleep: the search from it was trusted to reverse
-        // the race, but on some programs it does not (issue 35: hunt program 510 lost 3 of 18
-        // classes). Try every enabled thread instead (sound: it only adds executions).
-        for (ThreadId t : n.enabled) n.backtrack[static_cast<std::size_t>(t)] = 1;
-      } else if (add != kNoThread) {
+      if (add != kNoThread) {
         n.backtrack[static_cast<std::size_t>(add)] = 1;
       } else if (std::any_of(initials.begin(), initials.end(), gated)) {
         // A gated thread would have to start the reversal: not a race of the gated program.
