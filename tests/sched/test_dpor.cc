@@ -706,10 +706,11 @@ TEST_CASE("hunt: shrink a program where optimal dpor misses a class", "[.shrink]
 // unlock1`, t2 `lock1 write0 unlock1`, t3 `set0 job1 read0`), where source sets find 15 of the
 // 18 classes optimal dpor finds (also on the old engine); seed 4 (3 threads, length 3) program
 // 315 misses 6 of 222, seed 5 (4 threads, length 3) program 84 12 of 4,212 (docs/performance.md,
-// 2026-12-05). Fixed first (h35b) by trying every enabled thread where each initial of a race was
-// asleep; the cause (h35c): the race's later event counted as an initial of its reversal where it
-// follows an event of the sequence that conflicts with it, an order its clock lost with a source
-// after the race's first event (EventLog::initials now orders it as dpor::reversal does).
+// 2026-12-05). Fixed first (h35b) by trying every enabled thread where each initial of a race is
+// asleep (dpor.cc, which stays for other programs); the cause here (h35c): the race's later event
+// counted as an initial of its reversal where it follows an event of the sequence that conflicts
+// with it, an order its clock lost with a source after the race's first event (EventLog::initials
+// now orders it as dpor::reversal does). Either fix alone passes this case; neither fails it.
 TEST_CASE("issue 35: source sets reach every class optimal dpor finds", "[dpor]") {
   Draw next{1};
   std::vector<Script> threads(4);

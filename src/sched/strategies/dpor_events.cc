@@ -406,8 +406,8 @@ std::vector<ThreadId> EventLog::initials(const Race& race) const {
   // `earlier` is left out, and with it the order it gave (dpor_wakeup.cc, reversal). Counted an
   // initial there, its thread went into the backtrack set (or, asleep, was trusted with the
   // race), and the class of the real reversal was left to no one: hunt program 510 lost 3 of 18
-  // classes under source sets (a regression case in test_dpor), until h35b tried every enabled
-  // thread where each initial was asleep, a fallback this replaces.
+  // classes under source sets (a regression case in test_dpor; h35b's fallback in dpor.cc,
+  // every enabled thread where each initial is asleep, had hidden it, and stays for another).
   Clock later = race.reversed_clock;
   if (race.later != Race::kPending) {
     for (std::size_t l = race.earlier + 1; l < end; ++l) {
