@@ -28,8 +28,8 @@
 // conflicts with every other thread's (it disables them all).
 //
 // Everything here is recomputed from the first step of each execution, in one pass; races are
-// reported only for events from `first_new` on (those of the replayed prefix were handled when
-// that prefix first ran).
+// reported only for events from `first_new` on (source sets: those of the replayed prefix were
+// handled when that prefix first ran; optimal dpor passes 0 and reverses them all again, dpor.cc).
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -133,7 +133,8 @@ class EventLog {
   // The threads that can start notdep(earlier).later at the state before `earlier`: the first
   // events, among those after `earlier` that do not happen after it followed by `later`, that
   // nothing else in that sequence happens before (the initials of source-DPOR, Abdulla et al.,
-  // POPL 2014, section 4).
+  // POPL 2014, section 4). `later` comes after every event of the sequence that conflicts with it
+  // (as in dpor::reversal), not only after its sources that stay.
   std::vector<ThreadId> initials(const Race& race) const;
 
  private:

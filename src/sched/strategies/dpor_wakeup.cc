@@ -131,6 +131,28 @@ bool weak_initial(const Sequence& v, ThreadId p, std::span<const Access> footpri
   return true;
 }
 
+bool sleeper_initial(const Sequence& v, ThreadId p, std::span<const Access> footprint) {
+  std::optional<std::size_t> at;
+  if (weak_initial(v, p, footprint, true, at)) return true;
+  for (const SequenceEvent& e : v) {
+    if (e.thread == p) return true;  // its event, reached with nothing before it that conflicts
+    if (!e.known || dependent(footprint, e.footprint)) return false;
+  }
+  return false;  // no event of p in v, and (weak_initial) something in v conflicts with it
+}
+
+bool sleeper_starts(const EventLog& log, const Race& race, ThreadId p,
+                    std::span<const Access> footprint) {
+  const auto et = static_cast<std::size_t>(log.thread(race.earlier));
+  const std::uint32_t elocal = log.clock(race.earlier)[et] - 1;
+  for (std::size_t l = race.earlier + 1; l < log.size(); ++l) {
+    if (l == race.later || log.clock(l)[et] > elocal) continue;  // not in notdep
+    if (log.thread(l) == p) return true;
+    if (dependent(footprint, log.footprint(l))) return false;
+  }
+  return race.later_thread == p;
+}
+
 namespace {
 
 std::vector<WakeupNode> chain(Sequence& v, std::size_t from) {

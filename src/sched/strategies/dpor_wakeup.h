@@ -16,7 +16,9 @@
 // class; otherwise what is left of v is added as the last child of the node reached, a leaf too
 // (the JACM insert stops at a leaf, which is sound only where every footprint in the tree is
 // exact: dpor_wakeup.cc). Before inserting, a race whose sequence has a weak initial asleep at the
-// node is skipped: that class is explored elsewhere.
+// node is skipped: that class is explored elsewhere. Every race of each complete execution is
+// inserted so, those of the replayed prefix too (JACM 2017, Algorithm 2): v holds the events
+// after e' as well, which differ between executions that share the prefix.
 //
 // An event's footprint (dpor_events.h) decides independence. A sequence's last event can be a
 // *pending* operation (a thread blocked at the end, or stopped by a fatal step) whose local code
@@ -108,5 +110,16 @@ class WakeupTree {
 // initial of `v`; on true, `at` is p's first event in v, or nullopt when p has none there.
 bool weak_initial(const Sequence& v, ThreadId p, std::span<const Access> footprint, bool known,
                   std::optional<std::size_t>& at);
+
+// True when thread p, asleep with its next event's exact `footprint`, is a weak initial of `v`:
+// as weak_initial, or p's event in v is reached with nothing before it in v that conflicts with
+// `footprint` (then it is that very event, whatever footprint v predicted for it).
+bool sleeper_initial(const Sequence& v, ThreadId p, std::span<const Access> footprint);
+
+// The second rule of sleeper_initial on reversal(log, race) without building it (dpor.cc checks
+// it first, every race of every execution being reversed): true when p's event in the sequence
+// comes with nothing before it that conflicts with `footprint`.
+bool sleeper_starts(const EventLog& log, const Race& race, ThreadId p,
+                    std::span<const Access> footprint);
 
 }  // namespace racelab::sched::dpor
