@@ -38,7 +38,7 @@ for c in "${cases[@]}"; do
       # shellcheck disable=SC2086  # the flags are words
       /usr/bin/time -f '%U %S' -o "$out/time" "$exe" explore "$f" $flags \
         --iterations 100000000000 --no-shrink --out "$out/r" >"$out/log" 2>&1 || true
-      cpu=$(awk '{printf "%.2f", $1 + $2}' "$out/time")
+      cpu=$(tail -1 "$out/time" | awk '{printf "%.2f", $1 + $2}')
       execs=$(sed -nE 's/.*: ([0-9]+) executions[ ,;].*/\1/p' "$out/log" | tail -1)
       echo "$cpu" >>"$out/$bin.cpu"
       echo "${execs:-?}" >>"$out/$bin.execs"
@@ -54,6 +54,6 @@ for c in "${cases[@]}"; do
   ma=$(median <"$out/a.cpu")
   mb=$(median <"$out/b.cpu")
   printf '%-24s %-30s median cpu a %s s, b %s s, b/a %s\n' "$name" "$flags" "$ma" "$mb" \
-    "$(awk -v a="$ma" -v b="$mb" 'BEGIN {printf "%.3f", (a > 0) ? b / a : 0}')"
+    "$(awk -v a="$ma" -v b="$mb" 'BEGIN {if (a > 0) printf "%.3f", b / a; else print "n/a"}')"
 done
 exit $status
