@@ -29,6 +29,7 @@
 #include "report/schedule_file.h"
 #include "run/live_job.h"
 #include "sched/schedule.h"
+#include "transformers.h"
 #include "util/errors.h"
 #include "util/files.h"
 
@@ -38,7 +39,8 @@ namespace {
 
 struct ReplayArgs {
   std::string schedule;
-  std::string on_divergence;  // empty: fail against the recording, search on against another
+  std::optional<run::Divergence> on_divergence;  // nullopt: fail against the recording, search
+                                                 // on against another
   std::string scenario;
   std::string torch;  // --torch: the torch version to replay under (does upgrading fix it?)
   std::optional<std::uint64_t> seed;
@@ -51,13 +53,6 @@ struct ReplayArgs {
 
 // Against a fix: how far the interleaving applied, every kind a continuation reached (each with
 // its schedule, written as explore writes them), the search's coverage and the answer.
-// The word --on-divergence took (CLI11 checked it), typed once.
-std::optional<run::Divergence> on_divergence(const std::string& word) {
-  if (word == "fail") return run::Divergence::kFail;
-  if (word == "random") return run::Divergence::kRandom;
-  return std::nullopt;
-}
-
 int print_against_fix(const ReplayArgs& a, const run::ReplayRun& run) {
   if (!run.continuations) {
     fmt::print("{}\n", paint(run.outcome(), Colour::kYellow));
@@ -115,7 +110,7 @@ int replay_command(const ReplayArgs& a) {
   run::ReplayRequest request{.schedule_path = a.schedule,
                              .scenario_path = a.scenario,
                              .torch = a.torch,
-                             .on_divergence = on_divergence(a.on_divergence),
+                             .on_divergence = a.on_divergence,
                              .seed = a.seed,
                              .iterations = a.iterations,
                              .time_limit_s = a.time_limit,
@@ -155,11 +150,10 @@ void add_replay(CLI::App& app, Runner& run) {
   auto* cmd = app.add_subcommand("replay", "Re-execute a schedule file, checking every step");
   cmd->add_option("schedule", args->schedule, "schedule file (JSON)")->required();
   auto* on_divergence =
-      cmd->add_option("--on-divergence", args->on_divergence,
-                      "fail | random: what a divergence from the recorded scenario does (default: "
-                      "fail, exit 2); against another --scenario, fail stops there instead of "
-                      "exploring every continuation")
-          ->check(one_of({"fail", "random"}));
+      enum_option(cmd, "--on-divergence", args->on_divergence, run::divergence_table(),
+                  "fail | random: what a divergence from the recorded scenario does (default: "
+                  "fail, exit 2); against another --scenario, fail stops there instead of "
+                  "exploring every continuation");
   auto* scenario =
       cmd->add_option("--scenario", args->scenario,
                       "the scenario file: where it moved, or another one (a fix) to replay the "

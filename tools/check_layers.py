@@ -54,7 +54,7 @@ WORDS_ALLOWED = {
     ("src/sched/loop.cc", '"states"'): "a word of the coverage sentence (... {} states)",
     ("src/report/live_report.cc", '"dpor"'): "live report.json's key for dpor's classes (a format)",
     ("src/live/python/bridge.cc", '"random"'): "PYTHONHASHSEED=random",
-    ("harness/replay.cc", '"random"'): "--on-divergence random",
+    ("src/run/replay.cc", '"random"'): "--on-divergence random (run::divergence_name)",
 }
 DEFAULT = re.compile(r"\bStrategyKind\s+\w+\s*=\s*(?:sched::)?StrategyKind::k\w+\s*;")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"')

@@ -19,6 +19,23 @@
 
 namespace racelab::run {
 
+const char* divergence_name(Divergence d) {
+  switch (d) {
+    case Divergence::kFail:
+      return "fail";
+    case Divergence::kRandom:
+      return "random";
+  }
+  return "?";
+}
+
+std::vector<std::pair<std::string, Divergence>> divergence_table() {
+  std::vector<std::pair<std::string, Divergence>> out;
+  for (const Divergence d : {Divergence::kFail, Divergence::kRandom})
+    out.emplace_back(divergence_name(d), d);
+  return out;
+}
+
 using model::PipelineModel;
 using model::scenario_for_schedule;
 

@@ -17,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "results/scenario_run.h"
 #include "sched/explore.h"
@@ -31,6 +33,8 @@ using results::ScenarioRun;
 // another scenario every continuation is explored; kFail stops at it in both; kRandom continues
 // the recording at random (against another scenario: refused).
 enum class Divergence { kFail, kRandom };
+const char* divergence_name(Divergence d);  // "fail", "random": the option's words
+std::vector<std::pair<std::string, Divergence>> divergence_table();  // every word, for the CLI
 
 struct ReplayRequest {
   std::string schedule_path;
