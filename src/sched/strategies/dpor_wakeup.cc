@@ -131,14 +131,30 @@ bool weak_initial(const Sequence& v, ThreadId p, std::span<const Access> footpri
   return true;
 }
 
-bool sleeper_initial(const Sequence& v, ThreadId p, std::span<const Access> footprint) {
-  std::optional<std::size_t> at;
-  if (weak_initial(v, p, footprint, true, at)) return true;
-  for (const SequenceEvent& e : v) {
-    if (e.thread == p) return true;  // its event, reached with nothing before it that conflicts
+namespace {
+
+// The rule a sleeper's own footprint gives, over events in order (SequenceEvents or WakeupNodes,
+// `of` reaching each): thread p's first event is reached with nothing before it that conflicts
+// with `footprint` (nor anything unknown), or p has none and nothing conflicts. Within a
+// sequence, an event's happens-before predecessors all lead to one it depends on directly, so the
+// direct check suffices.
+template <typename Events, typename Of>
+bool sleeper_leads(const Events& events, ThreadId p, std::span<const Access> footprint, Of of) {
+  for (const auto& x : events) {
+    const auto& e = of(x);
+    if (e.thread == p) return true;
     if (!e.known || dependent(footprint, e.footprint)) return false;
   }
-  return false;  // no event of p in v, and (weak_initial) something in v conflicts with it
+  return true;
+}
+
+}  // namespace
+
+bool sleeper_initial(const Sequence& v, ThreadId p, std::span<const Access> footprint) {
+  std::optional<std::size_t> at;
+  return weak_initial(v, p, footprint, true, at) ||
+         sleeper_leads(v, p, footprint,
+                       [](const SequenceEvent& e) -> const SequenceEvent& { return e; });
 }
 
 bool sleeper_starts(const EventLog& log, const Race& race, ThreadId p,
@@ -201,26 +217,15 @@ bool WakeupTree::insert(Sequence v) {
 
 namespace {
 
-// True when sleeper s is a weak initial of `path` (a sequence of the tree from the node down),
-// its event there counted with the footprint it had when explored at the node: its first event
-// in the path has nothing before it that it depends on (nor anything unknown), or, without one,
-// its next event commutes with the whole path. Within a path, an event's happens-before
-// predecessors all lead to one it depends on directly, so the direct check suffices.
-bool starts(const Sleeper& s, std::span<const WakeupNode* const> path) {
-  for (const WakeupNode* x : path) {
-    if (x->thread == s.thread) return true;
-    if (!x->known || dependent(x->footprint, s.footprint)) return false;
-  }
-  return true;
-}
-
 bool every_sequence_covered(const WakeupNode& node, std::vector<const WakeupNode*>& path,
                             std::span<const Sleeper> sleepers) {
   path.push_back(&node);
   bool covered = true;
   if (node.children.empty()) {
-    covered = std::any_of(sleepers.begin(), sleepers.end(),
-                          [&](const Sleeper& s) { return starts(s, path); });
+    covered = std::any_of(sleepers.begin(), sleepers.end(), [&](const Sleeper& s) {
+      return sleeper_leads(path, s.thread, s.footprint,
+                           [](const WakeupNode* x) -> const WakeupNode& { return *x; });
+    });
   } else {
     for (const WakeupNode& child : node.children) {
       if (!every_sequence_covered(child, path, sleepers)) {
