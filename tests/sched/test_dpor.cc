@@ -16,6 +16,12 @@
 namespace racelab::sched {
 namespace {
 
+// A number from the environment (the random programs' and hunts' knobs), else `otherwise`.
+std::uint64_t env_or(const char* name, std::uint64_t otherwise) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::strtoull(v, nullptr, 10) : otherwise;
+}
+
 // A small program written as one instruction list per thread, over three mutexes, three
 // variables, one event and one job queue served by a daemon worker (which takes mutex 0 for jobs
 // of label 1). Variables hold values: a write stores the writer's id + 1; `check v` reads v and
@@ -306,10 +312,7 @@ bool check_against_brute_force(Subject& subject, std::uint64_t cap = UINT64_MAX)
   source_redundant += classes->redundant;
   // Split (--jobs, --shard) at any depth: the subtrees below the top part's leaves, explored
   // apart, together explore every class once.
-  const std::size_t deepest =
-      std::getenv("RACELAB_DPOR_SPLIT_MAX") != nullptr
-          ? std::strtoull(std::getenv("RACELAB_DPOR_SPLIT_MAX"), nullptr, 10)
-          : 3;
+  const std::size_t deepest = env_or("RACELAB_DPOR_SPLIT_MAX", 3);
   const auto splitter = make_dpor_splitter(std::nullopt);
   for (std::size_t depth = 1; depth <= deepest; ++depth) {
     auto top = splitter->top_part(depth);
@@ -504,10 +507,7 @@ struct Draw {
 };
 
 // How many random programs a test checks: RACELAB_DPOR_PROGRAMS, else 40.
-int program_count() {
-  const char* env = std::getenv("RACELAB_DPOR_PROGRAMS");
-  return env != nullptr ? std::atoi(env) : 40;
-}
+int program_count() { return static_cast<int>(env_or("RACELAB_DPOR_PROGRAMS", 40)); }
 
 // A random script from `next(n)` (a number below n): instructions while `more(i)` (called before
 // each, so it may draw from `next` too), at most one mutex held at a time, a lock always released.
@@ -542,20 +542,12 @@ Script random_script(Next& next, More more) {
 
 // Random small programs from a fixed seed: three threads of three instructions each.
 TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactly once", "[dpor]") {
-  Draw next{std::getenv("RACELAB_DPOR_SEED") != nullptr
-                ? std::strtoull(std::getenv("RACELAB_DPOR_SEED"), nullptr, 10)
-                : 12345};
+  Draw next{env_or("RACELAB_DPOR_SEED", 12345)};
   const int programs = program_count();
-  const std::size_t length = std::getenv("RACELAB_DPOR_LENGTH") != nullptr
-                                 ? std::strtoull(std::getenv("RACELAB_DPOR_LENGTH"), nullptr, 10)
-                                 : 3;
-  const std::uint64_t cap = std::getenv("RACELAB_DPOR_CAP") != nullptr
-                                ? std::strtoull(std::getenv("RACELAB_DPOR_CAP"), nullptr, 10)
-                                : 20'000;
+  const std::size_t length = env_or("RACELAB_DPOR_LENGTH", 3);
+  const std::uint64_t cap = env_or("RACELAB_DPOR_CAP", 20'000);
   // Threads: 2 or 3, or RACELAB_DPOR_THREADS and one more at random.
-  const std::uint64_t fewest = std::getenv("RACELAB_DPOR_THREADS") != nullptr
-                                   ? std::strtoull(std::getenv("RACELAB_DPOR_THREADS"), nullptr, 10)
-                                   : 2;
+  const std::uint64_t fewest = env_or("RACELAB_DPOR_THREADS", 2);
   int checked = 0;
   for (int p = 0; p < programs; ++p) {
     std::vector<Script> threads(fewest + next(2));
@@ -577,15 +569,11 @@ TEST_CASE("dpor explores each Mazurkiewicz trace of random small programs exactl
 // random executions met. Where the regression cases above came from (RACELAB_DPOR_THREADS=3 and 4,
 // RACELAB_DPOR_LENGTH=2, RACELAB_DPOR_PROGRAMS=1000).
 TEST_CASE("hunt: optimal dpor against source sets, two workers", "[.hunt]") {
-  auto env = [](const char* name, std::uint64_t otherwise) {
-    const char* v = std::getenv(name);
-    return v != nullptr ? std::strtoull(v, nullptr, 10) : otherwise;
-  };
-  Draw next{env("RACELAB_DPOR_SEED", 1)};
-  const auto programs = env("RACELAB_DPOR_PROGRAMS", 100);
-  const auto length = env("RACELAB_DPOR_LENGTH", 2);
-  const auto threads_n = env("RACELAB_DPOR_THREADS", 4);
-  const auto cap = env("RACELAB_DPOR_CAP", 50'000);
+  Draw next{env_or("RACELAB_DPOR_SEED", 1)};
+  const auto programs = env_or("RACELAB_DPOR_PROGRAMS", 100);
+  const auto length = env_or("RACELAB_DPOR_LENGTH", 2);
+  const auto threads_n = env_or("RACELAB_DPOR_THREADS", 4);
+  const auto cap = env_or("RACELAB_DPOR_CAP", 50'000);
   int checked = 0, lost = 0;
   for (std::uint64_t p = 0; p < programs; ++p) {
     std::vector<Script> threads(threads_n);
@@ -632,14 +620,10 @@ TEST_CASE("hunt: optimal dpor against source sets, two workers", "[.hunt]") {
 // t0 `lockedjob1`, t1 `write1`, t2 `job1`, t3 `write1 write1 check1` (126 classes, optimal dpor
 // 125), and by hand to the regression case "reverses the races of the replayed prefix".
 TEST_CASE("hunt: shrink a program where optimal dpor misses a class", "[.shrink]") {
-  auto env = [](const char* name, std::uint64_t otherwise) {
-    const char* v = std::getenv(name);
-    return v != nullptr ? std::strtoull(v, nullptr, 10) : otherwise;
-  };
-  Draw next{env("RACELAB_DPOR_SEED", 1)};
-  const auto program = env("RACELAB_DPOR_PROGRAM", 1754);
-  const auto length = env("RACELAB_DPOR_LENGTH", 2);
-  std::vector<Script> threads(env("RACELAB_DPOR_THREADS", 4));
+  Draw next{env_or("RACELAB_DPOR_SEED", 1)};
+  const auto program = env_or("RACELAB_DPOR_PROGRAM", 1754);
+  const auto length = env_or("RACELAB_DPOR_LENGTH", 2);
+  std::vector<Script> threads(env_or("RACELAB_DPOR_THREADS", 4));
   for (std::uint64_t p = 0; p <= program; ++p) {
     for (Script& script : threads)
       script = random_script(next, [&](std::size_t i) { return i < length + next(2); });
