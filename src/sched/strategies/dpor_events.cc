@@ -121,6 +121,7 @@ void EventLog::access_var(std::size_t self, ThreadId thread, std::int32_t var, b
   if (v.last_write >= 0 && last != self) {
     add_source(last, self, false, awaited);
     if (!awaited) add_candidate(last, self, thread, false, write);
+    if (awaited) enablers_.push_back(v.last_write);  // the write that let the step run
   }
   if (!write) {
     if (std::find(v.reads.begin(), v.reads.end(), self) == v.reads.end()) v.reads.push_back(self);
