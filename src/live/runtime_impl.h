@@ -408,10 +408,13 @@ struct Runtime::Impl {
   // The step just applied for controlled `agent` (its op, result, touches).
   void note_step(int agent);
   // A foreign thread's (agent `foreign`) operation while the last step ran, part of that step's
-  // footprint: on `mutex` (an index into mutexes), else on the variable `var`, else (both -1) a
-  // point; and a write of the thread as a server (note_call).
-  void note_foreign(int foreign, int mutex, int var = -1, bool write = true,
+  // footprint: on the variable `var`, else (-1) a point; and a write of the thread as a server
+  // (note_call).
+  void note_foreign(int foreign, int var, bool write = true,
                     const std::vector<PointAccess>* point = nullptr);
+  // The same for a lock operation on `mutex` (an index into mutexes): dpor orders it as a lock
+  // operation (sched::TouchMutex).
+  void note_foreign_mutex(int foreign, int mutex, sched::TouchMutex op);
   // The running step enters a blocking call served by the thread named `server`: a read of that
   // thread as a server, so that the step depends on every step in which the server acted.
   void note_call(std::string_view server);

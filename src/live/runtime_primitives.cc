@@ -57,7 +57,7 @@ void Mutex::lock_waiting_for(std::string waits_for) {
   clock_join(impl.agents[f].clock, mx.clock);
   impl.record(f, sched::op_text(OpKind::kLock, name_), false,
               Runtime::Impl::resource_key("mutex", name_), true);
-  impl.note_foreign(f, id_);
+  impl.note_foreign_mutex(f, id_, sched::TouchMutex::kAcquire);
   impl.bump();
 }
 
@@ -74,7 +74,7 @@ bool Mutex::try_lock() {
   if (!impl.can_take(mx, f)) {
     impl.record(f, sched::op_text(OpKind::kTryLock, name_) + " (busy)", false,
                 Runtime::Impl::resource_key("mutex", name_), false);
-    impl.note_foreign(f, id_);
+    impl.note_foreign_mutex(f, id_, sched::TouchMutex::kBusy);
     impl.bump();
     return false;
   }
@@ -83,7 +83,7 @@ bool Mutex::try_lock() {
   clock_join(impl.agents[f].clock, mx.clock);
   impl.record(f, sched::op_text(OpKind::kLock, name_), false,
               Runtime::Impl::resource_key("mutex", name_), true);
-  impl.note_foreign(f, id_);
+  impl.note_foreign_mutex(f, id_, sched::TouchMutex::kAcquire);
   impl.bump();
   return true;
 }
@@ -135,7 +135,7 @@ void Mutex::unlock() {
   impl.release_mutex(f, id_);
   impl.record(f, sched::op_text(OpKind::kUnlock, name_), false,
               Runtime::Impl::resource_key("mutex", name_), true);
-  impl.note_foreign(f, id_);
+  impl.note_foreign_mutex(f, id_, sched::TouchMutex::kRelease);
   impl.bump();
 }
 
@@ -151,7 +151,7 @@ void SharedVar::access(bool write, const std::function<void()>& touch) {
     impl.check_access(f, impl.vars[id_], write);
     impl.record(f, sched::op_text(write ? OpKind::kWrite : OpKind::kRead, name_), false,
                 Runtime::Impl::resource_key("var", name_), write);
-    impl.note_foreign(f, -1, id_, write);
+    impl.note_foreign(f, id_, write);
     impl.bump();
   }
   touch();
@@ -170,7 +170,7 @@ void point(std::string_view label, std::vector<PointAccess> accesses) {
   std::lock_guard lk(impl.state_mutex);
   const int f = impl.foreign_self();
   impl.record(f, sched::op_text(OpKind::kPoint, label), false);
-  impl.note_foreign(f, -1, -1, true, &accesses);
+  impl.note_foreign(f, -1, true, &accesses);
   impl.bump();
 }
 

@@ -73,13 +73,12 @@ std::string Runtime::Impl::op_text(const Pending& p) const {
 // ---- Footprints (Options::footprints), what dpor reads of a live step (dpor_events.h):
 //
 //   lock, try lock, unlock   the mutex, as the model's are (MutexState::footprint), and the mutex
-//                            as a variable read, which foreign threads' operations on it (below,
-//                            writes) conflict with. Read, not written: among the controlled
-//                            threads' own operations the mutex's rules alone order them
-//                            (dpor_events.h). A write would add an unlock -> lock order through
-//                            the variable that the lock race rule does not skip, so the race
-//                            between two acquires was never reversed, and an unlock -> lock race
-//                            that no execution can reverse (3 threads x one lock: 4 of 6 orders)
+//                            as a variable read, which coverage and symmetry see and dpor does
+//                            not order by (nothing writes that variable for it: foreign threads'
+//                            lock operations are lock operations, below). Never a write: an
+//                            unlock -> lock order through the variable, which the lock race rule
+//                            does not skip, hid the race between two acquires (3 threads x one
+//                            lock: 4 of 6 orders)
 //   read, write              the variable (VarState::footprint)
 //   join                     nothing but the joined thread's end (dpor_events.cc)
 //   point                    what its table declares it stands for (live.h, PointAccess: reads
@@ -90,7 +89,12 @@ std::string Runtime::Impl::op_text(const Pending& p) const {
 //   return, start            nothing of their own
 //   foreign operations       a foreign thread's lock, unlock, access or point while a step ran
 //                            (inside the blocking call that step entered, or on a lock it released)
-//                            belong to that step, with a write of that thread as a server
+//                            belong to that step, with a write of that thread as a server. Its
+//                            lock operations are the mutex's (sched::TouchMutex): an acquire races
+//                            with the previous acquire and is enabled by the unlock before it. As
+//                            a write of the mutex's variable (until 2026-12-05) it raced with that
+//                            unlock, whose reversal can only block (the stand-in without a warmup:
+//                            18 of 106 executions sleep-set blocked)
 //   blocking call            a step that enters a call served by a thread (live.h, Blocking) reads
 //                            that thread as a server: it depends on every step in which the server
 //                            acted, since the server takes one call at a time and its work for one
@@ -181,13 +185,17 @@ void Runtime::Impl::note_call(std::string_view server) {
   steps.back().touches.push_back({server_id(server), false});
 }
 
-void Runtime::Impl::note_foreign(int foreign, int mutex, int var, bool write,
+void Runtime::Impl::note_foreign_mutex(int foreign, int mutex, sched::TouchMutex op) {
+  if (!options.footprints || steps.empty()) return;  // before the first decision: before all
+  steps.back().touches.push_back({server_id(agents[foreign].name), true});
+  steps.back().touches.push_back({mutexes[mutex].footprint, true, false, op});
+}
+
+void Runtime::Impl::note_foreign(int foreign, int var, bool write,
                                  const std::vector<PointAccess>* point) {
   if (!options.footprints || steps.empty()) return;  // before the first decision: before all
   steps.back().touches.push_back({server_id(agents[foreign].name), true});
-  if (mutex >= 0)
-    steps.back().touches.push_back({mutexes[mutex].footprint, true});
-  else if (var >= 0)
+  if (var >= 0)
     steps.back().touches.push_back({vars[var].footprint, write});
   else if (point != nullptr)
     point_touches(*point, steps.back().touches);

@@ -58,10 +58,19 @@ std::string op_text(OpKind kind, std::string_view name);
 // `awaited` (live subjects only): a read the step waited for, a guarded point's (live.h): the
 // write it reads enabled the step, which could not have run before it; dpor orders the two and
 // never tries the other order (as a take and the submit of its job).
+//
+// `mutex` (live subjects only): not a variable but the mutex numbered `var`, locked, released or
+// tried in vain by a foreign thread (one racelab does not schedule) while the step ran. dpor
+// orders it as it orders the controlled threads' lock operations (dpor_events.h): the acquire
+// races with the mutex's previous acquire, never with the unlock that let it through. The other
+// readers of touches see it as a write of `var`.
+enum class TouchMutex : std::uint8_t { kNone, kAcquire, kRelease, kBusy };
+
 struct Touch {
   std::int32_t var = -1;
   bool write = false;
   bool awaited = false;
+  TouchMutex mutex = TouchMutex::kNone;
 };
 
 // What a step declared it may do where it sees other values than it saw (Context::may_touch,

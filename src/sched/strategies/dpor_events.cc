@@ -94,8 +94,9 @@ std::int32_t EventLog::job_name(std::int32_t job) const {
   return jobs_[j].name;
 }
 
-void EventLog::add_source(std::size_t event, std::size_t self, bool mutex, bool awaited) {
-  if (event != self) sources_.push_back({event, mutex, awaited});
+void EventLog::add_source(std::size_t event, std::size_t self, bool mutex, bool awaited,
+                          bool foreign) {
+  if (event != self) sources_.push_back({event, mutex, awaited, foreign});
 }
 
 void EventLog::add_candidate(std::size_t event, std::size_t self, ThreadId thread, bool skip_mutex,
@@ -283,7 +284,50 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       access_var(self, thread, op.object, op.kind == OpKind::kWrite);
       break;
   }
-  for (const Touch& t : touches) access_var(self, thread, t.var, t.write, false, t.awaited);
+  for (const Touch& t : touches) {
+    if (t.mutex == TouchMutex::kNone) {
+      access_var(self, thread, t.var, t.write, false, t.awaited);
+      continue;
+    }
+    // A foreign thread's lock operation while this step ran: as a controlled thread's (above),
+    // held by no thread of the execution (kForeignOwner). Its acquire races with the mutex's
+    // previous acquire, the unlock between them notwithstanding; the unlock that let it through
+    // enabled it and is no race (were it one, dpor would run the step before that unlock, where
+    // the foreign thread cannot take the mutex, and the unlock, asleep, could only wait: a
+    // sleep-set blocked execution, 18 of the stand-in's 106 without a warmup).
+    MutexState& m = grow(mutexes_, t.var);
+    if (m.last >= 0) add_source(static_cast<std::size_t>(m.last), self, true, false, true);
+    switch (t.mutex) {
+      case TouchMutex::kBusy:  // a try lock that found it held: as a controlled one
+        accesses_.push_back({AccessKind::kMutexOther, t.var});
+        candidate(m.last_acquire);
+        break;
+      case TouchMutex::kAcquire:
+        if (m.owner == kForeignOwner) {
+          accesses_.push_back({AccessKind::kMutexOther, t.var});
+          ++m.depth;
+        } else {
+          accesses_.push_back({AccessKind::kAcquire, t.var});
+          candidate(m.last_acquire, true);
+          m.owner = kForeignOwner;
+          m.depth = 1;
+          m.last_acquire = self_index;
+        }
+        break;
+      case TouchMutex::kRelease:
+        accesses_.push_back({AccessKind::kMutexOther, t.var});
+        if (m.owner == kForeignOwner && m.depth > 1) {
+          --m.depth;
+        } else {
+          m.owner = kNoThread;
+          m.depth = 0;
+        }
+        break;
+      case TouchMutex::kNone:
+        break;
+    }
+    m.last = self_index;
+  }
   for (const Touch& t : status) access_var(self, thread, t.var, t.write, true);
   if (fatal) {  // it disables every other thread: it conflicts with each one's last event
     accesses_.push_back({AccessKind::kFatal, -1});
@@ -327,6 +371,7 @@ void EventLog::join_sources(Clock& out, std::span<const std::uint32_t> base, std
   }
   for (const Source& s : sources_) {
     if (s.event == skip || (skip_mutex && s.mutex)) continue;
+    if (s.foreign && skip != SIZE_MAX) continue;  // a race's check (Source::foreign)
     if (skip_awaited && s.awaited) continue;
     if (skip_mutex && s.event <= release && happens_before(skip, s.event)) continue;
     const auto c = clock(s.event);

@@ -24,7 +24,8 @@
 // enables the second (unlock -> lock, set -> the wait it released, submit -> take of that job,
 // complete -> wait) are ordered but never reversible. A lock races with the previous acquire of
 // its mutex by another thread, the unlock between the two notwithstanding (as in Nidhugg: the
-// later thread could have taken the mutex first). A fatal finding ends the execution: its event
+// later thread could have taken the mutex first); a foreign thread's lock operation recorded in a
+// step (Touch::mutex) is one of these accesses too. A fatal finding ends the execution: its event
 // conflicts with every other thread's (it disables them all).
 //
 // Everything here is recomputed from the first step of each execution, in one pass; races are
@@ -152,14 +153,24 @@ class EventLog {
     // it came second (a second get awaits the put of the second item); run first, the event
     // takes what the first took, which was there when the first ran.
     bool awaited = false;
+    // The last access to a mutex that a foreign thread then took, tried or released in this event
+    // (Touch::mutex): it orders the foreign operation, not the event, which could have run before
+    // it (the foreign thread would have waited for the mutex inside it). Part of the event's
+    // clock; left out of every race's check, where it hid a race of the event's own accesses (a
+    // drafter's backward call with the autograd worker's lazy compile under compile_lock, against
+    // another drafter's call: the lazy-compile deadlock, reached only through a sleep-set blocked
+    // execution before).
+    bool foreign = false;
   };
   struct Candidate {
     std::size_t event;
     bool skip_mutex;  // a lock race: the unlock in between does not order the two acquires
     bool skip_awaited = false;  // a write after a write: see Source::awaited
   };
+  // A mutex's holder when a foreign thread (TouchMutex) took it.
+  static constexpr ThreadId kForeignOwner = -2;
   struct MutexState {
-    ThreadId owner = kNoThread;
+    ThreadId owner = kNoThread;  // or kForeignOwner
     int depth = 0;
     std::int64_t last = -1;          // the last access
     std::int64_t last_acquire = -1;  // the last outermost lock
@@ -197,7 +208,8 @@ class EventLog {
   // commute, would swap their jobs' ids; a footprint with ids would then differ between two
   // equivalent executions, and a sleeping thread's footprint would be stale (woken for nothing).
   std::int32_t job_name(std::int32_t job) const;
-  void add_source(std::size_t event, std::size_t self, bool mutex = false, bool awaited = false);
+  void add_source(std::size_t event, std::size_t self, bool mutex = false, bool awaited = false,
+                  bool foreign = false);
   void add_candidate(std::size_t event, std::size_t self, ThreadId thread, bool skip_mutex = false,
                      bool skip_awaited = false);
   // The join of `base` and the clocks of the sources, leaving out `skip` (and the mutex sources,
