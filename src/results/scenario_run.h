@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "model/scenario.h"
-#include "results/verdict.h"
 #include "sched/explore.h"
+#include "sched/verdict.h"
 
 namespace racelab::results {
 

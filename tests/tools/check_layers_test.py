@@ -25,7 +25,7 @@ if code != 0:
 PLANTED = {  # file (relative to the copy): the include planted at its top
     "src/model/scenario.h": "run/live_job.h",
     "src/live/live.h": "harness/live.h",
-    "src/results/verdict.h": "report/report.h",
+    "src/results/scenario_run.h": "report/report.h",
     "src/model/pipeline.h": "live/live.h",
 }
 # file: (the line planted at its top, what the report names): a strategy named outside
@@ -37,7 +37,7 @@ NAMED = {
 }
 UNREPORTED = {  # file: a line planted at its top that names a strategy only in words or a default
     "src/run/merge.cc": '// as "dpor" would: StrategyKind::kDpor',
-    "src/results/verdict.cc": "struct Planted { sched::StrategyKind kind = sched::StrategyKind::kPos; };",
+    "src/sched/verdict.cc": "struct Planted { sched::StrategyKind kind = sched::StrategyKind::kPos; };",
 }
 with tempfile.TemporaryDirectory() as tmp:
     root = pathlib.Path(tmp)

@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "results/expectations.h"
+#include "sched/expectations.h"
 #include "sched/loop.h"
 
 namespace racelab::results {
