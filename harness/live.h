@@ -15,7 +15,7 @@
 #include "live/search.h"
 #include "live/torch/workload.h"
 #include "live_print.h"
-#include "results/expectations.h"
+#include "sched/expectations.h"
 #include "sched/strategy.h"
 
 namespace racelab::cli::livecmd {

@@ -18,12 +18,12 @@
 
 #include "live/handover.h"
 #include "live/live.h"
-#include "results/verdict.h"
 #include "sched/exploration.h"
 #include "sched/loop.h"
 #include "sched/schedule.h"
 #include "sched/strategies/strategies.h"
 #include "sched/strategy.h"
+#include "sched/verdict.h"
 
 namespace racelab::live {
 

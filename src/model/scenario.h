@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "results/expectations.h"
+#include "sched/expectations.h"
 #include "sched/strategies/strategies.h"
 
 namespace racelab::model {

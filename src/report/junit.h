@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "alloc/report.h"
-#include "results/expectations.h"
 #include "results/live_case_run.h"
 #include "results/scenario_run.h"
-#include "results/verdict.h"
+#include "sched/expectations.h"
+#include "sched/verdict.h"
 
 namespace racelab::report {
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "results/verdict.h"
 #include "sched/finding.h"
 #include "sched/loop.h"
 #include "sched/strategies/strategies.h"
+#include "sched/verdict.h"
 
 namespace racelab::results {
 

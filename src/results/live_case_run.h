@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "model/scenario.h"
-#include "results/verdict.h"
+#include "sched/verdict.h"
 
 namespace racelab::results {
 

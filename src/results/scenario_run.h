@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "model/scenario.h"
-#include "results/verdict.h"
 #include "sched/explore.h"
+#include "sched/verdict.h"
 
 namespace racelab::results {
 
-// The verdict on one scenario is results::judge's (results/verdict.h: the one rule), from the
+// The verdict on one scenario is results::judge's (sched/verdict.h: the one rule), from the
 // scenario's [expect] and what its search did. A shard (--shard K/N) ran a part of the search and
 // judges only what a part can settle: a `must_not` kind it found fails (the whole finds it too), a
 // `must` kind it found holds; a `must` kind it did not find, or an absence it claims, is pending:

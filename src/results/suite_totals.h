@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string>
 
-#include "results/verdict.h"
+#include "sched/verdict.h"
 
 namespace racelab::results {
 

@@ -6,7 +6,7 @@
 // exactly the budget has covered it: asking it for one more execution says so, and the
 // exploration is exhausted rather than cut short. And the words for how a search stopped and what
 // it covered, one sentence for every command. What a search earned against its expectations is
-// results/verdict.h's rule, not the scheduler's.
+// verdict.h's rule (results::judge), not the loop's.
 #include <chrono>
 #include <cstdint>
 #include <functional>

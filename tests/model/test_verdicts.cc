@@ -3,8 +3,8 @@
 // cases a user meets, and a scenario run judged by it.
 #include "catch.h"
 #include "results/scenario_run.h"
-#include "results/verdict.h"
 #include "sched/loop.h"
+#include "sched/verdict.h"
 
 namespace model = racelab::model;
 namespace results = racelab::results;

@@ -1,5 +1,5 @@
 // The one rule (verdict.h) and its sentences.
-#include "results/verdict.h"
+#include "sched/verdict.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "results/expectations.h"
+#include "sched/expectations.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

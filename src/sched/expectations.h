@@ -1,9 +1,10 @@
 #pragma once
 // What a run is expected to show, and the check of it against the kinds a run found, for every
-// command that judges (results/verdict.h's judge): a scenario's [expect] (model scenarios and live
+// command that judges (sched/verdict.h's judge): a scenario's [expect] (model scenarios and live
 // cases), racelab live's --expect, racelab check's races (no failure) and memory, alloc report's
 // --expect. Typed once where they are read (scenario.cc, the command line); never compared as
-// strings again.
+// strings again. In sched/ (it needs only sched/kinds.h), below model/ and live/, which read
+// it; named results:: as every command knows it.
 #include <optional>
 #include <string>
 #include <string_view>

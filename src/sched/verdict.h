@@ -22,6 +22,8 @@
 // and print `reason`; none derives the outcome again. The words differ per command on purpose
 // (the remedy names the command's own flag or table key): Wording holds them, and the wordings of
 // every command are made here (model_wording, live_case_wording, live_wording, check_wording).
+// In sched/ (it weighs only a search's facts: kinds, StopReason), below model/ and live/, which
+// judge with it; named results:: as every command knows it.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -29,7 +31,7 @@
 #include <string_view>
 #include <vector>
 
-#include "results/expectations.h"
+#include "sched/expectations.h"
 #include "sched/loop.h"
 
 namespace racelab::results {
