@@ -67,8 +67,7 @@ namespace {
 
 // The one report of `path` (one device: o.device picks it where the trace has several).
 alloc::StabilityReport report_of(const alloc::Snapshot& snap, const std::string& path,
-                                 const AllocDiffOptions& o,
-                                 const std::optional<std::string>& stats,
+                                 const AllocDiffOptions& o, const std::optional<std::string>& stats,
                                  const alloc::ReportSettings& settings,
                                  const AllocDiffPrinter& print) {
   const std::vector<std::size_t> devices = alloc::pick_devices(snap, o.device, path);
@@ -76,9 +75,8 @@ alloc::StabilityReport report_of(const alloc::Snapshot& snap, const std::string&
     throw InputError(
         fmt::format("{}: {} devices have traces; alloc diff compares one: pass --device N", path,
                     devices.size()));
-  alloc::TraceReports got = alloc::analyse_trace(snap, path, devices,
-                                                 alloc::stats_for(path, stats), settings,
-                                                 o.progress);
+  alloc::TraceReports got = alloc::analyse_trace(snap, path, devices, alloc::stats_for(path, stats),
+                                                 settings, o.progress);
   print.on_warnings(got.warnings);
   return std::move(got.reports.front());
 }
@@ -110,11 +108,11 @@ AllocDiffResult alloc_diff(const AllocDiffOptions& o, const AllocDiffPrinter& pr
     const std::string& path = o.traces.front();
     const alloc::Snapshot snap = alloc::read_snapshot(path);
     settings.segments_at = o.from;
-    sa = alloc::iteration_side(report_of(snap, path, o, stats_of(0), settings, print),
-                               snap.stacks, o.from);
+    sa = alloc::iteration_side(report_of(snap, path, o, stats_of(0), settings, print), snap.stacks,
+                               o.from);
     settings.segments_at = o.to;
-    sb = alloc::iteration_side(report_of(snap, path, o, stats_of(0), settings, print),
-                               snap.stacks, o.to);
+    sb = alloc::iteration_side(report_of(snap, path, o, stats_of(0), settings, print), snap.stacks,
+                               o.to);
   } else {
     const alloc::Snapshot snap_a = alloc::read_snapshot(o.traces[0]);
     sa = alloc::run_side(report_of(snap_a, o.traces[0], o, stats_of(0), settings, print),

@@ -22,10 +22,10 @@ struct AllocReportOptions {
   std::vector<std::string> iterations;  // one stats JSON per trace, or none (stats_for)
   int device = -1;                      // -1: every device with a trace
   alloc::ReportSettings settings;
-  std::string out;                             // "": no alloc-report.json, report.html, CSV
+  std::string out;                              // "": no alloc-report.json, report.html, CSV
   std::optional<results::MemoryExpect> expect;  // none: no check
-  std::string junit;                           // "": none (needs expect)
-  alloc::ProgressFor progress;                 // the replays' progress bars
+  std::string junit;                            // "": none (needs expect)
+  alloc::ProgressFor progress;                  // the replays' progress bars
 };
 
 struct AllocReportPrinter {
@@ -37,8 +37,8 @@ struct AllocReportPrinter {
 struct AllocReportResult {
   alloc::TraceReports got;
   std::optional<results::MemoryExpect> expect;  // as asked
-  std::vector<std::string> off;         // traces not as expected (Why::kNotAsExpected)
-  std::vector<std::string> unmeasured;  // too few iterations after the warm phase to tell
+  std::vector<std::string> off;                 // traces not as expected (Why::kNotAsExpected)
+  std::vector<std::string> unmeasured;          // too few iterations after the warm phase to tell
   // 0 without an expectation or where every trace is as expected; 1 otherwise (inconclusive
   // included: a CI job must not pass on a run that measured nothing).
   int exit_code() const;

@@ -54,8 +54,7 @@ TEST_CASE("alloc report refuses its options before reading a trace", "[alloc_run
         "--iterations: give one stats JSON per trace (2 traces, 1 files)");
 }
 
-TEST_CASE("alloc report prints the reports before writing, then judges each trace",
-          "[alloc_run]") {
+TEST_CASE("alloc report prints the reports before writing, then judges each trace", "[alloc_run]") {
   const fs::path dir = fs::temp_directory_path() / "racelab-test-alloc-run-report";
   fs::remove_all(dir);
   run::AllocReportOptions o;
@@ -65,19 +64,19 @@ TEST_CASE("alloc report prints the reports before writing, then judges each trac
   o.expect = results::MemoryExpect::kStable;
   std::vector<std::string> events;
   std::vector<std::vector<std::string>> written;
-  const run::AllocReportResult got = run::alloc_report(
-      o, {.on_reports =
-              [&](const alloc::TraceReports& r) {
-                events.push_back("reports");
-                CHECK(r.reports.size() == 1);
-                CHECK_FALSE(fs::exists(dir / "out" / "alloc-report.json"));
-              },
-          .on_written =
-              [&](const std::vector<std::string>& files) {
-                events.push_back("written");
-                written.push_back(files);
-                for (const std::string& f : files) CHECK(fs::exists(f));
-              }});
+  const run::AllocReportResult got =
+      run::alloc_report(o, {.on_reports =
+                                [&](const alloc::TraceReports& r) {
+                                  events.push_back("reports");
+                                  CHECK(r.reports.size() == 1);
+                                  CHECK_FALSE(fs::exists(dir / "out" / "alloc-report.json"));
+                                },
+                            .on_written =
+                                [&](const std::vector<std::string>& files) {
+                                  events.push_back("written");
+                                  written.push_back(files);
+                                  for (const std::string& f : files) CHECK(fs::exists(f));
+                                }});
   CHECK(events == std::vector<std::string>{"reports", "written", "written"});
   REQUIRE(written.size() == 2);
   CHECK(written[0].front() == (dir / "out" / "alloc-report.json").string());
@@ -117,15 +116,13 @@ TEST_CASE("alloc diff prints each side's warnings and the diff before writing al
   o.out = dir.string();
   const fs::path file = dir / "alloc-diff.json";
   std::vector<std::string> events;
-  const run::AllocDiffResult got =
-      run::alloc_diff(o, {.on_warnings = [&](const std::vector<std::string>&) {
-                            events.push_back("warnings");
-                          },
-                          .on_diff =
-                              [&](const alloc::MemoryDiff&) {
-                                events.push_back("diff");
-                                CHECK_FALSE(fs::exists(file));
-                              }});
+  const run::AllocDiffResult got = run::alloc_diff(
+      o, {.on_warnings = [&](const std::vector<std::string>&) { events.push_back("warnings"); },
+          .on_diff =
+              [&](const alloc::MemoryDiff&) {
+                events.push_back("diff");
+                CHECK_FALSE(fs::exists(file));
+              }});
   CHECK(events == std::vector<std::string>{"warnings", "warnings", "diff"});
   CHECK(got.written == file.string());
   CHECK(text_of(file) == alloc::diff_json(got.diff).dump(1) + "\n");
