@@ -1,8 +1,9 @@
 #pragma once
 // What harness/alloc*.cc share (private to the command line): the options every racelab alloc
 // subcommand has, and one registration per subcommand's file. alloc.cc registers the family,
-// alloc_replay.cc replay, alloc_report.cc report, alloc_whatif.cc whatif and convert. The work
-// itself is src/alloc/ (runs.h, outputs.h, inputs.h).
+// alloc_replay.cc replay, alloc_report.cc report, alloc_whatif.cc whatif and convert,
+// alloc_diff.cc diff. The work itself is src/alloc/ (runs.h, outputs.h, inputs.h); report's and
+// diff's use cases are src/run/alloc.h.
 #include <CLI/CLI.hpp>
 
 #include "alloc/inputs.h"

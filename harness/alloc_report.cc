@@ -3,20 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <chrono>
-#include <filesystem>
 #include <memory>
 
 #include "alloc.h"
-#include "alloc/outputs.h"
 #include "alloc/runs.h"
 #include "report/cli.h"
-#include "report/junit.h"
+#include "run/alloc.h"
 #include "sched/expectations.h"
-#include "sched/verdict.h"
 #include "transformers.h"
 #include "util/errors.h"
-#include "util/files.h"
 
 namespace racelab::cli {
 
@@ -24,7 +19,6 @@ namespace alloccmd {
 
 namespace {
 
-namespace fs = std::filesystem;
 using namespace racelab::alloc;
 
 struct ReportArgs {
@@ -101,65 +95,35 @@ void print_written(const std::vector<std::string>& files) {
 namespace {
 
 int report_command(const ReportArgs& a) {
-  if (!a.junit.empty() && !a.expect)
-    throw InputError(
-        "alloc report --junit: say what the job checks with --expect stable (or unstable)");
-  const auto started = std::chrono::steady_clock::now();
-  if (!a.iterations.empty() && a.iterations.size() != a.traces.size()) {
-    throw InputError(
-        fmt::format("--iterations: give one stats JSON per trace ({} traces, {} files)",
-                    a.traces.size(), a.iterations.size()));
-  }
-  ReportSettings settings;
-  settings.window = a.window;
-  if (a.settle >= 0) settings.settle = static_cast<std::size_t>(a.settle);
-  if (!a.segments_at.empty()) settings.segments_at = a.segments_at;
-  settings.dev = a.dev;
-  const TraceReports got = analyse_traces(
-      a.traces, a.iterations, a.device, settings, replay_progress(),
-      [](const std::string& path, bool stats) {
-        if (stats)
-          report::expect_file(path, report::FileKind::kStats, "alloc report --iterations");
-        else
-          report::expect_file(path, report::FileKind::kSnapshot, "alloc report TRACE...");
-      });
-  print_reports(got, a.table);
-  const std::vector<StabilityReport>& reports = got.reports;
-  if (!a.out.empty()) {
-    print_written(write_report_outputs(a.out, reports));
-  }
-  if (!a.expect) return kExitOk;
-  // Each trace judged by the one rule (results::judge): not as expected fails, too few iterations
-  // after the warm phase to tell is inconclusive.
-  const results::MemoryExpect expect = *a.expect;
-  const std::string word = results::memory_expect_name(expect);
-  std::vector<std::string> off, unmeasured;
-  for (const StabilityReport& r : reports) {
-    const results::Verdict v =
-        results::judge({.memory = expect}, {},
-                       results::MemoryFacts{.measured = r.measured, .stable = r.stable}, {});
-    if (v.why == results::Why::kNotAsExpected) off.push_back(r.name);
-    if (v.why == results::Why::kMemoryNotMeasured) unmeasured.push_back(r.name);
-  }
-  if (!a.junit.empty()) {
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    write_file_atomic(a.junit, report::alloc_junit_xml(reports, expect, s));
-    fmt::print("wrote {}\n", a.junit);
-  }
-  if (off.empty() && unmeasured.empty()) {
+  run::AllocReportOptions o{.traces = a.traces,
+                            .iterations = a.iterations,
+                            .device = a.device,
+                            .out = a.out,
+                            .expect = a.expect,
+                            .junit = a.junit,
+                            .progress = replay_progress()};
+  o.settings.window = a.window;
+  if (a.settle >= 0) o.settings.settle = static_cast<std::size_t>(a.settle);
+  if (!a.segments_at.empty()) o.settings.segments_at = a.segments_at;
+  o.settings.dev = a.dev;
+  const run::AllocReportResult got = run::alloc_report(
+      o, {.on_reports = [&a](const TraceReports& r) { print_reports(r, a.table); },
+          .on_written = print_written});
+  if (!got.expect) return kExitOk;
+  const std::string word = results::memory_expect_name(*got.expect);
+  if (got.off.empty() && got.unmeasured.empty()) {
     fmt::print("expectation ({}) {}\n", word, paint("holds", Colour::kGreen));
     return kExitOk;
   }
-  if (!off.empty())
+  if (!got.off.empty())
     fmt::print("expectation ({}) {}: {}\n", word, paint("does not hold", Colour::kRed),
-               fmt::join(off, ", "));
+               fmt::join(got.off, ", "));
   // A CI job must not pass on a run that measured nothing: inconclusive, exit 1, as a search cut
   // short is (docs/allocator.md, Verdict).
-  if (!unmeasured.empty())
+  if (!got.unmeasured.empty())
     fmt::print("expectation ({}) {}: {} not measured (too few iterations after the warm phase)\n",
-               word, paint("inconclusive", Colour::kYellow), fmt::join(unmeasured, ", "));
-  return kExitFound;
+               word, paint("inconclusive", Colour::kYellow), fmt::join(got.unmeasured, ", "));
+  return got.exit_code();
 }
 
 }  // namespace
