@@ -198,7 +198,8 @@ ShardSummary read_shard_summary(const std::string& dir) {
     out.shard_zero = ShardValue<bool>(false);
   }
   std::vector<ShardSummaryEntry> entries;
-  for (const json* e : elements(s.is_object() ? s["scenarios"] : json())) {
+  const json scenarios = s.is_object() ? s["scenarios"] : json();
+  for (const json* e : elements(scenarios)) {
     ShardSummaryEntry entry;
     entry.live = written_or(*e, "live", false);
     entry.scenario = written<std::string>(*e, "scenario");
