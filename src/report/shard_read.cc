@@ -55,8 +55,8 @@ std::vector<const json*> elements(const json& j) {
   return out;
 }
 
-json parse_document(const fs::path& path, const std::string& where, const char* format,
-                    int version, const std::string& what) {
+json parse_document(const fs::path& path, const std::string& where, const char* format, int version,
+                    const std::string& what) {
   json doc;
   try {
     doc = json::parse(read_file(path));
@@ -110,8 +110,8 @@ ShardReport read_shard_report(const std::string& dir) {
                                 "the report.json of racelab explore or suite --out");
   ShardReport out;
   out.dir = dir;
-  for (const char* key : {"scenario", "scenario_hash", "strategy_description", "seed",
-                          "iterations", "strategy_params"}) {
+  for (const char* key : {"scenario", "scenario_hash", "strategy_description", "seed", "iterations",
+                          "strategy_params"}) {
     out.identity.push_back({key, r.contains(key) ? std::optional<json>(r[key]) : std::nullopt});
   }
   if (!r.is_object()) return out;  // not a shard: merge says so before it reads anything else

@@ -82,7 +82,9 @@ struct ShardIdentity {
   const char* key = "";
   std::optional<nlohmann::json> value;
   // Both have the key, with equal values (JSON's equality: 1 and 1.0 are equal).
-  bool same_as(const ShardIdentity& other) const { return value && other.value && *value == *other.value; }
+  bool same_as(const ShardIdentity& other) const {
+    return value && other.value && *value == *other.value;
+  }
   std::string text() const { return value ? value->dump() : "(missing)"; }
 };
 
@@ -115,7 +117,7 @@ struct ShardReport {
   std::optional<sched::StopReason> stop;  // stopped_by's word, where it is one
   ShardValue<std::vector<ShardFinding>> findings;
   std::optional<ShardInterleavings> interleavings;  // none without fingerprints
-  bool determinism = false;  // the shard checked determinism
+  bool determinism = false;                         // the shard checked determinism
   ShardValue<double> warmup_seconds;
   ShardValue<double> makespan_seconds;
 };
