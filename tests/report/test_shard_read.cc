@@ -42,8 +42,8 @@ std::string refusal(F&& f) {
   return "";
 }
 
-const std::string kHead = fmt::format("\"format\": \"{}\", \"version\": {}", kReportFormat,
-                                      kReportVersion);
+const std::string kHead =
+    fmt::format("\"format\": \"{}\", \"version\": {}", kReportFormat, kReportVersion);
 
 }  // namespace
 
@@ -101,7 +101,8 @@ TEST_CASE("a shard's report.json reads back typed", "[formats]") {
   REQUIRE(r.interleavings);
   CHECK(r.interleavings->saturated.get());
   REQUIRE(r.interleavings->fingerprints.size() == 2);
-  CHECK(r.interleavings->fingerprints[0].get() == std::make_pair(std::uint64_t{10}, std::uint64_t{2}));
+  CHECK(r.interleavings->fingerprints[0].get() ==
+        std::make_pair(std::uint64_t{10}, std::uint64_t{2}));
   CHECK(r.determinism);
   CHECK(r.warmup_seconds.get() == 1.5);
   CHECK(r.makespan_seconds.get() == 4.0);
@@ -143,7 +144,8 @@ TEST_CASE("a shard's malformed report.json is refused in merge's own words", "[f
   CHECK(r.shard.get() == 0);
   CHECK(refusal([&] { r.shards.get(); }) == bad + "/report.json: missing 'shards'");
   CHECK(refusal([&] { r.seed.get(); }) == bad + "/report.json: missing 'seed'");
-  CHECK(refusal([&] { r.iterations.get(); }) == bad + "/report.json: 'iterations' has the wrong type");
+  CHECK(refusal([&] { r.iterations.get(); }) ==
+        bad + "/report.json: 'iterations' has the wrong type");
   CHECK(refusal([&] { r.depth.get(); }) == bad + "/report.json: missing 'depth'");
   CHECK(refusal([&] { r.strategy.get(); }) ==
         refusal([] { sched::parse_strategy("bfs"); }));  // the command line's own refusal
