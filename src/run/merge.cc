@@ -13,6 +13,7 @@
 #include "report/report.h"
 #include "report/schedule_file.h"
 #include "report/schedule_paths.h"
+#include "report/shard_read.h"
 #include "run/explore.h"
 #include "sched/coverage.h"
 #include "sched/explore.h"
@@ -25,82 +26,31 @@
 namespace racelab::run {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
-
-namespace {
-
-json read_report(const std::string& dir) {
-  const fs::path path = fs::path(dir) / "report.json";
-  if (!fs::exists(path))
-    throw InputError(fmt::format("{}: no report.json (not an explore --out directory)", dir));
-  json report;
-  try {
-    report = json::parse(read_file(path));
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: byte {}: invalid JSON", path.string(), e.byte));
-  }
-  check_format(report, path.string(), kReportFormat, kReportVersion,
-               "the report.json of racelab explore or suite --out");
-  return report;
-}
-
-template <class T>
-T field(const json& r, const char* key, const std::string& dir) {
-  if (!r.contains(key)) throw InputError(fmt::format("{}/report.json: missing '{}'", dir, key));
-  try {
-    return r[key].get<T>();
-  } catch (const json::exception&) {
-    throw InputError(fmt::format("{}/report.json: '{}' has the wrong type", dir, key));
-  }
-}
-
-}  // namespace
-
-json read_suite_summaries(const std::vector<std::string>& dirs) {
-  json first;
-  for (std::size_t k = 0; k < dirs.size(); ++k) {
-    const std::string& d = dirs[k];
-    const fs::path path = fs::path(d) / "summary.json";
-    json summary;
-    try {
-      summary = json::parse(read_file(path));
-    } catch (const json::parse_error& e) {
-      throw InputError(fmt::format("{}/summary.json: byte {}: invalid JSON", d, e.byte));
-    }
-    check_format(summary, path.string(), kSummaryFormat, kSummaryVersion,
-                 "the summary.json of racelab suite --out");
-    if (k == 0) first = std::move(summary);
-  }
-  return first;
-}
-
 results::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   if (dirs.empty()) throw InputError("merge: no shard directories given");
-  std::vector<json> reports;
-  for (const auto& d : dirs) reports.push_back(read_report(d));
+  std::vector<report::ShardReport> reports;
+  for (const auto& d : dirs) reports.push_back(report::read_shard_report(d));
 
   // Everything that must be equal for the shards to be parts of one exploration.
-  const json& first = reports.front();
-  const char* same_keys[] = {"scenario", "scenario_hash", "strategy_description",
-                             "seed",     "iterations",    "strategy_params"};
+  const report::ShardReport& first = reports.front();
   std::uint64_t shards = 0;
   std::map<std::uint64_t, std::string> seen;
   for (std::size_t k = 0; k < reports.size(); ++k) {
-    const json& r = reports[k];
-    if (!r.contains("partition")) {
+    const report::ShardReport& r = reports[k];
+    if (!r.is_shard) {
       throw InputError(
           fmt::format("{}: not a shard (run explore/suite with --shard K/N)", dirs[k]));
     }
-    for (const char* key : same_keys) {
-      if (!r.contains(key) || r[key] != first[key]) {
+    for (std::size_t i = 0; i < r.identity.size(); ++i) {
+      const report::ShardIdentity& mine = r.identity[i];
+      if (!mine.same_as(first.identity[i])) {
         throw InputError(
             fmt::format("{}: {} {} does not match {}'s {}: these shards are not one exploration",
-                        dirs[k], key, r.contains(key) ? r[key].dump() : "(missing)", dirs[0],
-                        first.contains(key) ? first[key].dump() : "(missing)"));
+                        dirs[k], mine.key, mine.text(), dirs[0], first.identity[i].text()));
       }
     }
-    const auto n = field<std::uint64_t>(r["partition"], "shards", dirs[k]);
-    const auto s = field<std::uint64_t>(r["partition"], "shard", dirs[k]);
+    const auto n = r.shards.get();
+    const auto s = r.shard.get();
     if (k == 0) shards = n;
     if (n != shards) {
       throw InputError(fmt::format("{}: shard of {} does not match {}'s shards of {}", dirs[k], n,
@@ -118,28 +68,27 @@ results::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
 
   // The scenario, as the shards ran it.
   results::ScenarioRun run;
-  const auto path = field<std::string>(first, "scenario_path", dirs[0]);
+  const std::string& path = first.scenario_path.get();
   run.scenario = model::load_scenario(path);
+  const std::string& hash = first.scenario_hash.get();
   // Shards of `explore --torch V` ran the scenario under V's profile (report.json's "torch").
-  if (run.scenario.hash != first["scenario_hash"].get<std::string>() && !run.scenario.live &&
-      first.contains("torch") && first["torch"].is_string()) {
+  if (run.scenario.hash != hash && !run.scenario.live && first.torch) {
     model::Scenario under = run.scenario;
-    model::apply_torch(under, first["torch"].get<std::string>());
-    if (under.hash == first["scenario_hash"].get<std::string>()) run.scenario = std::move(under);
+    model::apply_torch(under, *first.torch);
+    if (under.hash == hash) run.scenario = std::move(under);
   }
-  if (run.scenario.hash != first["scenario_hash"].get<std::string>()) {
+  if (run.scenario.hash != hash) {
     throw InputError(
         fmt::format("{}: the scenario changed since the shards ran (hash {} now, {} then)", path,
-                    run.scenario.hash, first["scenario_hash"].get<std::string>()));
+                    run.scenario.hash, hash));
   }
   run.options = run::explore_options(run.scenario);
-  run.options.strategy.kind = sched::parse_strategy(field<std::string>(first, "strategy", dirs[0]));
-  run.options.strategy.seed = field<std::uint64_t>(first, "seed", dirs[0]);
-  run.options.strategy.depth = field<int>(first["strategy_params"], "depth", dirs[0]);
-  run.options.strategy.max_preemptions =
-      field<int>(first["strategy_params"], "max_preemptions", dirs[0]);
-  run.options.iterations = field<std::uint64_t>(first, "iterations", dirs[0]);
-  run.result.strategy = first["strategy_description"].get<std::string>();
+  run.options.strategy.kind = first.strategy.get();
+  run.options.strategy.seed = first.seed.get();
+  run.options.strategy.depth = first.depth.get();
+  run.options.strategy.max_preemptions = first.max_preemptions.get();
+  run.options.iterations = first.iterations.get();
+  run.result.strategy = first.strategy_description.get();
   // A strategy with a Splitter (dfs, dpor): shards ran subtrees; otherwise execution indices.
   const auto splitter = sched::make_splitter(run.options.strategy);
   const bool by_subtree = splitter != nullptr;
@@ -151,24 +100,23 @@ results::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   sched::SplitOrder order(run.options.iterations);
   std::vector<std::uint64_t> offsets;  // each subtree's first execution in that order
   if (by_subtree) {
-    const auto count =
-        field<std::uint64_t>(first.value("dfs_split", json::object()), "subtrees", dirs[0]);
+    const auto count = first.subtrees.get();
     std::vector<std::int64_t> sizes(count, -1);
     std::vector<char> complete(count, 0);
     for (std::size_t k = 0; k < reports.size(); ++k) {
-      const json& split = reports[k].value("dfs_split", json::object());
-      if (field<std::uint64_t>(split, "subtrees", dirs[k]) != count) {
+      const report::ShardReport& r = reports[k];
+      if (r.subtrees.get() != count) {
         throw InputError(fmt::format("{}: split into {} subtrees, {} into {}", dirs[k],
-                                     split["subtrees"].dump(), dirs[0], count));
+                                     r.subtrees_text, dirs[0], count));
       }
-      for (const auto& t : split["ran"]) {
-        const auto j = t["index"].get<std::uint64_t>();
+      for (const auto& t : r.ran.get()) {
+        const auto j = t.index.get();
         if (j >= count || sizes[j] >= 0)
           throw InputError(fmt::format("{}: subtree {} out of range or repeated", dirs[k], j));
-        sizes[j] = t["executions"].get<std::int64_t>();
-        if (counts_classes) redundant += field<std::uint64_t>(t, "redundant", dirs[k]);
-        complete[j] = t["complete"].get<bool>();
-        run.result.steps += t["steps"].get<std::uint64_t>();
+        sizes[j] = t.executions.get();
+        if (counts_classes) redundant += t.redundant.get();
+        complete[j] = t.complete.get();
+        run.result.steps += t.steps.get();
       }
     }
     offsets.resize(count);
@@ -186,33 +134,33 @@ results::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
       from;
   sched::StopReason stop = sched::StopReason::kBudget;
   for (std::size_t k = 0; k < reports.size(); ++k) {
-    const json& r = reports[k];
+    const report::ShardReport& r = reports[k];
     if (!by_subtree) {
-      run.result.executions += field<std::uint64_t>(r, "executions", dirs[k]);
-      run.result.steps += field<std::uint64_t>(r, "steps", dirs[k]);
+      run.result.executions += r.executions.get();
+      run.result.steps += r.steps.get();
     }
-    run.result.seconds = std::max(run.result.seconds, field<double>(r, "seconds", dirs[k]));
-    const auto word = field<std::string>(r, "stopped_by", dirs[k]);
-    const std::optional<sched::StopReason> s = sched::parse_stop_reason(word);
-    if (s == sched::StopReason::kInterrupted || s == sched::StopReason::kTimeLimit) stop = *s;
-    const json& fs_ = r.value("findings", json::array());
+    run.result.seconds = std::max(run.result.seconds, r.seconds.get());
+    r.stopped_by.get();
+    if (r.stop == sched::StopReason::kInterrupted || r.stop == sched::StopReason::kTimeLimit)
+      stop = *r.stop;
+    const std::vector<report::ShardFinding>& fs_ = r.findings.get();
     for (std::size_t pos = 0; pos < fs_.size(); ++pos) {
-      const json& f = fs_[pos];
+      const report::ShardFinding& f = fs_[pos];
       std::optional<sched::FindingPosition> at =
-          sched::FindingPosition{std::nullopt, f["execution"].get<std::uint64_t>(), pos};
+          sched::FindingPosition{std::nullopt, f.execution.get(), pos};
       if (by_subtree) {
-        if (!f.contains("subtree"))
+        if (!f.subtree)
           throw InputError(fmt::format("{}: DFS finding without its subtree", dirs[k]));
-        const auto j = f["subtree"].get<std::uint64_t>();
+        const auto j = f.subtree->get();
         // Beyond the budget in the single-worker order (or a subtree the split does not have).
         at = j < offsets.size() ? order.place(*at, offsets[j]) : std::nullopt;
         if (!at) continue;
       }
       sched::Finding finding;
-      finding.kind = f["kind"].get<std::string>();
+      finding.kind = f.kind.get();
       from.emplace(std::make_pair(finding.kind, *at),
-                   std::make_pair(k, f["preemptions_before_shrink"].get<std::uint64_t>()));
-      kept.offer({*at, std::move(finding), f["preemptions"].get<std::uint64_t>(), {}, {}});
+                   std::make_pair(k, f.preemptions_before_shrink.get()));
+      kept.offer({*at, std::move(finding), f.preemptions.get(), {}, {}});
     }
   }
   // Interleaving classes: the union of the shards' counts, when every shard has them and no
@@ -220,14 +168,13 @@ results::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
   bool counts_complete = !by_subtree || order.within_cap();
   sched::Coverage& coverage = run.result.coverage;
   for (std::size_t k = 0; k < reports.size() && counts_complete; ++k) {
-    const json& cov = reports[k].value("interleavings", json::object());
-    if (!cov.contains("fingerprints")) {
+    if (!reports[k].interleavings) {
       counts_complete = false;
       break;
     }
-    if (cov.value("saturated", false)) coverage.mark_saturated();
-    for (const auto& [hex, n] : cov["fingerprints"].items())
-      coverage.add(std::stoull(hex, nullptr, 16), n.get<std::uint64_t>());
+    const report::ShardInterleavings& cov = *reports[k].interleavings;
+    if (cov.saturated.get()) coverage.mark_saturated();
+    for (const auto& fp : cov.fingerprints) coverage.add(fp.get().first, fp.get().second);
   }
   run.result.coverage_counted = counts_complete;
   if (by_subtree) {
@@ -270,14 +217,13 @@ results::ScenarioRun merge_exploration(const std::vector<std::string>& dirs) {
     fk.result = std::move(result);
     run.result.found.push_back(std::move(fk));
   }
-  if (first.contains("determinism")) {  // the shards checked: so does the merged run
+  if (first.determinism) {  // the shards checked: so does the merged run
     run.options.check_determinism = true;
     sched::check_determinism(model, run.result, run.options.run);
   }
   run::judge(run);
-  const json& vt = first.value("virtual_time", json::object());
-  run.warmup_seconds = vt.value("warmup_s", 0.0);
-  run.makespan_seconds = vt.value("makespan_s", 0.0);
+  run.warmup_seconds = first.warmup_seconds.get();
+  run.makespan_seconds = first.makespan_seconds.get();
   return run;
 }
 
@@ -313,26 +259,27 @@ MergeResult merge_shards(const std::vector<std::string>& dirs, const std::string
     // The scenarios in the suite's order, from shard 0's summary (it alone ran the live cases,
     // kept as judged there), wherever shard 0 is among the directories; every shard must have
     // every model scenario.
-    nlohmann::json summary = read_suite_summaries(dirs);
-    for (const auto& d : dirs) {
-      nlohmann::json other = nlohmann::json::parse(read_file(fs::path(d) / "summary.json"));
-      if (other.contains("partition") && other["partition"].value("shard", 1) == 0) {
-        summary = std::move(other);
+    std::vector<report::ShardSummary> summaries;
+    for (const auto& d : dirs) summaries.push_back(report::read_shard_summary(d));
+    const report::ShardSummary* summary = &summaries.front();
+    for (const auto& other : summaries) {
+      if (other.shard_zero.get()) {
+        summary = &other;
         break;
       }
     }
-    runs.reserve(summary["scenarios"].size());
-    live.reserve(summary["scenarios"].size());
-    for (const auto& entry : summary["scenarios"]) {
-      if (entry.value("live", false)) {
-        live.push_back(report::live_case_from_summary(entry));
+    runs.reserve(summary->scenarios.size());
+    live.reserve(summary->scenarios.size());
+    for (const auto& entry : summary->scenarios) {
+      if (entry.live.get()) {
+        live.push_back(report::live_case_from_summary(entry.entry));
         totals.add(live.back().verdict);
         totals.seconds += live.back().seconds;
-        entries.push_back(entry);
+        entries.push_back(entry.entry);
         if (print.on_live) print.on_live(live.back());
         continue;
       }
-      const auto name = entry["scenario"].get<std::string>();
+      const std::string& name = entry.scenario.get();
       std::vector<std::string> scenario_dirs;
       for (const auto& d : dirs) scenario_dirs.push_back((fs::path(d) / name).string());
       add_run(merge_exploration(scenario_dirs));

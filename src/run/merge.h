@@ -16,11 +16,6 @@ namespace racelab::run {
 // Every finding is re-executed from its shard's schedule, so the run carries full executions.
 results::ScenarioRun merge_exploration(const std::vector<std::string>& dirs);
 
-// The summary.json of the first of the shards' --out directories of one suite, after checking that
-// every shard's is one ("format": "racelab-summary", or none) of a version this racelab reads.
-// Throws InputError on invalid JSON, another format or a newer version.
-nlohmann::json read_suite_summaries(const std::vector<std::string>& dirs);
-
 // racelab merge DIR...: the shards' --out directories (of one exploration, or of one suite),
 // checked, combined and written under `out` (report.json, schedules, summary.json for a suite,
 // report.html; JUnit XML to `junit` unless empty) as one unsharded run would have written them.
