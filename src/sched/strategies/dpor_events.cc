@@ -94,6 +94,45 @@ std::int32_t EventLog::job_name(std::int32_t job) const {
   return jobs_[j].name;
 }
 
+void EventLog::mutex_op(std::size_t self, ThreadId thread, ThreadId owner, std::int32_t object,
+                        TouchMutex op, bool foreign) {
+  MutexState& m = grow(mutexes_, object);
+  if (m.last >= 0) add_source(static_cast<std::size_t>(m.last), self, true, false, foreign);
+  auto candidate = [&](std::int64_t e, bool skip_mutex) {
+    if (e >= 0) add_candidate(static_cast<std::size_t>(e), self, thread, skip_mutex);
+  };
+  switch (op) {
+    case TouchMutex::kBusy:
+      accesses_.push_back({AccessKind::kMutexOther, object});
+      candidate(m.last_acquire, false);
+      break;
+    case TouchMutex::kAcquire:
+      if (m.owner == owner) {  // re-entrant
+        accesses_.push_back({AccessKind::kMutexOther, object});
+        ++m.depth;
+      } else {
+        accesses_.push_back({AccessKind::kAcquire, object});
+        candidate(m.last_acquire, true);
+        m.owner = owner;
+        m.depth = 1;
+        m.last_acquire = static_cast<std::int64_t>(self);
+      }
+      break;
+    case TouchMutex::kRelease:
+      accesses_.push_back({AccessKind::kMutexOther, object});
+      if (m.owner == owner) {
+        if (--m.depth == 0) m.owner = kNoThread;
+      } else {  // a Python lock, released by another thread than its holder (live only)
+        m.owner = kNoThread;
+        m.depth = 0;
+      }
+      break;
+    case TouchMutex::kNone:
+      break;
+  }
+  m.last = static_cast<std::int64_t>(self);
+}
+
 void EventLog::add_source(std::size_t event, std::size_t self, bool mutex, bool awaited,
                           bool foreign) {
   if (event != self) sources_.push_back({event, mutex, awaited, foreign});
@@ -167,47 +206,18 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       }
       break;
     }
-    case OpKind::kTryLock:  // live only: one that took the mutex is a lock (below)
-      if (result == 0) {
-        // It found the mutex held: it reads the holder's acquire, and had it run before that
-        // acquire it would have taken the mutex (a race, as two acquires are).
-        MutexState& m = grow(mutexes_, op.object);
-        accesses_.push_back({AccessKind::kMutexOther, op.object});
-        source(m.last, true);
-        candidate(m.last_acquire);
-        m.last = self_index;
-        break;
-      }
-      [[fallthrough]];
-    case OpKind::kLock: {
-      MutexState& m = grow(mutexes_, op.object);
-      source(m.last, true);
-      if (m.owner == thread) {
-        accesses_.push_back({AccessKind::kMutexOther, op.object});
-        ++m.depth;
-      } else {
-        accesses_.push_back({AccessKind::kAcquire, op.object});
-        candidate(m.last_acquire, true);
-        m.owner = thread;
-        m.depth = 1;
-        m.last_acquire = self_index;
-      }
-      m.last = self_index;
+    case OpKind::kTryLock:  // live only: one that took the mutex is a lock
+      // One that found the mutex held reads the holder's acquire, and had it run before that
+      // acquire it would have taken the mutex (a race, as two acquires are).
+      mutex_op(self, thread, thread, op.object,
+               result == 0 ? TouchMutex::kBusy : TouchMutex::kAcquire, false);
       break;
-    }
-    case OpKind::kUnlock: {
-      MutexState& m = grow(mutexes_, op.object);
-      accesses_.push_back({AccessKind::kMutexOther, op.object});
-      source(m.last, true);
-      if (m.owner == thread) {
-        if (--m.depth == 0) m.owner = kNoThread;
-      } else {  // a Python lock, released by another thread than its holder (live only)
-        m.owner = kNoThread;
-        m.depth = 0;
-      }
-      m.last = self_index;
+    case OpKind::kLock:
+      mutex_op(self, thread, thread, op.object, TouchMutex::kAcquire, false);
       break;
-    }
+    case OpKind::kUnlock:
+      mutex_op(self, thread, thread, op.object, TouchMutex::kRelease, false);
+      break;
     case OpKind::kEventSet: {
       EventState& ev = grow(event_objects_, op.object);
       accesses_.push_back({AccessKind::kSet, op.object});
@@ -289,44 +299,13 @@ void EventLog::append(ThreadId thread, const Op& op, std::int64_t result,
       access_var(self, thread, t.var, t.write, false, t.awaited);
       continue;
     }
-    // A foreign thread's lock operation while this step ran: as a controlled thread's (above),
-    // held by no thread of the execution (kForeignOwner). Its acquire races with the mutex's
-    // previous acquire, the unlock between them notwithstanding; the unlock that let it through
-    // enabled it and is no race (were it one, dpor would run the step before that unlock, where
-    // the foreign thread cannot take the mutex, and the unlock, asleep, could only wait: a
-    // sleep-set blocked execution, 18 of the stand-in's 106 without a warmup).
-    MutexState& m = grow(mutexes_, t.var);
-    if (m.last >= 0) add_source(static_cast<std::size_t>(m.last), self, true, false, true);
-    switch (t.mutex) {
-      case TouchMutex::kBusy:  // a try lock that found it held: as a controlled one
-        accesses_.push_back({AccessKind::kMutexOther, t.var});
-        candidate(m.last_acquire);
-        break;
-      case TouchMutex::kAcquire:
-        if (m.owner == kForeignOwner) {
-          accesses_.push_back({AccessKind::kMutexOther, t.var});
-          ++m.depth;
-        } else {
-          accesses_.push_back({AccessKind::kAcquire, t.var});
-          candidate(m.last_acquire, true);
-          m.owner = kForeignOwner;
-          m.depth = 1;
-          m.last_acquire = self_index;
-        }
-        break;
-      case TouchMutex::kRelease:
-        accesses_.push_back({AccessKind::kMutexOther, t.var});
-        if (m.owner == kForeignOwner && m.depth > 1) {
-          --m.depth;
-        } else {
-          m.owner = kNoThread;
-          m.depth = 0;
-        }
-        break;
-      case TouchMutex::kNone:
-        break;
-    }
-    m.last = self_index;
+    // A foreign thread's lock operation while this step ran: as a controlled thread's, held by
+    // no thread of the execution (kForeignOwner). Its acquire races with the mutex's previous
+    // acquire, the unlock between them notwithstanding; the unlock that let it through enabled
+    // it and is no race (were it one, dpor would run the step before that unlock, where the
+    // foreign thread cannot take the mutex, and the unlock, asleep, could only wait: a sleep-set
+    // blocked execution, 18 of the stand-in's 106 without a warmup).
+    mutex_op(self, thread, kForeignOwner, t.var, t.mutex, true);
   }
   for (const Touch& t : status) access_var(self, thread, t.var, t.write, true);
   if (fatal) {  // it disables every other thread: it conflicts with each one's last event

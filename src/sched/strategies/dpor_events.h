@@ -208,6 +208,10 @@ class EventLog {
   // commute, would swap their jobs' ids; a footprint with ids would then differ between two
   // equivalent executions, and a sleeping thread's footprint would be stale (woken for nothing).
   std::int32_t job_name(std::int32_t job) const;
+  // A lock operation on mutex `object` in event `self` of `thread`, by `owner` (the thread, or
+  // kForeignOwner for a foreign thread's, `foreign`: Source::foreign): the mutex rules above.
+  void mutex_op(std::size_t self, ThreadId thread, ThreadId owner, std::int32_t object,
+                TouchMutex op, bool foreign);
   void add_source(std::size_t event, std::size_t self, bool mutex = false, bool awaited = false,
                   bool foreign = false);
   void add_candidate(std::size_t event, std::size_t self, ThreadId thread, bool skip_mutex = false,
