@@ -14,6 +14,10 @@
 #   d2-none-all        live dpor --all-findings, drafter_torch.py, 2 drafters, no warmup
 #   d2-none-deadlock   live dpor --expect deadlock, drafter_torch.py, 2 drafters, no warmup
 #   check-queue        racelab check of train_queue_torch.py: lazy (2 batches), sequential (1 batch)
+#   cost-native        tools/gpu/queue_cost.py: an execution's time without racelab, by batches,
+#                      with and without torch._dynamo.reset() between runs
+#   cost-live-1, cost-live-13   live dpor of train_queue_torch.py (sequential, 4 batches) cut at 1
+#                      and 13 executions: racelab's time per execution is the difference / 12
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: tools/gpu/issue34-h200.sh OUT BUDGET_S CASE...}
@@ -41,7 +45,8 @@ fi
 racelab=$PWD/build/gpu/harness/racelab
 # A cold compile takes longer than the default hang timeout; live python's default cap is 10
 # executions, which would cut a proof short.
-live=(live python --interpose torch-2.11 --executions 1000000 --hang-timeout 90 --cycle-confirm-ms 2000)
+base=(live python --interpose torch-2.11 --hang-timeout 90 --cycle-confirm-ms 2000)
+live=("${base[@]}" --executions 1000000)
 drafter=tools/pipelines/drafter_torch.py
 queue=tools/pipelines/train_queue_torch.py
 qdict=(--dict __main__._attention_kernels)
@@ -75,6 +80,13 @@ for c in "$@"; do
     check-queue) run_ "$c" 300 check --interpose torch-2.11 "${qdict[@]}" --no-memory --executions 6 \
         --proof-executions 20000 --native-runs 1 --hang-timeout 90 --time-limit @TL@ --out @OUT@ \
         --variant "--warmup none --batches 2" --variant "--warmup sequential --batches 1" $queue ;;
+    cost-native)
+      { echo "+ python3 tools/gpu/queue_cost.py 6"; t=$(date +%s)
+        timeout 300 python3 tools/gpu/queue_cost.py 6; echo "exit $?, wall $(( $(date +%s) - t )) s"; } \
+        > "$work/$c.log" 2>&1
+      { echo "== $c"; grep '^==\|^exit' "$work/$c.log"; } >> "$sum"; cp "$work/$c.log" "$out/"; cp "$sum" "$out/summary.txt" ;;
+    cost-live-1) run_ "$c" 120 "${base[@]}" "${qdict[@]}" --out @OUT@ --strategy dpor --executions 1 $queue -- --warmup sequential ;;
+    cost-live-13) run_ "$c" 120 "${base[@]}" "${qdict[@]}" --out @OUT@ --strategy dpor --executions 13 $queue -- --warmup sequential ;;
     *) echo "issue34-h200.sh: unknown case '$c'" >&2; exit 2 ;;
   esac
 done
