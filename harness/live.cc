@@ -89,6 +89,14 @@ void add_search_options(CLI::App* cmd, LiveArgs& a) {
                   "the fresh process of an --all-findings search: the handover file it goes on "
                   "from")
       ->group("");
+  cmd->add_option("--jobs", a.jobs,
+                  "dpor: search in N worker processes at once (0: one per core); the same "
+                  "classes and kinds as one process (docs/live.md, \"Many processes\")")
+      ->capture_default_str()
+      ->check(integer_check(0, 256));
+  cmd->add_option("--split-worker", a.split_worker,
+                  "a worker process of a --jobs search: its directory")
+      ->group("");
   cmd->add_option("--replay", a.replay, "run the schedule file once (its parameters apply)");
   cmd->add_option("--out", a.out, "output directory")->capture_default_str();
 }

@@ -58,6 +58,8 @@ struct LiveArgs {
   bool all_findings = false;       // --all-findings: on past every failure (live/handover.h)
   std::string continue_from;       // --continue-from FILE: a handover (the fresh process's)
   std::shared_ptr<const live::Handover> carried;  // ... as read by check_common
+  unsigned jobs = 1;         // --jobs N: dpor's search over N worker processes (live/split.h)
+  std::string split_worker;  // --split-worker DIR: a worker process of such a search
 };
 
 // The virtual environment a Python run uses: --python ENV, else $VIRTUAL_ENV (an activated

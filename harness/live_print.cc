@@ -13,6 +13,7 @@
 
 #include "command.h"
 #include "live/search.h"
+#include "live/split.h"
 #include "report/live_report.h"
 #include "report/schedule_paths.h"
 #include "sched/kinds.h"
@@ -170,6 +171,13 @@ int print_verdict(const live::SearchOptions& so, const live::JobInfo& info,
 
 int print_run(const live::SearchOptions& so, live::Job& job,
               const std::function<void()>& after_banner) {
+  if (!so.split_worker.empty()) {  // a worker of a --jobs search (live/split.h): no verdict
+    if (job.arm) job.arm(so.split_worker);
+    const int code = live::split_worker(so, job.info, *job.run.subject);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(code);
+  }
   print_replay_warning(job.run.warning);
   fmt::print("{}\n", job.banner);
   if (so.carried)

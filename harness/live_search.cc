@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "live.h"
 #include "report/schedule_file.h"
 #include "sched/strategies/strategies.h"
@@ -25,6 +28,8 @@ live::SearchOptions search_options(const LiveArgs& a) {
   o.out = a.out;
   o.all_findings = a.all_findings;
   o.carried = a.carried;
+  o.jobs = a.jobs;
+  o.split_worker = a.split_worker;
   return o;
 }
 
@@ -47,6 +52,20 @@ void check_common(LiveArgs& a) {
     }
     if (!a.replay.empty() || !a.follow.empty())
       throw InputError("--all-findings searches: not with --replay or --follow");
+  }
+  if (a.jobs == 0) a.jobs = std::max(1U, std::thread::hardware_concurrency());
+  if (a.jobs > 1) {
+    // The subtrees of dpor's tree are what the processes share (live/split.h).
+    if (!sched::strategy_info(a.strategy).resumable)
+      throw InputError(
+          fmt::format("--jobs {} needs --strategy dpor (the processes share the "
+                      "subtrees of its search)",
+                      a.jobs));
+    if (!a.replay.empty() || a.all_findings || !a.follow.empty())
+      throw InputError(fmt::format("--jobs {}: not with {} (one process runs it)", a.jobs,
+                                   a.all_findings     ? "--all-findings"
+                                   : a.follow.empty() ? "--replay"
+                                                      : "--follow"));
   }
   if (!a.continue_from.empty()) {
     if (!a.all_findings)

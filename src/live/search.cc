@@ -145,11 +145,7 @@ void StopAtFailure::finish() {
 Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
                sched::Strategy& strategy, bool replaying, const std::function<bool()>& stop,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
-  Options lo;
-  lo.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
-  lo.settle = std::chrono::milliseconds(a.settle_ms);
-  lo.cycle_confirm = std::chrono::milliseconds(a.cycle_confirm_ms);
-  lo.footprints = !replaying && sched::strategy_info(a.strategy).needs_footprints;
+  const Options lo = runtime_options(a, replaying);
   const LiveRunner runner(subject, lo, a.replay, info.after_execution,
                           divergence_hint(a.recorded, info.subject, info.hash));
   // Going on from earlier processes: their counts, kinds and time.
@@ -174,6 +170,15 @@ Outcome search(const SearchOptions& a, const JobInfo& info, Subject& subject,
   o.seconds += before.seconds;
   o.kept.finish();
   return o;
+}
+
+Options runtime_options(const SearchOptions& a, bool replaying) {
+  Options lo;
+  lo.hang_timeout = std::chrono::milliseconds(static_cast<long>(a.hang_timeout * 1000));
+  lo.settle = std::chrono::milliseconds(a.settle_ms);
+  lo.cycle_confirm = std::chrono::milliseconds(a.cycle_confirm_ms);
+  lo.footprints = !replaying && sched::strategy_info(a.strategy).needs_footprints;
+  return lo;
 }
 
 double time_so_far(const SearchOptions& a, double search_seconds, double process_seconds) {

@@ -53,7 +53,14 @@ struct SearchOptions {
   // (handover.h). `carried`: what the processes before this one handed over (nullptr: none).
   bool all_findings = false;
   std::shared_ptr<const Handover> carried;
+  // --jobs N (dpor): the search over N worker processes (split.h); 1: in this process alone.
+  unsigned jobs = 1;
+  // --split-worker DIR: this process is worker DIR of a split search (split.h), not a search.
+  std::string split_worker;
 };
+
+// The runtime's options for a search's (or a replay's) executions.
+Options runtime_options(const SearchOptions& a, bool replaying);
 
 // The live keep policy (sched/exploration.h): a failure kind (the registry's, sched/kinds.h) or
 // racelab losing control ends the search, and that execution is the result; evidence kinds never

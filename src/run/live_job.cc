@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "live/python/bridge.h"
+#include "live/split.h"
 #include "live/torch/workload.h"
 #include "report/live_report.h"
 #include "sched/schedule.h"
@@ -42,14 +43,24 @@ JobRun run_job(const SearchOptions& options, Job& job, const std::function<bool(
   std::string desc = job.run.strategy->describe();
   SearchOptions so = options;
   if (job.run.replaying) so.recorded = job.run.recorded;
-  Outcome o = live::search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying,
-                           stop, progress);
+  std::optional<sched::Strategy::Classes> classes;
+  Outcome o = [&] {
+    if (so.jobs > 1 && !job.run.replaying) {  // over worker processes (live/split.h)
+      live::SplitSearch split = live::search_split(so, job.info, *job.run.subject, stop, progress);
+      classes = split.classes;
+      desc = std::move(split.strategy);
+      return std::move(split.outcome);
+    }
+    Outcome one = live::search(so, job.info, *job.run.subject, *job.run.strategy, job.run.replaying,
+                               stop, progress);
+    classes = job.run.strategy->classes();
+    return one;
+  }();
   std::vector<live::Found> found;
   if (so.all_findings) found = report::write_found(so, job.info, o, desc);
   std::optional<live::Handover> next =
       live::next_process(so, job.info, *job.run.strategy, o, found, stop && stop());
-  report::LiveSchedules schedules =
-      report::write_outputs(so, job.info, o, desc, job.run.strategy->classes(), found);
+  report::LiveSchedules schedules = report::write_outputs(so, job.info, o, desc, classes, found);
   results::Verdict verdict = live::judge(so, o);
   const int code = live::exit_code(verdict);
   const bool end_process =

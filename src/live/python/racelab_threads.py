@@ -279,6 +279,25 @@ def restart_exit():
     _execution_atexits.clear()
     for t in [t for t in list(cft._threads_queues) if _this_execution(t)]:
         cft._threads_queues.pop(t, None)
+    forget_threads()
+
+
+def forget_threads():
+    """Drops the controlled threads of earlier executions from threading's tables of running
+    threads. A thread that an execution's end unwound (dpor abandoning it, sleep-set blocked, with
+    a ThreadPoolExecutor's workers parked in their queue) can stay in threading._active after it
+    ended, under its OS thread's identifier; the next thread the system gives that identifier
+    would then be that old Thread to threading.current_thread(), and to racelab (its name, its
+    _racelab_tid): after a run of abandoned executions, a pool worker of a later execution acted
+    as an earlier one's, and the search saw a livelock no schedule reproduced (issue 34, live
+    --jobs). No thread of an earlier execution runs when the next starts (a hung one ends the
+    process), so every such entry is stale."""
+    with threading._active_limbo_lock:
+        for ident, t in list(threading._active.items()):
+            if _this_execution(t) and not t.is_alive():
+                del threading._active[ident]
+        for t in [t for t in threading._limbo if _this_execution(t)]:
+            del threading._limbo[t]
 
 
 def at_exit():

@@ -48,6 +48,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -60,6 +61,7 @@
 #include "sched/strategies/dpor_wakeup.h"
 #include "sched/strategies/strategies.h"
 #include "util/check.h"
+#include "util/errors.h"
 
 namespace racelab::sched {
 namespace dpor {
@@ -96,6 +98,57 @@ struct Prefix {
   bool ended = false;  // ended above it on its own (not sleep-set blocked)
 };
 using Prefixes = std::vector<std::shared_ptr<const Prefix>>;
+
+// A prefix as one line of JSON (Splitter::save: a live search's worker processes), and back.
+std::string prefix_text(const Prefix& p) {
+  using Json = nlohmann::json;
+  Json frames = Json::array();
+  for (const dpor::Frame& f : p.frames) {
+    Json sleep = Json::array();
+    for (const dpor::SleepEntry& e : f.sleep) {
+      Json footprint = Json::array();
+      for (const dpor::Access& a : e.footprint)
+        footprint.push_back({static_cast<int>(a.kind), a.object});
+      sleep.push_back({{"thread", e.thread}, {"footprint", footprint}, {"from_top", e.from_top}});
+    }
+    frames.push_back({{"enabled", f.enabled},
+                      {"chosen", f.chosen},
+                      {"sleep", sleep},
+                      {"previous", f.previous},
+                      {"previous_enabled", f.previous_enabled},
+                      {"preemptions_before", f.preemptions_before}});
+  }
+  return Json{{"frames", frames}, {"cut", p.cut}, {"ended", p.ended}}.dump();
+}
+
+Prefix prefix_from(const std::string& text) {
+  using Json = nlohmann::json;
+  try {
+    const Json j = Json::parse(text);
+    Prefix p;
+    p.cut = j.at("cut").get<bool>();
+    p.ended = j.at("ended").get<bool>();
+    for (const Json& f : j.at("frames")) {
+      dpor::Frame& frame = p.frames.emplace_back();
+      frame.enabled = f.at("enabled").get<std::vector<ThreadId>>();
+      frame.chosen = f.at("chosen").get<ThreadId>();
+      for (const Json& e : f.at("sleep")) {
+        dpor::SleepEntry& entry = frame.sleep.emplace_back();
+        entry.thread = e.at("thread").get<ThreadId>();
+        entry.from_top = e.at("from_top").get<bool>();
+        for (const Json& a : e.at("footprint"))
+          entry.footprint.push_back(
+              {static_cast<dpor::AccessKind>(a.at(0).get<int>()), a.at(1).get<std::int32_t>()});
+      }
+      frame.previous = f.at("previous").get<ThreadId>();
+      frame.previous_enabled = f.at("previous_enabled").get<bool>();
+      frame.preemptions_before = f.at("preemptions_before").get<int>();
+    }
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("not a dpor subtree: {}", e.what()));
+  }
+}
 
 class DporStrategy : public SubtreeSearch, private Resumable {
  public:
@@ -735,6 +788,7 @@ class DporPrefixSubtree : public Subtree {
   std::unique_ptr<SubtreeSearch> search() const override {
     return std::make_unique<DporStrategy>(bound_, symmetry_, optimal_, *prefix_);
   }
+  const Prefix& prefix() const { return *prefix_; }
 
  private:
   std::optional<int> bound_;
@@ -797,6 +851,15 @@ class DporSplitter : public Splitter {
       : bound_(bound), symmetry_(symmetry), optimal_(optimal) {}
   std::unique_ptr<TopPart> top_part(std::size_t depth) const override {
     return std::make_unique<DporTop>(bound_, symmetry_, optimal_, depth);
+  }
+  std::string save(const Subtree& subtree) const override {
+    const auto* dpor = dynamic_cast<const DporPrefixSubtree*>(&subtree);
+    RACELAB_CHECK(dpor != nullptr, "dpor: saving another strategy's subtree");
+    return prefix_text(dpor->prefix());
+  }
+  std::shared_ptr<const Subtree> load(const std::string& text) const override {
+    return std::make_shared<DporPrefixSubtree>(bound_, symmetry_, optimal_,
+                                               std::make_shared<const Prefix>(prefix_from(text)));
   }
   std::string describe(std::size_t depth, std::size_t subtrees) const override {
     return fmt::format("{}, split at depth {} into {} subtrees",

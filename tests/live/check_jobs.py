@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""One live dpor search over several processes (docs/live.md, "Many processes: --jobs"):
+
+- tools/pipelines/drafter_standin.py --warmup sequential: --jobs 2 proves it (exit 0,
+  exhaustive) with the classes one process proves it in, and runs the same executions twice;
+- the same without a warmup: --jobs 2 fails (exit 1) at the failure one process stops at (the
+  first in the single-process order), the same twice, and its schedule replays to its kind;
+- tests/live/pipelines/user_pool.py (a thread pool, a Semaphore, a Barrier, queues, two locks):
+  --jobs 2 proves the fixed version with one process's classes and finds the --bug deadlock;
+- --jobs with a strategy other than dpor, or with --all-findings: one line, exit 2.
+Usage: check_jobs.py RACELAB SOURCE_DIR
+"""
+import json, os, subprocess, sys, tempfile
+
+racelab, src = sys.argv[1], sys.argv[2]
+standin = os.path.join(src, "tools", "pipelines", "drafter_standin.py")
+user_pool = os.path.join(src, "tests", "live", "pipelines", "user_pool.py")
+failures = []
+
+
+def live(out, script, *options, script_args=(), interpose="standin", strategy="dpor"):
+    cmd = [racelab, "live", "python", "--out", out, "--interpose", interpose,
+           "--executions", "100000", "--strategy", strategy, *options, script, "--",
+           *script_args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+
+
+def report(out):
+    with open(os.path.join(out, "report.json")) as f:
+        return json.load(f)
+
+
+def summary(out):
+    rep = report(out)
+    dp = rep.get("dpor") or {}
+    kinds = sorted({f["kind"] for f in rep.get("findings", [])})
+    return {"executions": rep.get("executions"), "classes": dp.get("classes"),
+            "redundant": dp.get("redundant"), "exhausted": rep.get("exhausted"), "kinds": kinds}
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    probe = live(f"{tmp}/probe", standin, "--executions", "1", script_args=("--warmup", "none"))
+    if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
+        print("SKIPPED: racelab was built without the Python bridge")
+        sys.exit(77)
+
+    for strategy, bad, words in (("dfs", ("--jobs", "2"), "--jobs 2 needs --strategy dpor"),
+                                 ("dpor", ("--jobs", "2", "--all-findings"),
+                                  "not with --all-findings")):
+        r = live(f"{tmp}/bad", standin, *bad, script_args=("--warmup", "none"), strategy=strategy)
+        lines = r.stderr.strip().splitlines()
+        if r.returncode != 2 or len(lines) != 1 or words not in r.stderr:
+            failures.append(f"{' '.join(bad)}: expected one line with '{words}' and exit 2, got "
+                            f"exit {r.returncode}:\n{r.stdout}{r.stderr}")
+
+    # The sequential warmup: proven by one process and by two.
+    one = live(f"{tmp}/seq-1", standin, script_args=("--warmup", "sequential"))
+    proofs = []
+    for k in range(2):
+        r = live(f"{tmp}/seq-j{k}", standin, "--jobs", "2", script_args=("--warmup", "sequential"))
+        if r.returncode != 0 or "split at depth" not in r.stdout:
+            failures.append(f"--jobs 2 did not prove the stand-in's sequential warmup:\n"
+                            f"  exit {r.returncode}\n{r.stdout}{r.stderr}")
+            break
+        proofs.append(summary(f"{tmp}/seq-j{k}"))
+    if one.returncode != 0:
+        failures.append(f"one process did not prove the sequential warmup:\n{one.stdout}{one.stderr}")
+    elif proofs:
+        single = summary(f"{tmp}/seq-1")
+        if not proofs[0]["exhausted"] or proofs[0]["classes"] != single["classes"]:
+            failures.append(f"--jobs 2 should prove the classes one process proves: one process "
+                            f"{single}, two {proofs[0]}")
+        if len(proofs) == 2 and proofs[0] != proofs[1]:
+            failures.append(f"two --jobs 2 proofs differ: {proofs}")
+
+    # Without a warmup: the first failure of the single-process order, the same twice.
+    first = []
+    for k in range(2):
+        out = f"{tmp}/none-j{k}"
+        r = live(out, standin, "--jobs", "2", script_args=("--warmup", "none"))
+        if r.returncode != 1:
+            failures.append(f"--jobs 2 without a warmup: expected exit 1:\n{r.stdout}{r.stderr}")
+            break
+        rep = report(out)
+        first.append((rep["executions"], summary(out)["kinds"]))
+        if k == 0:
+            schedules = [rep["schedule"]] if rep.get("schedule") else []
+            if not schedules:
+                failures.append(f"--jobs 2: no schedule file for the failure: {rep}")
+            else:
+                again = subprocess.run([racelab, "live", "python", "--out", f"{tmp}/replay",
+                                        "--replay", schedules[0]],
+                                       capture_output=True, text=True, timeout=300)
+                if again.returncode != 1 or not set(summary(f"{tmp}/replay")["kinds"]) & set(first[0][1]):
+                    failures.append(f"the --jobs 2 failure's schedule does not replay to it:\n"
+                                    f"{again.stdout}{again.stderr}")
+    if len(first) == 2 and first[0] != first[1]:
+        failures.append(f"two --jobs 2 searches without a warmup differ: {first}")
+
+    # A program written the way users write them.
+    one = live(f"{tmp}/pool-1", user_pool, interpose="none")
+    two = live(f"{tmp}/pool-2", user_pool, "--jobs", "2", interpose="none")
+    if one.returncode != 0 or two.returncode != 0:
+        failures.append(f"user_pool.py fixed: expected proofs, got exit {one.returncode} (one "
+                        f"process) and {two.returncode} (two):\n{two.stdout}{two.stderr}")
+    elif summary(f"{tmp}/pool-1")["classes"] != summary(f"{tmp}/pool-2")["classes"]:
+        failures.append(f"user_pool.py: one process {summary(f'{tmp}/pool-1')}, two "
+                        f"{summary(f'{tmp}/pool-2')}")
+    bug = live(f"{tmp}/pool-bug", user_pool, "--jobs", "2", interpose="none", script_args=("--bug",))
+    if bug.returncode != 1 or "deadlock" not in summary(f"{tmp}/pool-bug")["kinds"]:
+        failures.append(f"user_pool.py --bug with --jobs 2: expected the deadlock:\n"
+                        f"{bug.stdout}{bug.stderr}")
+
+if failures:
+    sys.exit("\n".join(failures))
+print(f"live dpor --jobs 2: the stand-in's sequential warmup proven in {proofs[0]} (one process: "
+      f"the same classes), without a warmup {first[0]} twice, user_pool.py proven and its bug found")
