@@ -18,9 +18,10 @@ user_pool = os.path.join(src, "tests", "live", "pipelines", "user_pool.py")
 failures = []
 
 
-def live(out, script, *options, script_args=(), interpose="standin", strategy="dpor"):
+def live(out, script, *options, script_args=(), interpose="standin", strategy="dpor",
+         executions="100000"):
     cmd = [racelab, "live", "python", "--out", out, "--interpose", interpose,
-           "--executions", "100000", "--strategy", strategy, *options, script, "--",
+           "--executions", executions, "--strategy", strategy, *options, script, "--",
            *script_args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=900)
 
@@ -39,7 +40,7 @@ def summary(out):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    probe = live(f"{tmp}/probe", standin, "--executions", "1", script_args=("--warmup", "none"))
+    probe = live(f"{tmp}/probe", standin, executions="1", script_args=("--warmup", "none"))
     if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
         print("SKIPPED: racelab was built without the Python bridge")
         sys.exit(77)
