@@ -11,6 +11,7 @@
 #   d2-seq, d4-seq     live dpor, drafter_torch.py with 2 / 4 drafters, sequential warmup
 #   queue-seq          live dpor, train_queue_torch.py, sequential warmup, its default 4 batches
 #   queue-seq-b1       the same with one batch
+#   queue-seq-b2, queue-seq-b2-jobs   two batches, in one process and over 8 worker processes
 #   queue-seq-jobs     queue-seq over 8 worker processes (--jobs 8, docs/live.md "Many processes")
 #   queue-seq-jobs12   the same over 12
 #   d2-none-all        live dpor --all-findings, drafter_torch.py, 2 drafters, no warmup
@@ -76,6 +77,8 @@ for c in "$@"; do
     d2-seq) run_ "$c" 60 "${live[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor $drafter -- --drafters 2 --warmup sequential ;;
     d4-seq) run_ "$c" 60 "${live[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor $drafter -- --drafters 4 --warmup sequential ;;
     queue-seq) run_ "$c" 180 "${live[@]}" "${qdict[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential ;;
+    queue-seq-b2) run_ "$c" 100 "${live[@]}" "${qdict[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential --batches 2 ;;
+    queue-seq-b2-jobs) run_ "$c" 150 "${live[@]}" "${qdict[@]}" --jobs 8 --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential --batches 2 ;;
     queue-seq-jobs) run_ "$c" 240 "${live[@]}" "${qdict[@]}" --jobs 8 --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential ;;
     queue-seq-jobs12) run_ "$c" 240 "${live[@]}" "${qdict[@]}" --jobs 12 --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential ;;
     queue-seq-b1) run_ "$c" 90 "${live[@]}" "${qdict[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential --batches 1 ;;
