@@ -108,7 +108,7 @@ std::vector<std::string> continuation_argv(std::vector<std::string> argv,
   throw InputError("--all-findings: the command line names no 'live python' or 'live torch'");
 }
 
-std::string continue_in_fresh_process(const std::string& handover) {
+std::vector<std::string> own_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::string> args;
@@ -118,6 +118,11 @@ std::string continue_in_fresh_process(const std::string& handover) {
     if (end == std::string::npos) break;
     at = end + 1;
   }
+  return args;
+}
+
+std::string continue_in_fresh_process(const std::string& handover) {
+  std::vector<std::string> args = own_command_line();
   if (args.empty()) return "cannot read /proc/self/cmdline";
   args = continuation_argv(std::move(args), handover);
   std::vector<char*> argv;

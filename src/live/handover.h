@@ -52,6 +52,9 @@ Handover read_handover(const std::string& path);
 // --continue-from dropped): the command line of the fresh process.
 std::vector<std::string> continuation_argv(std::vector<std::string> argv,
                                            const std::string& handover);
+// This process's arguments, argv[0] first (/proc/self/cmdline); empty where it cannot be read.
+// What a fresh process (continue_in_fresh_process) and a split's workers (split.h) run again.
+std::vector<std::string> own_command_line();
 // Replaces this process with racelab run again on continuation_argv(this process's arguments):
 // the threads stuck in this one end with it. Returns only where exec failed (the error's text).
 std::string continue_in_fresh_process(const std::string& handover);

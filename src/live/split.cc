@@ -82,21 +82,9 @@ bool create_exclusive(const fs::path& path) {
   return true;
 }
 
-std::vector<std::string> own_arguments() {
-  const std::string raw = read_text("/proc/self/cmdline");
-  std::vector<std::string> args;
-  for (std::size_t at = 0; at < raw.size();) {
-    const std::size_t end = raw.find('\0', at);
-    args.push_back(raw.substr(at, end == std::string::npos ? std::string::npos : end - at));
-    if (end == std::string::npos) break;
-    at = end + 1;
-  }
-  return args;
-}
-
 // This process's command line with --split-worker DIR after its `live python` or `live torch`.
 std::vector<std::string> worker_argv(const std::string& dir) {
-  std::vector<std::string> argv = own_arguments();
+  std::vector<std::string> argv = own_command_line();
   for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
     if (argv[i] == "--") break;
     if (argv[i] == "live" && (argv[i + 1] == "python" || argv[i + 1] == "torch")) {
