@@ -4,6 +4,7 @@
 // and primitives (see runtime_impl.h for the state, runtime.cc for the engine that drives it).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "live/runtime_impl.h"
@@ -89,7 +90,8 @@ std::string Runtime::Impl::op_text(const Pending& p) const {
 //   return, start            nothing of their own
 //   foreign operations       a foreign thread's lock, unlock, access or point while a step ran
 //                            (inside the blocking call that step entered, or on a lock it released)
-//                            belong to that step, with a write of that thread as a server. Its
+//                            belong to that step, with a write of that thread as a server unless
+//                            it only read (note_foreign: a read holds no other call up). Its
 //                            lock operations are the mutex's (sched::TouchMutex): an acquire races
 //                            with the previous acquire and is enabled by the unlock before it. As
 //                            a write of the mutex's variable (until 2026-12-05) it raced with that
@@ -194,7 +196,15 @@ void Runtime::Impl::note_foreign_mutex(int foreign, int mutex, sched::TouchMutex
 void Runtime::Impl::note_foreign(int foreign, int var, bool write,
                                  const std::vector<PointAccess>* point) {
   if (!options.footprints || steps.empty()) return;  // before the first decision: before all
-  steps.back().touches.push_back({server_id(agents[foreign].name), true});
+  // The server acted for this step only where what it did can hold another call up or be seen by
+  // it: a write, or a point that writes or declares nothing. A read (a dict lookup of a checkpoint
+  // recompute, an entry check) commutes with the other call's work, and its order against writes
+  // of what it reads is its own touch below (docs/plans/issue-34-classes.md).
+  const bool acts = var >= 0 ? write
+                             : point == nullptr || point->empty() ||
+                                   std::any_of(point->begin(), point->end(),
+                                               [](const PointAccess& x) { return x.write; });
+  if (acts) steps.back().touches.push_back({server_id(agents[foreign].name), true});
   if (var >= 0)
     steps.back().touches.push_back({vars[var].footprint, write});
   else if (point != nullptr)

@@ -83,6 +83,26 @@ with tempfile.TemporaryDirectory() as tmp:
             failures.append(f"the deadlock's schedule does not replay to it:\n"
                             f"  exit {again.returncode}\n{again.stdout}{again.stderr}")
 
+    # A worker that only reads inside a drafter's backward (real torch's checkpoint recompute
+    # looks the compiled attention up again there) leaves the two drafters' backward calls
+    # commuting: the queue-fed pipeline keeps its 64 classes for 2 batches (160 while any
+    # foreign operation made the worker act; docs/live.md, "Proofs").
+    queue = os.path.join(src, "tests", "live", "pipelines", "train_queue.py")
+    env = dict(os.environ, PYTHONPATH=os.path.join(src, "tools", "pipelines"))
+    for extra in ((), ("--recompute",)):
+        q = subprocess.run([racelab, "live", "python", "--out", f"{tmp}/queue", "--interpose",
+                            "standin", "--strategy", "dpor", "--executions", "20000", "--dict",
+                            "__main__._attention_cache", queue, "--", "--warmup", "sequential",
+                            "--batches", "2", *extra],
+                           capture_output=True, text=True, timeout=600, env=env)
+        got = report(f"{tmp}/queue") if q.returncode == 0 else {}
+        if q.returncode != 0 or got.get("executions") != 64 or (got.get("dpor") or {}).get(
+                "classes") != 64:
+            failures.append(f"train_queue.py --batches 2 {' '.join(extra)}: expected a proof in "
+                            f"64 executions, 64 classes; exit {q.returncode}, "
+                            f"{got.get('executions')} executions, dpor {got.get('dpor')}\n"
+                            f"{q.stdout[-2000:]}{q.stderr[-2000:]}")
+
     torch = [racelab, "live", "torch", "--drafters", "2", "--warmup", "sequential",
              "--executions", "2000"]
     r = subprocess.run(torch + ["--strategy", "dpor", "--out", f"{tmp}/torch"],
