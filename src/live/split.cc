@@ -13,13 +13,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "sched/explore.h"
 #include "sched/kinds.h"
-#include "sched/strategies/split.h"
+#include "sched/speculate.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 #include "util/files.h"
@@ -34,12 +36,11 @@ using Json = nlohmann::ordered_json;
 
 constexpr const char* kWorkerOption = "--split-worker";
 constexpr auto kPoll = std::chrono::milliseconds(50);
-// The top part's depths (search_split).
-constexpr std::size_t kFirstDepth = 8;
-constexpr std::size_t kMaxDepth = 4096;
-constexpr std::uint64_t kLiveSubtreesPerWorker = 4;
-constexpr std::uint64_t kMaxSubtreesPerWorker = 16;
-constexpr std::uint64_t kMaxSubtreesAtLeast = 64;
+// How often the coordinator looks for the workers' records, and a worker for requests: an
+// execution takes a second or so on real torch.
+constexpr auto kFastPoll = std::chrono::milliseconds(10);
+// How many times a worker process that ended early is started again.
+constexpr unsigned kRestarts = 8;
 
 // The first execution in a process is not always like the later ones (the script's own lazy
 // imports and first-use initialisation run in it, some with steps racelab sees), and one process
@@ -57,12 +58,11 @@ std::optional<Result> warm_up(const LiveRunner& runner, sched::StrategyKind kind
   return std::nullopt;
 }
 
-// The search's splitter: dpor's (the command line refuses --jobs with a strategy that has no
-// branching top part).
-std::unique_ptr<sched::Splitter> splitter_for(sched::StrategyKind kind) {
+// A fresh search of `kind`, as one process's search makes it (harness/live_search.cc).
+std::unique_ptr<sched::Strategy> fresh_search(sched::StrategyKind kind) {
   sched::StrategyParams p;
   p.kind = kind;
-  return sched::make_splitter(p);
+  return sched::make_strategy(p);
 }
 
 double now_epoch() {
@@ -116,27 +116,11 @@ pid_t spawn_worker(const fs::path& dir, unsigned k) {
   return pid;
 }
 
-// One execution of a piece, as the fold needs it.
-struct PieceExecution {
-  std::uint64_t steps = 0;
-  std::uint64_t fingerprint = 0;
-  bool redundant = false;
-  std::uint64_t settled = 0;
-};
-
-// A failing execution of a piece: where, and its decisions to replay.
+// A failing execution: where, and its decisions to replay.
 struct PieceFailure {
   std::uint64_t execution = 0;
   std::string kind;
   std::vector<sched::ReplayStep> steps;
-};
-
-struct Piece {
-  bool present = false;   // its file was written
-  bool complete = false;  // its search ran to its end
-  std::vector<PieceExecution> executions;
-  std::optional<PieceFailure> failure;  // the one that ended it
-  std::optional<PieceFailure> other;    // --expect deadlock: another failure, searched past
 };
 
 Json failure_json(const PieceFailure& f) {
@@ -154,64 +138,65 @@ PieceFailure failure_from(const Json& j) {
   return f;
 }
 
-std::string piece_text(const Piece& p) {
-  Json executions = Json::array();
-  for (const PieceExecution& e : p.executions)
-    executions.push_back({e.steps, e.fingerprint, e.redundant ? 1 : 0, e.settled});
-  return Json{{"complete", p.complete},
-              {"executions", executions},
-              {"failure", p.failure ? failure_json(*p.failure) : Json()},
-              {"other", p.other ? failure_json(*p.other) : Json()}}
-      .dump();
-}
-
-Piece piece_from(const fs::path& path) {
-  Piece p;
-  if (!fs::exists(path)) return p;
-  try {
-    const Json j = Json::parse(read_text(path));
-    p.present = true;
-    p.complete = j.at("complete").get<bool>();
-    for (const Json& e : j.at("executions"))
-      p.executions.push_back({e.at(0).get<std::uint64_t>(), e.at(1).get<std::uint64_t>(),
-                              e.at(2).get<int>() != 0, e.at(3).get<std::uint64_t>()});
-    if (!j.at("failure").is_null()) p.failure = failure_from(j.at("failure"));
-    if (!j.at("other").is_null()) p.other = failure_from(j.at("other"));
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(
-        fmt::format("{}: a worker's record is damaged: {}", path.string(), e.what()));
-  }
-  return p;
-}
-
 PieceFailure failure_of(std::uint64_t execution, const Result& r) {
   const auto worst = worst_failure(r);
   return {execution, worst != r.findings.end() ? worst->kind : std::string("failure"),
           r.replay_steps()};
 }
 
-fs::path piece_path(const fs::path& dir, std::size_t i) {
-  return dir / fmt::format("piece-{}.json", i);
-}
-fs::path failed_path(const fs::path& dir, std::size_t i) {
-  return dir / fmt::format("failed-{}", i);
+// One execution a worker ran for request `id`, as the coordinator needs it: what one process's
+// search counts of it, whether that search stops there (StopAtFailure, from the execution
+// alone), its failure, and the recording that the search is fed (speculate.h); none where the
+// execution did not run to its end.
+struct Ran {
+  std::uint64_t steps = 0;
+  std::uint64_t fingerprint = 0;
+  std::uint64_t settled = 0;
+  bool hung = false;
+  bool stops = false;
+  std::optional<PieceFailure> failure;
+  std::optional<std::string> recording;
+};
+
+std::string ran_text(const Ran& r) {
+  return Json{{"steps", r.steps},
+              {"fingerprint", r.fingerprint},
+              {"settled", r.settled},
+              {"hung", r.hung},
+              {"stops", r.stops},
+              {"failure", r.failure ? failure_json(*r.failure) : Json()},
+              {"recording", r.recording ? Json(*r.recording) : Json()}}
+      .dump();
 }
 
-// Whether a subtree before `i` failed: the search stops at its first failure, so nothing after it
-// counts.
-bool failed_before(const fs::path& dir, std::size_t i) {
-  for (std::size_t j = 0; j < i; ++j)
-    if (fs::exists(failed_path(dir, j))) return true;
-  return false;
-}
-
-std::uint64_t worker_progress(const fs::path& dir, unsigned jobs) {
-  std::uint64_t sum = 0;
-  for (unsigned k = 0; k < jobs; ++k) {
-    const std::string text = read_text(dir / fmt::format("worker-{}", k) / "progress");
-    if (!text.empty()) sum += std::strtoull(text.c_str(), nullptr, 10);
+Ran ran_from(const fs::path& path) {
+  try {
+    const Json j = Json::parse(read_text(path));
+    Ran r;
+    r.steps = j.at("steps").get<std::uint64_t>();
+    r.fingerprint = j.at("fingerprint").get<std::uint64_t>();
+    r.settled = j.at("settled").get<std::uint64_t>();
+    r.hung = j.at("hung").get<bool>();
+    r.stops = j.at("stops").get<bool>();
+    if (!j.at("failure").is_null()) r.failure = failure_from(j.at("failure"));
+    if (!j.at("recording").is_null()) r.recording = j.at("recording").get<std::string>();
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(
+        fmt::format("{}: a worker's record is damaged: {}", path.string(), e.what()));
   }
-  return sum;
+}
+
+// Request files: req-ID.json, req-ID-root.json for the one the search waits for (workers take
+// those first); claim-ID (created exclusively, then holds the worker's number); ran-ID.json.
+fs::path request_path(const fs::path& dir, std::uint64_t id, bool root) {
+  return dir / fmt::format("req-{}{}.json", id, root ? "-root" : "");
+}
+fs::path claim_path(const fs::path& dir, std::uint64_t id) {
+  return dir / fmt::format("claim-{}", id);
+}
+fs::path ran_path(const fs::path& dir, std::uint64_t id) {
+  return dir / fmt::format("ran-{}.json", id);
 }
 
 }  // namespace
@@ -228,135 +213,157 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   fs::remove_all(dir, ec);
   fs::create_directories(dir);
   write_file_atomic(dir / "coordinator.pid", std::to_string(::getpid()));
+  const double deadline = a.time_limit > 0 ? now_epoch() + a.time_limit : 0;
+  const bool expect_deadlock = a.expect == results::LiveExpect::kDeadlock;
+  write_file_atomic(dir / "plan.json", Json{{"hash", info.hash},
+                                            {"deadline", deadline},
+                                            {"expect_deadlock", expect_deadlock}}
+                                           .dump());
   std::vector<pid_t> workers;
   for (unsigned k = 0; k < a.jobs; ++k) workers.push_back(spawn_worker(dir, k));
-  const double deadline = a.time_limit > 0 ? now_epoch() + a.time_limit : 0;
   auto stop_workers = [&] { write_file_atomic(dir / "stop", "stop\n"); };
+  const sched::Speculation::Factory make = [kind = a.strategy] { return fresh_search(kind); };
+  const std::string described = make()->describe();
 
-  // The top part: the first depth, doubling from kFirstDepth, with kLiveSubtreesPerWorker leaves
-  // per worker, or whole executions as leaves. Each depth is enumerated afresh (one short
-  // execution per leaf); a depth whose leaves pass kMaxSubtreesPerWorker per worker (and
-  // kMaxSubtreesAtLeast) is given up for the one before it, so that the top part costs a few
-  // short executions per worker. Every leaf is cut at the same depth (the model's split,
-  // docs/scale.md): cut at uneven depths, by counting the decisions that branch, the search lost
-  // classes on the stand-in.
-  const auto splitter = splitter_for(a.strategy);
-  const Options lo = runtime_options(a, false);
-  const LiveRunner runner(subject, lo, "", nullptr);
-  SplitSearch out{
-      Outcome(StopAtFailure(a.expect == results::LiveExpect::kDeadlock, false)), {}, ""};
-  std::unique_ptr<sched::TopPart> top;
-  std::size_t depth = 0;
-  std::uint64_t top_executions = 0;
+  const LiveRunner runner(subject, runtime_options(a, false), "", nullptr);
+  SplitSearch out{Outcome(StopAtFailure(expect_deadlock, false)), {}, ""};
   if (std::optional<Result> r = warm_up(runner, a.strategy)) {  // one process's execution 0
     stop_workers();
     out.outcome.add(r->choices.size(), handoff_fingerprint(*r));
     out.outcome.kept.keep(0, *r);
     out.outcome.seconds = elapsed();
-    out.strategy = fmt::format("{}, split over {} worker processes, stopped at its first execution",
-                               splitter->describe(0, 0), a.jobs);
+    out.strategy = fmt::format("{}, over {} worker processes, stopped at its first execution",
+                               described, a.jobs);
     return out;
   }
-  for (std::size_t d = kFirstDepth;; d *= 2) {
-    std::unique_ptr<sched::TopPart> part = splitter->top_part(d);
-    bool overflow = false;
-    for (std::uint64_t i = 0;; ++i) {
-      std::optional<Result> r = runner.run(part->enumerate(), i);
-      if (!r) break;
-      ++top_executions;
-      if (r->hung) {  // threads are stuck in this process: this execution is the result
-        stop_workers();
-        out.outcome.kept.keep(0, *r);
-        out.outcome.add(r->choices.size(), handoff_fingerprint(*r));
-        out.outcome.seconds = elapsed();
-        out.strategy = fmt::format("{}, split over {} worker processes, stopped in its top part",
-                                   splitter->describe(d, 0), a.jobs);
-        return out;
+
+  // The search, fed with what the workers run (sched/speculate.h).
+  sched::Speculation spec(make);
+  std::set<std::uint64_t> outstanding;  // requests written, not yet back
+  std::map<std::uint64_t, Ran> back;
+  std::uint64_t folded = 0;  // the search's executions counted so far
+  std::optional<PieceFailure> first, other;
+  std::uint64_t first_at = 0, other_at = 0;
+  std::vector<unsigned> restarts(workers.size(), 0);
+  std::string lost;  // why the search could not go on, where a worker process ended early
+  bool interrupted = false, capped = false;
+  // One execution of the search: counted as one process counts it; true where it stops there.
+  const auto fold = [&](std::uint64_t id) {
+    const Ran& r = back.at(id);
+    const std::uint64_t at = folded++;
+    out.outcome.add(r.steps, r.fingerprint);
+    out.outcome.kept.settled += r.settled;
+    if (r.stops) {
+      if (r.failure) {
+        first = r.failure;
+        first_at = at;
       }
-      if (top && part->subtrees().size() >
-                     std::max<std::uint64_t>(kMaxSubtreesAtLeast, kMaxSubtreesPerWorker * a.jobs)) {
-        overflow = true;
+      return true;
+    }
+    if (r.failure && !other) {
+      other = r.failure;
+      other_at = at;
+    }
+    return false;
+  };
+  for (bool ended = false; !ended;) {
+    if (stop && stop()) {
+      interrupted = true;
+      break;
+    }
+    if (deadline > 0 && now_epoch() >= deadline) break;
+    // Hand out what the search and its branches want: one request per worker, and the search's
+    // own at once, which the workers take first.
+    const std::size_t free = workers.size() > outstanding.size()
+                                 ? workers.size() - outstanding.size()
+                                 : std::size_t{0};
+    for (const sched::Speculation::Request& q :
+         spec.take(std::max<std::size_t>(free, spec.root_needs() ? 1 : 0))) {
+      write_file_atomic(request_path(dir, q.id, q.root),
+                        Json{{"id", q.id}, {"state", q.state}}.dump());
+      outstanding.insert(q.id);
+    }
+    // Take in what came back, then count the search's executions in its order.
+    bool any = false;
+    for (auto it = outstanding.begin(); it != outstanding.end();) {
+      const std::uint64_t id = *it;
+      if (!fs::exists(ran_path(dir, id))) {
+        ++it;
+        continue;
+      }
+      Ran r = ran_from(ran_path(dir, id));
+      std::optional<sched::Recording> rec;
+      if (r.recording) rec = sched::recording_from(*r.recording);
+      back.emplace(id, std::move(r));
+      it = outstanding.erase(it);
+      spec.arrived(id, std::move(rec));
+      any = true;
+    }
+    while (!ended && folded < spec.sequence().size()) {
+      if (folded >= a.executions) {
+        capped = ended = true;
         break;
       }
+      ended = fold(spec.sequence()[folded]);
     }
-    if (overflow) break;  // the depth before it
-    top = std::move(part);
-    depth = d;
-    if (top->subtrees().size() >= kLiveSubtreesPerWorker * a.jobs || top->deep_enough(a.jobs) ||
-        d >= kMaxDepth || (stop && stop()))
-      break;
-  }
-  if (stop && stop()) stop_workers();
-  const sched::Subtrees subtrees = top->subtrees();
-  Json list = Json::array();
-  for (const auto& s : subtrees) list.push_back(splitter->save(*s));
-  write_file_atomic(dir / "subtrees.json",
-                    Json{{"hash", info.hash},
-                         {"cap", a.executions},
-                         {"deadline", deadline},
-                         {"expect_deadlock", a.expect == results::LiveExpect::kDeadlock},
-                         {"subtrees", list}}
-                        .dump());
-
-  // Wait for the workers.
-  std::vector<int> status(workers.size(), -1);
-  std::size_t running = workers.size();
-  bool interrupted = false;
-  while (running > 0) {
-    for (std::size_t k = 0; k < workers.size(); ++k) {
-      if (status[k] != -1) continue;
-      int st = 0;
-      if (::waitpid(workers[k], &st, WNOHANG) == workers[k]) {
-        status[k] = st;
-        --running;
+    if (ended) break;
+    if (const auto id = spec.root_lost()) {
+      // The search's own execution did not run to its end (a hang) or ran otherwise than its
+      // recording said (not deterministic): one process's search ends there too.
+      if (folded < a.executions) {
+        const Ran& r = back.at(*id);
+        fold(*id);
+        if (!first && r.failure) {
+          first = r.failure;
+          first_at = folded - 1;
+        }
+        if (!r.failure)
+          lost = "the search's own execution did not replay in a worker process (the program "
+                 "is not deterministic there)";
+      } else {
+        capped = true;
       }
+      break;
     }
-    if (!interrupted && stop && stop()) {
-      interrupted = true;
-      stop_workers();
+    if (spec.exhausted()) break;
+    if (progress) progress(folded, a.executions);
+    // Workers that ended (a hang leaves threads stuck in one: it ends after its record): their
+    // requests in hand come back empty, and another process takes their place.
+    for (std::size_t k = 0; k < workers.size(); ++k) {
+      int st = 0;
+      if (workers[k] <= 0 || ::waitpid(workers[k], &st, WNOHANG) != workers[k]) continue;
+      workers[k] = -1;
+      for (auto it = outstanding.begin(); it != outstanding.end();) {
+        const std::uint64_t id = *it;
+        if (fs::exists(ran_path(dir, id)) ||
+            read_text(claim_path(dir, id)) != std::to_string(k)) {
+          ++it;
+          continue;
+        }
+        it = outstanding.erase(it);
+        spec.arrived(id, std::nullopt);
+        any = true;
+      }
+      if (WIFEXITED(st) && WEXITSTATUS(st) == kExitBadInput)
+        throw InputError(fmt::format("--jobs: worker process {} refused its part: {}", k,
+                                     read_text(dir / fmt::format("worker-{}.log", k))));
+      if (restarts[k]++ < kRestarts) workers[k] = spawn_worker(dir, static_cast<unsigned>(k));
     }
-    if (progress) progress(worker_progress(dir, a.jobs), a.executions);
-    if (running > 0) std::this_thread::sleep_for(kPoll);
+    if (std::all_of(workers.begin(), workers.end(), [](pid_t p) { return p <= 0; })) {
+      lost = "every worker process ended early (their logs are in " + dir.string() + ")";
+      break;
+    }
+    if (!any) std::this_thread::sleep_for(kFastPoll);
   }
-
-  // Fold the pieces in the single-process order.
-  sched::SplitOrder order(a.executions);
-  std::uint64_t redundant = 0;
-  std::optional<PieceFailure> first;
-  std::optional<PieceFailure> other;
-  std::uint64_t first_at = 0;
-  std::uint64_t other_at = 0;
-  bool lost = false;
-  for (std::size_t i = 0; i < subtrees.size(); ++i) {
-    const Piece p = piece_from(piece_path(dir, i));
-    lost = lost || !p.present;
-    const std::uint64_t offset = order.add(p.executions.size(), p.complete);
-    const std::uint64_t counted = std::min<std::uint64_t>(order.room(offset), p.executions.size());
-    for (std::uint64_t e = 0; e < counted; ++e) {
-      const PieceExecution& x = p.executions[e];
-      if (p.failure && e > p.failure->execution) break;
-      out.outcome.add(x.steps, x.fingerprint);
-      out.outcome.kept.settled += x.settled;
-      redundant += x.redundant ? 1 : 0;
-    }
-    if (p.other && p.other->execution < counted && !other) {
-      other = p.other;
-      other_at = offset + p.other->execution;
-    }
-    if (p.failure && p.failure->execution < counted) {
-      first = p.failure;
-      first_at = offset + p.failure->execution;
-      break;  // one process stops at its first failure
-    }
+  stop_workers();
+  for (pid_t& p : workers) {
+    if (p <= 0) continue;
+    int st = 0;
+    ::waitpid(p, &st, 0);
   }
-  for (std::size_t k = 0; k < workers.size(); ++k) {
-    if (WIFEXITED(status[k]) && WEXITSTATUS(status[k]) == 2)
-      throw InputError(fmt::format("--jobs: worker process {} refused its part: {}", k,
-                                   read_text(dir / fmt::format("worker-{}.log", k))));
-  }
-  out.classes = {out.outcome.executions - redundant, redundant, 0};
-  out.strategy = fmt::format("{} ({} short executions), {} worker processes",
-                             splitter->describe(depth, subtrees.size()), top_executions, a.jobs);
+  out.classes = spec.classes();
+  out.strategy = fmt::format("{}, over {} worker processes ({} executions run for {})", described,
+                             a.jobs, spec.recordings(), folded);
 
   // Replay the failure kept, in full, here.
   const auto replay = [&](const PieceFailure& f, std::uint64_t at) {
@@ -381,33 +388,17 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   out.outcome.seconds = elapsed();
   if (first) {
     out.outcome.stop = sched::StopReason::kBudget;  // the keep policy ended it
-  } else if (order.exhausted() && !lost) {
+  } else if (spec.exhausted() && lost.empty()) {
     out.outcome.stop = sched::StopReason::kExhausted;
   } else if (interrupted) {
     out.outcome.stop = sched::StopReason::kInterrupted;
-  } else if (deadline > 0 && now_epoch() >= deadline) {
+  } else if (!capped && deadline > 0 && now_epoch() >= deadline) {
     out.outcome.stop = sched::StopReason::kTimeLimit;
   } else {
     out.outcome.stop = sched::StopReason::kBudget;
   }
-  if (lost && !interrupted && !(deadline > 0 && now_epoch() >= deadline)) {
-    std::string ended;
-    for (std::size_t k = 0; k < workers.size(); ++k) {
-      if (WIFEXITED(status[k]) && WEXITSTATUS(status[k]) <= kExitFound) continue;
-      ended += fmt::format("{}worker {} ({}, {})", ended.empty() ? "" : ", ", k,
-                           WIFSIGNALED(status[k]) ? fmt::format("signal {}", WTERMSIG(status[k]))
-                                                  : fmt::format("exit {}", WEXITSTATUS(status[k])),
-                           (dir / fmt::format("worker-{}.log", k)).string());
-    }
-    fmt::print(stderr,
-               "racelab: {} subtree(s) of the split were not searched ({}): the search is not "
-               "exhaustive\n",
-               std::count_if(subtrees.begin(), subtrees.end(),
-                             [&, i = std::size_t{0}](const auto&) mutable {
-                               return !fs::exists(piece_path(dir, i++));
-                             }),
-               ended.empty() ? "a worker process ended early" : ended);
-  }
+  if (!lost.empty())
+    fmt::print(stderr, "racelab: the split search stopped: {}: it is not exhaustive\n", lost);
   return out;
 }
 
@@ -422,12 +413,7 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
                dir.string());
     return kExitBadInput;
   }
-  // Wait for the subtrees.
-  while (!fs::exists(dir / "subtrees.json")) {
-    if (fs::exists(dir / "stop")) return kExitOk;
-    std::this_thread::sleep_for(kPoll);
-  }
-  const Json plan = Json::parse(read_text(dir / "subtrees.json"));
+  const Json plan = Json::parse(read_text(dir / "plan.json"));
   if (plan.at("hash").get<std::string>() != info.hash) {
     fmt::print(stderr,
                "racelab: --split-worker: the coordinator runs another subject (content hash {}, "
@@ -435,47 +421,57 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
                plan.at("hash").get<std::string>(), info.hash);
     return kExitBadInput;
   }
-  const std::uint64_t cap = plan.at("cap").get<std::uint64_t>();
-  const double deadline = plan.at("deadline").get<double>();
   const bool expect_deadlock = plan.at("expect_deadlock").get<bool>();
-  const auto splitter = splitter_for(a.strategy);
+  const std::string self = wdir.filename().string().substr(std::string("worker-").size());
   const LiveRunner runner(subject, runtime_options(a, false), "", nullptr);
   if (std::optional<Result> r = warm_up(runner, a.strategy); r && r->hung) return kExitFound;
   std::uint64_t done = 0;
-  const auto& list = plan.at("subtrees");
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    if (fs::exists(dir / "stop") || failed_before(dir, i)) break;
-    if (!create_exclusive(dir / fmt::format("claim-{}", i))) continue;
-    fmt::print(stderr, "racelab: worker: subtree {}\n", i);
-    auto search = splitter->load(list[i].get<std::string>())->search();
-    StopAtFailure keep(expect_deadlock, false);
-    Piece p;
-    bool hung = false;
-    for (std::uint64_t e = 0;; ++e) {
-      if (e >= cap || fs::exists(dir / "stop") || (deadline > 0 && now_epoch() >= deadline)) break;
-      const std::uint64_t redundant_before = search->classes() ? search->classes()->redundant : 0;
-      std::optional<Result> r = runner.run(*search, e);
-      if (!r) {
-        p.complete = true;
-        break;
-      }
-      const std::uint64_t redundant_after = search->classes() ? search->classes()->redundant : 0;
-      p.executions.push_back({r->choices.size(), handoff_fingerprint(*r),
-                              redundant_after > redundant_before, r->settled});
-      write_file_atomic(wdir / "progress", std::to_string(++done));
-      const bool had_other = keep.other.has_value();
-      const PieceFailure failure = failure_of(e, *r);
-      hung = r->hung;
-      if (!keep.keep(e, *r)) {
-        p.failure = failure;
-        break;
-      }
-      if (!had_other && keep.other) p.other = failure;
-      if (hung) break;
+  while (!fs::exists(dir / "stop")) {
+    // The request to take: the search's own first, then the oldest.
+    std::optional<std::pair<bool, std::uint64_t>> best;  // (not the root's, id): least first
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("req-", 0) != 0) continue;
+      const bool root = name.find("-root") != std::string::npos;
+      const std::uint64_t id = std::strtoull(name.c_str() + 4, nullptr, 10);
+      if (fs::exists(claim_path(dir, id))) continue;
+      const std::pair<bool, std::uint64_t> key{!root, id};
+      if (!best || key < *best) best = key;
     }
-    write_file_atomic(piece_path(dir, i), piece_text(p));
-    if (p.failure) create_exclusive(failed_path(dir, i));
-    if (hung) return kExitFound;  // threads are stuck in this process
+    if (!best) {
+      std::this_thread::sleep_for(kFastPoll);
+      continue;
+    }
+    const std::uint64_t id = best->second;
+    if (!create_exclusive(claim_path(dir, id))) continue;
+    write_file_atomic(claim_path(dir, id), self);
+    const Json request = Json::parse(read_text(request_path(dir, id, !best->first)));
+    const std::string state = request.at("state").get<std::string>();
+    const std::unique_ptr<sched::Strategy> search = fresh_search(a.strategy);
+    if (!state.empty() && !search->resumable()->take_over(state)) {
+      fmt::print(stderr, "racelab: --split-worker: {} cannot take request {} over\n",
+                 search->describe(), id);
+      return kExitBadInput;
+    }
+    sched::RecordingStrategy recorder(*search);
+    std::optional<Result> r = runner.run(recorder, id);
+    Ran ran;
+    if (r) {
+      ran.steps = r->choices.size();
+      ran.fingerprint = handoff_fingerprint(*r);
+      ran.settled = r->settled;
+      ran.hung = r->hung;
+      if (worst_failure(*r) != r->findings.end()) ran.failure = failure_of(id, *r);
+      StopAtFailure keep(expect_deadlock, false);
+      ran.stops = !keep.keep(0, *r);
+      sched::Recording rec = recorder.take();
+      if (rec.ended && !r->hung) ran.recording = sched::recording_text(rec);
+    }
+    write_file_atomic(ran_path(dir, id), ran_text(ran));
+    write_file_atomic(wdir / "progress", std::to_string(++done));
+    fmt::print(stderr, "racelab: worker: request {} ran ({} decisions)\n", id, ran.steps);
+    if (r && r->hung) return kExitFound;  // threads are stuck in this process
   }
   return kExitOk;
 }

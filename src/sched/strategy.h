@@ -141,6 +141,10 @@ class Resumable {
   // goes on from hand_over()'s text exactly as the first would have. false where it cannot;
   // throws InputError for text that is no such state.
   virtual bool take_over(const std::string& state) = 0;
+  // Just taken over: for each alternative the search has left above its next execution (the next
+  // at each node), the state it will be in when it moves on to it, confined to that
+  // alternative's subtree, for take_over(). A speculative split (speculate.h) runs them ahead.
+  virtual std::vector<std::string> branch_states() { return {}; }
 
  protected:
   ~Resumable() = default;

@@ -4,6 +4,7 @@
 // [scenarios]).
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <iterator>
 #include <set>
 #include <string>
@@ -16,6 +17,7 @@
 #include "results/scenario_run.h"
 #include "run/explore.h"
 #include "sched/engine.h"
+#include "sched/speculate.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
 
@@ -114,6 +116,61 @@ ScenarioRun stateless(const Scenario& s, std::uint64_t iterations, bool symmetry
   o.iterations = iterations;
   o.shrink = false;
   return run_scenario(s, o);
+}
+
+// A live search split over processes (src/live/split.h) runs ahead by speculation
+// (sched/speculate.h): on the pipeline model, with `workers` simulated processes that each take an
+// execution's length in time, the root search's executions are the one-process search's, in its
+// order, and the search ends sooner.
+TEST_CASE("dpor split by speculation over simulated workers is the one-process search",
+          "[dpor]") {
+  const Scenario s = load_scenario(source_dir() + "/scenarios/deadlock/lazy-2-drafters.toml");
+  PipelineModel subject(s);
+  const sched::Speculation::Factory make = [] { return sched::make_dpor(std::nullopt); };
+  std::vector<std::string> whole;
+  std::uint64_t sequential_time = 0;
+  const std::unique_ptr<sched::Strategy> one = make();
+  while (auto r = sched::run_execution(subject, *one, whole.size())) {
+    whole.push_back(r->trace_text());
+    sequential_time += r->choices.size();
+  }
+  REQUIRE(one->exhausted());
+  REQUIRE(whole.size() > 100);
+  for (std::size_t workers : {std::size_t{1}, std::size_t{4}, std::size_t{8}}) {
+    INFO(workers << " workers");
+    sched::Speculation spec(make);
+    std::map<std::uint64_t, std::string> trace_of;
+    // In flight: (when it ends, request id) -> its recording.
+    std::map<std::pair<std::uint64_t, std::uint64_t>, sched::Recording> running;
+    std::uint64_t now = 0;
+    while (!spec.exhausted()) {
+      for (const auto& q : spec.take(workers - running.size())) {
+        const std::unique_ptr<sched::Strategy> st = make();
+        if (!q.state.empty()) REQUIRE(st->resumable()->take_over(q.state));
+        sched::RecordingStrategy recorder(*st);
+        const auto r = sched::run_execution(subject, recorder, q.id);
+        REQUIRE(r.has_value());
+        trace_of[q.id] = r->trace_text();
+        running.emplace(std::make_pair(now + r->choices.size(), q.id), recorder.take());
+      }
+      REQUIRE(!running.empty());
+      auto first = running.begin();
+      now = first->first.first;
+      const std::uint64_t id = first->first.second;
+      sched::Recording rec = std::move(first->second);
+      running.erase(first);
+      spec.arrived(id, std::move(rec));
+    }
+    std::vector<std::string> got;
+    for (std::uint64_t id : spec.sequence()) got.push_back(trace_of.at(id));
+    CHECK(got == whole);
+    CHECK(spec.classes().classes == one->classes()->classes);
+    CHECK(spec.classes().redundant == one->classes()->redundant);
+    if (workers == 1) CHECK(now == sequential_time);
+    if (workers == 8) CHECK(now * 2 < sequential_time);  // at least twice as fast
+    WARN(workers << " workers: " << now << " time units against " << sequential_time << ", "
+                 << spec.requested() << " executions run for " << whole.size());
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "catch.h"
 #include "corpus.h"
 #include "sched/explore.h"
+#include "sched/speculate.h"
 #include "sched/strategies/dpor_events.h"
 #include "sched/strategies/strategies.h"
 #include "util/errors.h"
@@ -1224,6 +1225,112 @@ TEST_CASE("a damaged dpor subtree text is bad input in one line", "[dpor]") {
     } catch (const InputError& e) {
       const std::string what = e.what();
       CHECK(what.rfind("not a dpor subtree: ", 0) == 0);
+      CHECK(what.find('\n') == std::string::npos);
+    }
+  }
+}
+
+// A speculative split (speculate.h) in rounds: each round hands out up to `slots` requests, runs
+// them all (in `order`'s order: the first, the last, ... as a scrambled arrival) and gives their
+// recordings back. What the root search counted, the traces of its executions in order, and how
+// many rounds and requests it took.
+struct Speculated {
+  std::vector<std::string> traces;
+  Strategy::Classes classes;
+  bool exhausted = false;
+  std::uint64_t rounds = 0;
+  std::uint64_t requested = 0;
+};
+Speculated speculate(Subject& subject, const Speculation::Factory& make, std::size_t slots,
+                     std::uint64_t seed, std::uint64_t max_rounds = 100'000) {
+  Speculation spec(make);
+  std::map<std::uint64_t, std::string> trace_of;
+  Draw next{seed};
+  Speculated out;
+  while (!spec.exhausted() && out.rounds < max_rounds) {
+    std::vector<Speculation::Request> requests = spec.take(slots);
+    REQUIRE(!requests.empty());  // the root always has something to wait for
+    ++out.rounds;
+    std::vector<std::pair<std::uint64_t, Recording>> back;
+    for (const Speculation::Request& r : requests) {
+      const std::unique_ptr<Strategy> s = make();
+      if (!r.state.empty()) REQUIRE(s->resumable()->take_over(r.state));
+      RecordingStrategy recorder(*s);
+      const auto result = run_execution(subject, recorder, r.id);
+      REQUIRE(result.has_value());
+      trace_of[r.id] = result->trace_text();
+      // Through its text, as a worker process hands it back.
+      back.emplace_back(r.id, recording_from(recording_text(recorder.take())));
+    }
+    while (!back.empty()) {
+      const std::size_t i = next(back.size());
+      spec.arrived(back[i].first, std::move(back[i].second));
+      back.erase(back.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  for (std::uint64_t id : spec.sequence()) out.traces.push_back(trace_of.at(id));
+  out.classes = spec.classes();
+  out.exhausted = spec.exhausted();
+  out.requested = spec.requested();
+  return out;
+}
+
+// The speculative split is the one-process search, execution for execution, whatever runs ahead:
+// random programs (two job queues, 3 and 4 threads), 1 to 8 slots, arrivals scrambled.
+TEST_CASE("dpor split by speculation runs the one-process search's executions in its order",
+          "[dpor]") {
+  Draw next{env_or("RACELAB_DPOR_SEED", 7)};
+  const int programs = std::max(4, program_count() / 4);
+  std::uint64_t sequential_total = 0, rounds8_total = 0, requested8_total = 0;
+  for (int p = 0; p < programs; ++p) {
+    std::vector<Script> threads(3 + next(2));
+    for (Script& script : threads)
+      script = random_script(next, [&](std::size_t i) { return i < 2 + next(2); });
+    ScriptSubject subject("speculate " + std::to_string(p), threads);
+    subject.two_queues(true);
+    INFO(subject.script_text());
+    const Speculation::Factory make = [] { return make_dpor(std::nullopt); };
+    std::vector<std::string> whole;
+    const std::unique_ptr<Strategy> one = make();
+    while (auto r = run_execution(subject, *one, whole.size())) {
+      whole.push_back(r->trace_text());
+      if (whole.size() > 3000) break;
+    }
+    if (!one->exhausted()) continue;
+    sequential_total += whole.size();
+    for (std::size_t slots : {std::size_t{1}, std::size_t{2}, std::size_t{8}}) {
+      INFO("slots " << slots);
+      const Speculated got = speculate(subject, make, slots, 1000 + p);
+      REQUIRE(got.exhausted);
+      CHECK(got.traces == whole);
+      CHECK(got.classes.classes == one->classes()->classes);
+      CHECK(got.classes.redundant == one->classes()->redundant);
+      if (slots == 1) CHECK(got.rounds == whole.size());  // nothing runs ahead: no waste
+      CHECK(got.rounds <= whole.size());
+      if (slots == 8) {
+        rounds8_total += got.rounds;
+        requested8_total += got.requested;
+      }
+    }
+  }
+  REQUIRE(sequential_total > 0);
+  // Running ahead shortens the search: 8 slots take fewer rounds than one process's executions.
+  CHECK(rounds8_total < sequential_total);
+  WARN("speculation, 8 slots: " << rounds8_total << " rounds and " << requested8_total
+                                << " executions run for " << sequential_total
+                                << " executions of one process");
+}
+
+// A recording that is not one is bad input in one line.
+TEST_CASE("a damaged recorded execution is bad input in one line", "[dpor]") {
+  for (const char* text : {"", "{", "{\"capacity\": 2}"}) {
+    INFO(text);
+    try {
+      (void)recording_from(text);
+      FAIL("read");
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      CHECK(what.rfind("not a recorded execution: ", 0) == 0);
       CHECK(what.find('\n') == std::string::npos);
     }
   }

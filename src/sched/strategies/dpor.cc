@@ -179,7 +179,8 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       : bound_(max_preemptions),
         use_symmetry_(symmetry && !max_preemptions),
         optimal_(optimal),
-        frozen_(prefix.frames.size()) {
+        frozen_(prefix.frames.size()),
+        from_prefix_(true) {
     for (const dpor::Frame& f : prefix.frames) {
       dpor::Frame& frame = stack_.emplace_back();
       frame = f;
@@ -226,26 +227,9 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       Node& n = stack_[k];
       const auto done = log_.footprint(k);
       n.sleep.push_back({n.chosen, {done.begin(), done.end()}});
-      if (optimal_) {  // the wakeup tree's next sequence
-        drop_covered(n, n.wut);
-        while (!n.wut.empty()) {
-          const ThreadId t = n.wut.take_first(n.below, &n.predicted);
-          if (is_enabled(n, t) && !asleep(n, t) && allowed(n, t)) {
-            n.chosen = t;
-            first_new_ = k;
-            return true;
-          }
-        }
-        n.below.clear();
-      }
-      n.predicted.reset();
-      for (ThreadId t : n.enabled) {
-        if (optimal_) break;
-        if (n.backtrack[static_cast<std::size_t>(t)] && !asleep(n, t) && allowed(n, t)) {
-          n.chosen = t;
-          first_new_ = k;
-          return true;
-        }
+      if (advance(n)) {
+        first_new_ = k;
+        return true;
       }
       leave(k);
       stack_.pop_back();
@@ -414,34 +398,25 @@ class DporStrategy : public SubtreeSearch, private Resumable {
   // (dpor_state.h). Not with the state cache, nor for a split's part or a fixed prefix.
   std::optional<std::string> hand_over() override {
     if (!started_ || view_ != nullptr || states_ || states_capable_ || out_ != nullptr ||
-        frozen_ > 0)
+        !fixed_.empty() || from_prefix_)
       return std::nullopt;
-    dpor::SavedSearch s;
-    s.strategy = describe();
-    s.exhausted = exhausted_ || !next_branch();
-    s.threads = threads_;
-    s.first_new = first_new_;
-    s.states_decided = states_decided_;
+    const bool exhausted = exhausted_ || !next_branch();
+    // The choices above the diverging node ran in the last execution: their footprints there.
+    for (std::size_t k = 0; k < first_new_ && k < stack_.size(); ++k) {
+      const auto done = log_.footprint(k);
+      stack_[k].done.assign(done.begin(), done.end());
+    }
+    if (first_new_ < stack_.size()) stack_[first_new_].done.clear();  // its new choice: not run
+    dpor::SavedSearch s = save(stack_, first_new_, frozen_);
+    s.exhausted = exhausted;
     s.classes = classes_;
     s.redundant = redundant_;
-    for (const Node& n : stack_) {
-      dpor::SavedNode& o = s.stack.emplace_back();
-      o.enabled = n.enabled;
-      o.chosen = n.chosen;
-      for (const SleepEntry& e : n.sleep) o.sleep.emplace_back(e.thread, e.footprint);
-      o.previous = n.previous;
-      o.previous_enabled = n.previous_enabled;
-      o.preemptions_before = n.preemptions_before;
-      o.backtrack = n.backtrack;
-      o.gated = n.gated;
-      o.wut = n.wut.children();
-      o.below = n.below.children();
-    }
-    exhausted_ = s.exhausted;
+    exhausted_ = exhausted;
     return dpor::to_text(s);
   }
 
-  // Before the first execution: goes on from a state hand_over() returned, in another process.
+  // Before the first execution: goes on from a state hand_over() or branch_states() returned, in
+  // another process.
   bool take_over(const std::string& text) override {
     if (started_ || out_ != nullptr || frozen_ > 0) return false;
     dpor::SavedSearch s = dpor::from_text(text);
@@ -461,15 +436,37 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       n.gated = std::move(o.gated);
       n.wut.assign(std::move(o.wut));
       n.below.assign(std::move(o.below));
+      n.done = std::move(o.done);
     }
     threads_ = s.threads;
     first_new_ = s.first_new;
+    frozen_ = s.frozen;
     exhausted_ = s.exhausted;
     states_decided_ = s.states_decided;
     classes_ = s.classes;
     redundant_ = s.redundant;
     started_ = taken_over_ = true;
     return true;
+  }
+
+  // Just taken over: for each node above the diverging one that has an alternative left, the
+  // search as it will be when it moves on to that alternative, confined to its subtree (frozen
+  // below that node's new choice), its counters at zero. The sleep set there gains the node's
+  // choice, with the footprint it had (SavedNode::done), as next_branch() adds it; what the
+  // search explores before it gets there can still add sequences to the alternative's wakeup
+  // tree, which such a state does not have (src/sched/speculate.h checks every execution).
+  std::vector<std::string> branch_states() override {
+    std::vector<std::string> out;
+    if (!taken_over_ || exhausted_) return out;
+    for (std::size_t m = frozen_; m < first_new_ && m < stack_.size(); ++m) {
+      std::vector<Node> copy(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(m) + 1);
+      Node& n = copy[m];
+      n.sleep.push_back({n.chosen, n.done});
+      n.done.clear();
+      if (!advance(n)) continue;
+      out.push_back(dpor::to_text(save(copy, m, m + 1)));
+    }
+    return out;
   }
 
   Resumable* resumable() override { return this; }
@@ -527,7 +524,34 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     std::uint64_t digest = 0;
     std::vector<ThreadId> sleep_names;
     dpor::Summary summary;
+    std::vector<dpor::Access> done;  // taken over: the choice's footprint (SavedNode::done)
   };
+
+  // The stack as dpor_state.h keeps it.
+  dpor::SavedSearch save(const std::vector<Node>& stack, std::size_t first_new,
+                         std::size_t frozen) const {
+    dpor::SavedSearch s;
+    s.strategy = describe();
+    s.threads = threads_;
+    s.first_new = first_new;
+    s.frozen = frozen;
+    s.states_decided = states_decided_;
+    for (const Node& n : stack) {
+      dpor::SavedNode& o = s.stack.emplace_back();
+      o.enabled = n.enabled;
+      o.chosen = n.chosen;
+      for (const SleepEntry& e : n.sleep) o.sleep.emplace_back(e.thread, e.footprint);
+      o.previous = n.previous;
+      o.previous_enabled = n.previous_enabled;
+      o.preemptions_before = n.preemptions_before;
+      o.backtrack = n.backtrack;
+      o.gated = n.gated;
+      o.wut = n.wut.children();
+      o.below = n.below.children();
+      o.done = n.done;
+    }
+    return s;
+  }
 
   // The state cache at fresh node `n` of step `s`, not yet on the stack: true when its state was
   // explored from a sleep set within n's, after adding the races with its summary.
@@ -566,6 +590,31 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     Node& n = stack_[k];
     if (k > 0) dpor::merge(stack_[k - 1].summary, n.summary);
     if (n.cached) cache_.store(n.digest, std::move(n.sleep_names), n.summary);
+  }
+
+  // Node n's next alternative, chosen: its wakeup tree's next sequence (optimal) or a thread of
+  // its backtrack set; false when none is left. Its last choice is already asleep there.
+  bool advance(Node& n) {
+    if (optimal_) {  // the wakeup tree's next sequence
+      drop_covered(n, n.wut);
+      while (!n.wut.empty()) {
+        const ThreadId t = n.wut.take_first(n.below, &n.predicted);
+        if (is_enabled(n, t) && !asleep(n, t) && allowed(n, t)) {
+          n.chosen = t;
+          return true;
+        }
+      }
+      n.below.clear();
+    }
+    n.predicted.reset();
+    for (ThreadId t : n.enabled) {
+      if (optimal_) break;
+      if (n.backtrack[static_cast<std::size_t>(t)] && !asleep(n, t) && allowed(n, t)) {
+        n.chosen = t;
+        return true;
+      }
+    }
+    return false;
   }
 
   // Every enabled thread of n is to be explored from it.
@@ -748,6 +797,7 @@ class DporStrategy : public SubtreeSearch, private Resumable {
   Prefixes* out_ = nullptr;           // ... and where its prefixes go
   std::size_t frozen_ = 0;            // a split's subtree or fixed_: the fixed prefix's length
   std::vector<ThreadId> fixed_;       // make_dpor's fixed prefix: the thread of each first step
+  bool from_prefix_ = false;          // a split's subtree (its sleepers are from_top)
   bool cut_ = false;                  // this execution stopped at cut_depth_
   std::vector<Node> stack_;
   dpor::EventLog log_;  // the current execution's events, rebuilt from step 0 each time

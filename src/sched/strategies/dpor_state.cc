@@ -62,7 +62,8 @@ std::string to_text(const SavedSearch& s) {
                      {"backtrack", backtrack},
                      {"gated", n.gated},
                      {"wut", tree_json(n.wut)},
-                     {"below", tree_json(n.below)}});
+                     {"below", tree_json(n.below)},
+                     {"done", accesses_json(n.done)}});
   }
   const Json out = {{"strategy", s.strategy},
                     {"threads", s.threads},
@@ -71,6 +72,7 @@ std::string to_text(const SavedSearch& s) {
                     {"states_decided", s.states_decided},
                     {"classes", s.classes},
                     {"redundant", s.redundant},
+                    {"frozen", s.frozen},
                     {"stack", stack}};
   return out.dump();
 }
@@ -86,6 +88,7 @@ SavedSearch from_text(const std::string& text) {
     s.states_decided = j.at("states_decided").get<bool>();
     s.classes = j.at("classes").get<std::uint64_t>();
     s.redundant = j.at("redundant").get<std::uint64_t>();
+    s.frozen = j.at("frozen").get<std::size_t>();
     for (const Json& n : j.at("stack")) {
       SavedNode node;
       node.enabled = n.at("enabled").get<std::vector<ThreadId>>();
@@ -100,10 +103,12 @@ SavedSearch from_text(const std::string& text) {
       node.gated = n.at("gated").get<std::vector<ThreadId>>();
       node.wut = tree_from(n.at("wut"));
       node.below = tree_from(n.at("below"));
+      node.done = accesses_from(n.at("done"));
       s.stack.push_back(std::move(node));
     }
     if (s.first_new >= s.stack.size() && !s.exhausted)
       throw InputError("its diverging node is not on its stack");
+    if (s.frozen > s.stack.size()) throw InputError("its frozen prefix is longer than its stack");
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("not a dpor search state: {}", e.what()));

@@ -32,6 +32,9 @@ struct SavedNode {
   std::vector<ThreadId> gated;
   std::vector<WakeupNode> wut;    // the wakeup tree's children
   std::vector<WakeupNode> below;  // the tree below the current choice
+  // What the choice's step touched where it ran (the last execution's), for the nodes above the
+  // diverging one: the sleep entry it leaves when the search moves on from it (branch states).
+  std::vector<Access> done;
 };
 
 struct SavedSearch {
@@ -44,6 +47,8 @@ struct SavedSearch {
   bool states_decided = false;
   std::uint64_t classes = 0;
   std::uint64_t redundant = 0;
+  // A search confined to the subtree below its first `frozen` choices (a branch state).
+  std::size_t frozen = 0;
 };
 
 // The state as JSON text, and back; InputError for text that is not one (a damaged file).

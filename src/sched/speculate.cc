@@ -1,0 +1,430 @@
+#include "sched/speculate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "util/check.h"
+#include "util/errors.h"
+
+namespace racelab::sched {
+
+std::vector<ThreadId> Recording::choices() const {
+  std::vector<ThreadId> out;
+  out.reserve(decisions.size());
+  for (const RecordedDecision& d : decisions) out.push_back(d.chosen);
+  return out;
+}
+
+namespace {
+
+using Json = nlohmann::json;
+
+Json op_json(const std::optional<Op>& op) {
+  if (!op) return nullptr;
+  return Json::array({static_cast<int>(op->kind), op->object, op->arg});
+}
+std::optional<Op> op_from(const Json& j) {
+  if (j.is_null()) return std::nullopt;
+  return Op{static_cast<OpKind>(j.at(0).get<int>()), j.at(1).get<std::int32_t>(),
+            j.at(2).get<std::int32_t>()};
+}
+Json ops_json(const std::vector<std::optional<Op>>& ops) {
+  Json out = Json::array();
+  for (const auto& op : ops) out.push_back(op_json(op));
+  return out;
+}
+std::vector<std::optional<Op>> ops_from(const Json& j) {
+  std::vector<std::optional<Op>> out;
+  for (const Json& op : j) out.push_back(op_from(op));
+  return out;
+}
+Json touches_json(const std::vector<Touch>& touches) {
+  Json out = Json::array();
+  for (const Touch& t : touches)
+    out.push_back({t.var, t.write ? 1 : 0, t.awaited ? 1 : 0, static_cast<int>(t.mutex)});
+  return out;
+}
+std::vector<Touch> touches_from(const Json& j) {
+  std::vector<Touch> out;
+  for (const Json& t : j)
+    out.push_back({t.at(0).get<std::int32_t>(), t.at(1).get<int>() != 0, t.at(2).get<int>() != 0,
+                   static_cast<TouchMutex>(t.at(3).get<int>())});
+  return out;
+}
+
+// The recording at one decision (or at its end) as the strategy's views.
+class FedView final : public ThreadView, public FootprintView {
+ public:
+  explicit FedView(const Recording& r) : r_(r) {}
+  void at(std::size_t decision) { at_ = decision; }
+
+  std::size_t thread_count() const override {
+    return at_ < r_.decisions.size() ? r_.decisions[at_].threads : r_.names.size();
+  }
+  std::size_t thread_capacity() const override { return r_.capacity; }
+  const std::string& thread_name(ThreadId t) const override {
+    static const std::string none;
+    return t >= 0 && static_cast<std::size_t>(t) < r_.names.size()
+               ? r_.names[static_cast<std::size_t>(t)]
+               : none;
+  }
+  bool finished(ThreadId t) const override {
+    const auto i = static_cast<std::size_t>(t);
+    if (at_ < r_.decisions.size()) return i >= r_.decisions[at_].threads;
+    return i >= r_.finished.size() || r_.finished[i] != 0;
+  }
+  std::string pending_text(ThreadId) const override { return ""; }
+  const FootprintView* footprints() const override { return this; }
+
+  const Op* pending_op(ThreadId t) const override {
+    const auto i = static_cast<std::size_t>(t);
+    const std::vector<std::optional<Op>>& ops =
+        at_ < r_.decisions.size() ? r_.decisions[at_].pending : r_.pending_at_end;
+    return t >= 0 && i < ops.size() && ops[i] ? &*ops[i] : nullptr;
+  }
+  std::int64_t step_result(std::uint64_t step) const override {
+    return step < r_.steps.size() ? r_.steps[step].result : 0;
+  }
+  std::span<const Touch> step_touches(std::uint64_t step) const override {
+    if (step >= r_.steps.size()) return {};
+    return r_.steps[step].touches;
+  }
+  std::span<const Touch> pending_touches(ThreadId t) const override {
+    const auto i = static_cast<std::size_t>(t);
+    if (at_ < r_.decisions.size() || t < 0 || i >= r_.pending_touches.size()) return {};
+    return r_.pending_touches[i];
+  }
+  bool ended_by_finding() const override { return r_.ended_by_finding; }
+  bool step_limit_reached() const override { return r_.step_limit_reached; }
+  bool touches_fixed() const override { return r_.touches_fixed; }
+  StepOutlook step_outlook(std::uint64_t step) const override {
+    if (step >= r_.steps.size()) return {};
+    return {r_.steps[step].may_touch, r_.steps[step].may_fail};
+  }
+  int symmetry_group(ThreadId t) const override {
+    const auto i = static_cast<std::size_t>(t);
+    return t >= 0 && i < r_.groups.size() ? r_.groups[i] : -1;
+  }
+
+ private:
+  const Recording& r_;
+  std::size_t at_ = 0;
+};
+
+// The first choices of the execution a dpor state runs next: its stack's choices.
+std::vector<ThreadId> state_prefix(const std::string& state) {
+  std::vector<ThreadId> out;
+  if (state.empty()) return out;
+  const Json j = Json::parse(state);
+  for (const Json& n : j.at("stack")) out.push_back(n.at("chosen").get<ThreadId>());
+  return out;
+}
+std::size_t state_frozen(const std::string& state) {
+  return Json::parse(state).at("frozen").get<std::size_t>();
+}
+
+bool starts_with(const std::vector<ThreadId>& all, const std::vector<ThreadId>& prefix) {
+  return all.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), all.begin());
+}
+
+}  // namespace
+
+std::string recording_text(const Recording& r) {
+  Json decisions = Json::array();
+  for (const RecordedDecision& d : r.decisions)
+    decisions.push_back({d.enabled, d.previous, d.previous_enabled ? 1 : 0, d.threads,
+                         ops_json(d.pending), d.chosen});
+  Json steps = Json::array();
+  for (const RecordedStep& s : r.steps)
+    steps.push_back(
+        {s.result, touches_json(s.touches), touches_json(s.may_touch), s.may_fail ? 1 : 0});
+  Json pending_touches = Json::array();
+  for (const auto& t : r.pending_touches) pending_touches.push_back(touches_json(t));
+  std::vector<int> finished(r.finished.begin(), r.finished.end());
+  return Json{{"capacity", r.capacity},
+              {"groups", r.groups},
+              {"touches_fixed", r.touches_fixed},
+              {"decisions", decisions},
+              {"steps", steps},
+              {"ended", r.ended},
+              {"ended_by_finding", r.ended_by_finding},
+              {"step_limit_reached", r.step_limit_reached},
+              {"names", r.names},
+              {"finished", finished},
+              {"pending_at_end", ops_json(r.pending_at_end)},
+              {"pending_touches", pending_touches}}
+      .dump();
+}
+
+Recording recording_from(const std::string& text) {
+  try {
+    const Json j = Json::parse(text);
+    Recording r;
+    r.capacity = j.at("capacity").get<std::size_t>();
+    r.groups = j.at("groups").get<std::vector<int>>();
+    r.touches_fixed = j.at("touches_fixed").get<bool>();
+    for (const Json& d : j.at("decisions")) {
+      RecordedDecision& x = r.decisions.emplace_back();
+      x.enabled = d.at(0).get<std::vector<ThreadId>>();
+      x.previous = d.at(1).get<ThreadId>();
+      x.previous_enabled = d.at(2).get<int>() != 0;
+      x.threads = d.at(3).get<std::size_t>();
+      x.pending = ops_from(d.at(4));
+      x.chosen = d.at(5).get<ThreadId>();
+      if (x.enabled.empty()) throw InputError("a decision with no enabled thread");
+    }
+    for (const Json& s : j.at("steps"))
+      r.steps.push_back({s.at(0).get<std::int64_t>(), touches_from(s.at(1)), touches_from(s.at(2)),
+                         s.at(3).get<int>() != 0});
+    r.ended = j.at("ended").get<bool>();
+    r.ended_by_finding = j.at("ended_by_finding").get<bool>();
+    r.step_limit_reached = j.at("step_limit_reached").get<bool>();
+    r.names = j.at("names").get<std::vector<std::string>>();
+    for (int f : j.at("finished").get<std::vector<int>>()) r.finished.push_back(f != 0 ? 1 : 0);
+    r.pending_at_end = ops_from(j.at("pending_at_end"));
+    for (const Json& t : j.at("pending_touches")) r.pending_touches.push_back(touches_from(t));
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("not a recorded execution: {}", e.what()));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("not a recorded execution: {}", e.what()));
+  }
+}
+
+bool RecordingStrategy::begin_execution(std::uint64_t index) {
+  rec_ = {};
+  view_ = nullptr;
+  return inner_.begin_execution(index);
+}
+
+ThreadId RecordingStrategy::pick(const Decision& d) {
+  const ThreadId chosen = inner_.pick(d);
+  view_ = d.exec;
+  const FootprintView* fp = d.exec->footprints();
+  if (rec_.decisions.empty()) {
+    rec_.capacity = d.exec->thread_capacity();
+    for (std::size_t t = 0; t < rec_.capacity; ++t)
+      rec_.groups.push_back(fp != nullptr ? fp->symmetry_group(static_cast<ThreadId>(t)) : -1);
+    rec_.touches_fixed = fp != nullptr && fp->touches_fixed();
+  }
+  RecordedDecision& x = rec_.decisions.emplace_back();
+  x.enabled.assign(d.enabled.begin(), d.enabled.end());
+  x.previous = d.previous;
+  x.previous_enabled = d.previous_enabled;
+  x.threads = d.exec->thread_count();
+  for (std::size_t t = 0; t < x.threads; ++t) {
+    const Op* op = fp != nullptr ? fp->pending_op(static_cast<ThreadId>(t)) : nullptr;
+    x.pending.push_back(op != nullptr ? std::optional<Op>(*op) : std::nullopt);
+  }
+  x.chosen = chosen;
+  return chosen;
+}
+
+void RecordingStrategy::end_execution() {
+  if (view_ != nullptr) {
+    const FootprintView* fp = view_->footprints();
+    std::size_t executed = 0;
+    for (const RecordedDecision& d : rec_.decisions) executed += d.chosen != kNoThread ? 1 : 0;
+    for (std::size_t s = 0; s < executed && fp != nullptr; ++s) {
+      RecordedStep& step = rec_.steps.emplace_back();
+      step.result = fp->step_result(s);
+      const auto touches = fp->step_touches(s);
+      step.touches.assign(touches.begin(), touches.end());
+      if (rec_.touches_fixed) {
+        const StepOutlook outlook = fp->step_outlook(s);
+        step.may_touch.assign(outlook.may_touch.begin(), outlook.may_touch.end());
+        step.may_fail = outlook.may_fail;
+      }
+    }
+    rec_.ended = true;
+    rec_.ended_by_finding = fp != nullptr && fp->ended_by_finding();
+    rec_.step_limit_reached = fp != nullptr && fp->step_limit_reached();
+    for (std::size_t t = 0; t < view_->thread_count(); ++t)
+      rec_.names.push_back(view_->thread_name(static_cast<ThreadId>(t)));
+    for (std::size_t t = 0; t < rec_.capacity; ++t) {
+      const auto id = static_cast<ThreadId>(t);
+      const bool finished = view_->finished(id);
+      rec_.finished.push_back(finished ? 1 : 0);
+      const Op* op = !finished && fp != nullptr ? fp->pending_op(id) : nullptr;
+      rec_.pending_at_end.push_back(op != nullptr ? std::optional<Op>(*op) : std::nullopt);
+      std::vector<Touch>& touches = rec_.pending_touches.emplace_back();
+      if (!finished && fp != nullptr) {
+        const auto pending = fp->pending_touches(id);
+        touches.assign(pending.begin(), pending.end());
+      }
+    }
+  }
+  inner_.end_execution();
+  view_ = nullptr;
+}
+
+bool feed(Strategy& strategy, const Recording& r, std::uint64_t index) {
+  if (!r.ended || r.decisions.empty()) return false;
+  try {
+    if (!strategy.begin_execution(index)) return false;
+    FedView view(r);
+    for (std::size_t i = 0; i < r.decisions.size(); ++i) {
+      const RecordedDecision& x = r.decisions[i];
+      view.at(i);
+      const Decision d{.enabled = x.enabled,
+                       .previous = x.previous,
+                       .previous_enabled = x.previous_enabled,
+                       .step = i,
+                       .exec = &view};
+      if (strategy.pick(d) != x.chosen) return false;
+    }
+    view.at(r.decisions.size());
+    strategy.end_execution();
+    return true;
+  } catch (const StrategyError&) {
+    return false;
+  }
+}
+
+Speculation::Speculation(Factory make) : make_(std::move(make)) {
+  const std::unique_ptr<Strategy> probe = make_();
+  RACELAB_CHECK(probe->resumable() != nullptr, "speculation: {} cannot be handed over",
+                probe->describe());
+  describe_ = probe->describe();
+  Branch root;
+  root.root = true;
+  branches_.push_back(std::move(root));
+}
+
+bool Speculation::root_needs() const {
+  const Branch& root = branches_.front();
+  return !exhausted_ && !root.done && !root.waiting;
+}
+
+bool Speculation::advance(Branch& b) {
+  bool moved = false;
+  while (!b.done) {
+    bool fed = false;
+    for (const Arrived& a : recordings_) {
+      if (b.tried.count(a.id) != 0 || !starts_with(a.choices, b.prefix)) continue;
+      const std::unique_ptr<Strategy> trial = make_();
+      if (!b.state.empty() && !trial->resumable()->take_over(b.state)) {
+        RACELAB_CHECK(false, "speculation: {} refused its own state", trial->describe());
+      }
+      if (!feed(*trial, a.rec, sequence_.size())) {
+        b.tried.insert(a.id);
+        if (b.own == a.id) {
+          // Its own execution, run from its own state, made other choices: the program is not
+          // deterministic there. The root cannot go on; a branch gives up.
+          if (b.root) root_lost_ = a.id;
+          b.done = true;
+          return moved;
+        }
+        continue;
+      }
+      if (b.root) {
+        sequence_.push_back(a.id);
+        if (const auto c = trial->classes()) classes_ = *c;
+      }
+      const std::optional<std::string> next = trial->resumable()->hand_over();
+      RACELAB_CHECK(next.has_value(), "speculation: {} cannot be handed over", trial->describe());
+      b.waiting.reset();
+      b.own.reset();
+      b.tried.clear();
+      if (trial->exhausted()) {
+        b.done = true;
+        if (b.root) exhausted_ = true;
+      } else {
+        b.state = *next;
+        b.prefix = state_prefix(b.state);
+        add_branches(b.state);
+      }
+      fed = moved = true;
+      break;
+    }
+    if (!fed) break;
+  }
+  return moved;
+}
+
+void Speculation::add_branches(const std::string& state) {
+  const std::unique_ptr<Strategy> s = make_();
+  if (!s->resumable()->take_over(state)) return;
+  for (std::string& text : s->resumable()->branch_states()) {
+    std::vector<ThreadId> prefix = state_prefix(text);
+    if (!known_.insert(prefix).second) continue;
+    Branch b;
+    b.depth = state_frozen(text);
+    b.prefix = std::move(prefix);
+    b.state = std::move(text);
+    branches_.push_back(std::move(b));
+  }
+}
+
+// Every branch goes on as far as the recordings take it.
+void Speculation::settle() {
+  for (bool again = true; again;) {
+    again = false;
+    for (std::size_t i = 0; i < branches_.size(); ++i) {
+      if (exhausted_ || branches_.front().done) return;
+      // add_branches may grow branches_: a reference would not survive.
+      Branch b = std::move(branches_[i]);
+      const bool moved = advance(b);
+      branches_[i] = std::move(b);
+      again = again || moved;
+    }
+  }
+}
+
+std::vector<Speculation::Request> Speculation::take(std::size_t slots) {
+  std::vector<Request> out;
+  if (exhausted_ || branches_.front().done) return out;
+  // The root first, then the deepest branches (the root gets to them first: dpor goes on from
+  // the deepest alternative), older first among equals.
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < branches_.size(); ++i) {
+    const Branch& b = branches_[i];
+    if (!b.done && !b.waiting) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    const Branch& a = branches_[x];
+    const Branch& b = branches_[y];
+    if (a.root != b.root) return a.root;
+    return a.depth > b.depth;
+  });
+  for (std::size_t i : order) {
+    Branch& b = branches_[i];
+    // A request in flight for the same first choices may well be this one's execution.
+    for (const auto& [id, prefix] : in_flight_) {
+      if (prefix == b.prefix && b.tried.count(id) == 0) {
+        b.waiting = id;
+        break;
+      }
+    }
+    if (b.waiting) continue;
+    if (out.size() >= slots) continue;
+    Request r{next_id_++, b.state, b.root};
+    in_flight_[r.id] = b.prefix;
+    b.waiting = r.id;
+    b.own = r.id;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void Speculation::arrived(std::uint64_t id, std::optional<Recording> rec) {
+  in_flight_.erase(id);
+  for (Branch& b : branches_) {
+    if (b.waiting != id) continue;
+    b.waiting.reset();
+    if (!rec && b.own == id) {
+      if (b.root) root_lost_ = id;
+      b.done = true;
+    }
+  }
+  if (rec) {
+    std::vector<ThreadId> choices = rec->choices();
+    recordings_.push_back({id, std::move(*rec), std::move(choices)});
+  }
+  settle();
+}
+
+}  // namespace racelab::sched
