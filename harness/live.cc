@@ -90,8 +90,9 @@ void add_search_options(CLI::App* cmd, LiveArgs& a) {
                   "from")
       ->group("");
   cmd->add_option("--jobs", a.jobs,
-                  "dpor: search in N worker processes at once (0: one per core); the same "
-                  "classes and kinds as one process (docs/live.md, \"Many processes\")")
+                  "dpor: run the search's executions in N worker processes at once (0: one per "
+                  "core); the same executions, classes and kinds as one process (docs/live.md, "
+                  "\"Many processes\")")
       ->capture_default_str()
       ->check(integer_check(0, 256));
   cmd->add_option("--split-worker", a.split_worker,

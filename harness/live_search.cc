@@ -58,8 +58,8 @@ void check_common(LiveArgs& a) {
     // The subtrees of dpor's tree are what the processes share (live/split.h).
     if (!sched::strategy_info(a.strategy).resumable)
       throw InputError(
-          fmt::format("--jobs {} needs --strategy dpor (the processes share the "
-                      "subtrees of its search)",
+          fmt::format("--jobs {} needs --strategy dpor (the processes run the "
+                      "executions of its search ahead)",
                       a.jobs));
     if (!a.replay.empty() || a.all_findings || !a.follow.empty())
       throw InputError(fmt::format("--jobs {}: not with {} (one process runs it)", a.jobs,

@@ -105,7 +105,7 @@ pid_t spawn_worker(const fs::path& dir, unsigned k) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
@@ -215,10 +215,10 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   write_file_atomic(dir / "coordinator.pid", std::to_string(::getpid()));
   const double deadline = a.time_limit > 0 ? now_epoch() + a.time_limit : 0;
   const bool expect_deadlock = a.expect == results::LiveExpect::kDeadlock;
-  write_file_atomic(dir / "plan.json", Json{{"hash", info.hash},
-                                            {"deadline", deadline},
-                                            {"expect_deadlock", expect_deadlock}}
-                                           .dump());
+  write_file_atomic(
+      dir / "plan.json",
+      Json{{"hash", info.hash}, {"deadline", deadline}, {"expect_deadlock", expect_deadlock}}
+          .dump());
   std::vector<pid_t> workers;
   for (unsigned k = 0; k < a.jobs; ++k) workers.push_back(spawn_worker(dir, k));
   auto stop_workers = [&] { write_file_atomic(dir / "stop", "stop\n"); };
@@ -274,9 +274,8 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
     if (deadline > 0 && now_epoch() >= deadline) break;
     // Hand out what the search and its branches want: one request per worker, and the search's
     // own at once, which the workers take first.
-    const std::size_t free = workers.size() > outstanding.size()
-                                 ? workers.size() - outstanding.size()
-                                 : std::size_t{0};
+    const std::size_t free =
+        workers.size() > outstanding.size() ? workers.size() - outstanding.size() : std::size_t{0};
     for (const sched::Speculation::Request& q :
          spec.take(std::max<std::size_t>(free, spec.root_needs() ? 1 : 0))) {
       write_file_atomic(request_path(dir, q.id, q.root),
@@ -318,8 +317,9 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
           first_at = folded - 1;
         }
         if (!r.failure)
-          lost = "the search's own execution did not replay in a worker process (the program "
-                 "is not deterministic there)";
+          lost =
+              "the search's own execution did not replay in a worker process (the program "
+              "is not deterministic there)";
       } else {
         capped = true;
       }
@@ -335,8 +335,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       workers[k] = -1;
       for (auto it = outstanding.begin(); it != outstanding.end();) {
         const std::uint64_t id = *it;
-        if (fs::exists(ran_path(dir, id)) ||
-            read_text(claim_path(dir, id)) != std::to_string(k)) {
+        if (fs::exists(ran_path(dir, id)) || read_text(claim_path(dir, id)) != std::to_string(k)) {
           ++it;
           continue;
         }
@@ -361,7 +360,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
     int st = 0;
     ::waitpid(p, &st, 0);
   }
-  out.classes = spec.classes();
+  out.classes = spec.classes_after(folded);
   out.strategy = fmt::format("{}, over {} worker processes ({} executions run for {})", described,
                              a.jobs, spec.recordings(), folded);
 
@@ -432,7 +431,8 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename().string();
-      if (name.rfind("req-", 0) != 0) continue;
+      // Not a file still being written (write_file_atomic's NAME.tmp.PID).
+      if (name.rfind("req-", 0) != 0 || !name.ends_with(".json")) continue;
       const bool root = name.find("-root") != std::string::npos;
       const std::uint64_t id = std::strtoull(name.c_str() + 4, nullptr, 10);
       if (fs::exists(claim_path(dir, id))) continue;
@@ -466,7 +466,8 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
       StopAtFailure keep(expect_deadlock, false);
       ran.stops = !keep.keep(0, *r);
       sched::Recording rec = recorder.take();
-      if (rec.ended && !r->hung) ran.recording = sched::recording_text(rec);
+      // A deadlock leaves threads stuck, but the strategy saw the execution to its end.
+      if (rec.ended) ran.recording = sched::recording_text(rec);
     }
     write_file_atomic(ran_path(dir, id), ran_text(ran));
     write_file_atomic(wdir / "progress", std::to_string(++done));

@@ -323,6 +323,7 @@ bool Speculation::advance(Branch& b) {
       if (b.root) {
         sequence_.push_back(a.id);
         if (const auto c = trial->classes()) classes_ = *c;
+        classes_after_.push_back(classes_);
       }
       const std::optional<std::string> next = trial->resumable()->hand_over();
       RACELAB_CHECK(next.has_value(), "speculation: {} cannot be handed over", trial->describe());

@@ -24,6 +24,7 @@
 // wakeup tree; where those change an execution, the root's check refuses that recording and runs
 // the execution from its own state (wasted: one execution). Nothing here depends on timing: which
 // recordings exist changes only how many executions run, never which ones count.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -59,8 +60,8 @@ struct RecordedStep {
 // One execution as a strategy saw it (ThreadView, FootprintView), from its first decision to its
 // end.
 struct Recording {
-  std::size_t capacity = 0;        // thread_capacity()
-  std::vector<int> groups;         // symmetry_group(t), t < capacity
+  std::size_t capacity = 0;  // thread_capacity()
+  std::vector<int> groups;   // symmetry_group(t), t < capacity
   bool touches_fixed = false;
   std::vector<RecordedDecision> decisions;
   std::vector<RecordedStep> steps;  // the executed steps, in order
@@ -135,6 +136,11 @@ class Speculation {
   const std::vector<std::uint64_t>& sequence() const { return sequence_; }
   bool exhausted() const { return exhausted_; }
   Strategy::Classes classes() const { return classes_; }
+  // Its classes after its first `executions` executions (a search that stops at a failure).
+  Strategy::Classes classes_after(std::uint64_t executions) const {
+    if (executions == 0 || classes_after_.empty()) return {};
+    return classes_after_[std::min<std::size_t>(executions, classes_after_.size()) - 1];
+  }
   std::string describe() const { return describe_; }
   // Requests handed out, and recordings that came back.
   std::uint64_t requested() const { return next_id_; }
@@ -163,11 +169,12 @@ class Speculation {
   void settle();
 
   Factory make_;
-  std::vector<Branch> branches_;  // [0]: the root
+  std::vector<Branch> branches_;           // [0]: the root
   std::set<std::vector<ThreadId>> known_;  // every branch's prefix
   std::vector<Arrived> recordings_;
   std::map<std::uint64_t, std::vector<ThreadId>> in_flight_;  // request id -> its prefix
   std::vector<std::uint64_t> sequence_;
+  std::vector<Strategy::Classes> classes_after_;  // classes_ after each of sequence_
   std::uint64_t next_id_ = 0;
   bool exhausted_ = false;
   std::optional<std::uint64_t> root_lost_;

@@ -2,11 +2,12 @@
 """One live dpor search over several processes (docs/live.md, "Many processes: --jobs"):
 
 - tools/pipelines/drafter_standin.py --warmup sequential: --jobs 2 proves it (exit 0,
-  exhaustive) with the classes one process proves it in, and runs the same executions twice;
-- the same without a warmup: --jobs 2 fails (exit 1) at the failure one process stops at (the
-  first in the single-process order), the same twice, and its schedule replays to its kind;
+  exhaustive) with one process's executions, classes and redundant executions, twice alike;
+- the same without a warmup: --jobs 2 fails (exit 1) at the execution and kind one process stops
+  at, the same twice, and its schedule replays to its kind;
 - tests/live/pipelines/user_pool.py (a thread pool, a Semaphore, a Barrier, queues, two locks):
-  --jobs 2 proves the fixed version with one process's classes and finds the --bug deadlock;
+  --jobs 2 proves the fixed version with one process's counts and finds the --bug deadlock at
+  one process's execution;
 - --jobs with a strategy other than dpor, or with --all-findings: one line, exit 2.
 Usage: check_jobs.py RACELAB SOURCE_DIR
 """
@@ -59,7 +60,7 @@ with tempfile.TemporaryDirectory() as tmp:
     proofs = []
     for k in range(2):
         r = live(f"{tmp}/seq-j{k}", standin, "--jobs", "2", script_args=("--warmup", "sequential"))
-        if r.returncode != 0 or "split at depth" not in r.stdout:
+        if r.returncode != 0 or "over 2 worker processes" not in r.stdout:
             failures.append(f"--jobs 2 did not prove the stand-in's sequential warmup:\n"
                             f"  exit {r.returncode}\n{r.stdout}{r.stderr}")
             break
@@ -68,13 +69,14 @@ with tempfile.TemporaryDirectory() as tmp:
         failures.append(f"one process did not prove the sequential warmup:\n{one.stdout}{one.stderr}")
     elif proofs:
         single = summary(f"{tmp}/seq-1")
-        if not proofs[0]["exhausted"] or proofs[0]["classes"] != single["classes"]:
-            failures.append(f"--jobs 2 should prove the classes one process proves: one process "
+        if not proofs[0]["exhausted"] or proofs[0] != single:
+            failures.append(f"--jobs 2 should run one process's search: one process "
                             f"{single}, two {proofs[0]}")
         if len(proofs) == 2 and proofs[0] != proofs[1]:
             failures.append(f"two --jobs 2 proofs differ: {proofs}")
 
     # Without a warmup: the first failure of the single-process order, the same twice.
+    alone = live(f"{tmp}/none-1", standin, script_args=("--warmup", "none"))
     first = []
     for k in range(2):
         out = f"{tmp}/none-j{k}"
@@ -97,6 +99,11 @@ with tempfile.TemporaryDirectory() as tmp:
                                     f"{again.stdout}{again.stderr}")
     if len(first) == 2 and first[0] != first[1]:
         failures.append(f"two --jobs 2 searches without a warmup differ: {first}")
+    if first and alone.returncode == 1:
+        single = (report(f"{tmp}/none-1")["executions"], summary(f"{tmp}/none-1")["kinds"])
+        if first[0] != single:
+            failures.append(f"without a warmup one process stops at {single}, --jobs 2 at "
+                            f"{first[0]}")
 
     # A program written the way users write them.
     one = live(f"{tmp}/pool-1", user_pool, interpose="none")
@@ -104,13 +111,17 @@ with tempfile.TemporaryDirectory() as tmp:
     if one.returncode != 0 or two.returncode != 0:
         failures.append(f"user_pool.py fixed: expected proofs, got exit {one.returncode} (one "
                         f"process) and {two.returncode} (two):\n{two.stdout}{two.stderr}")
-    elif summary(f"{tmp}/pool-1")["classes"] != summary(f"{tmp}/pool-2")["classes"]:
+    elif summary(f"{tmp}/pool-1") != summary(f"{tmp}/pool-2"):
         failures.append(f"user_pool.py: one process {summary(f'{tmp}/pool-1')}, two "
                         f"{summary(f'{tmp}/pool-2')}")
+    bug1 = live(f"{tmp}/pool-bug-1", user_pool, interpose="none", script_args=("--bug",))
     bug = live(f"{tmp}/pool-bug", user_pool, "--jobs", "2", interpose="none", script_args=("--bug",))
     if bug.returncode != 1 or "deadlock" not in summary(f"{tmp}/pool-bug")["kinds"]:
         failures.append(f"user_pool.py --bug with --jobs 2: expected the deadlock:\n"
                         f"{bug.stdout}{bug.stderr}")
+    elif bug1.returncode == 1 and summary(f"{tmp}/pool-bug-1") != summary(f"{tmp}/pool-bug"):
+        failures.append(f"user_pool.py --bug: one process {summary(f'{tmp}/pool-bug-1')}, two "
+                        f"{summary(f'{tmp}/pool-bug')}")
 
 if failures:
     sys.exit("\n".join(failures))

@@ -4,8 +4,8 @@
 // [scenarios]).
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -122,8 +122,7 @@ ScenarioRun stateless(const Scenario& s, std::uint64_t iterations, bool symmetry
 // (sched/speculate.h): on the pipeline model, with `workers` simulated processes that each take an
 // execution's length in time, the root search's executions are the one-process search's, in its
 // order, and the search ends sooner.
-TEST_CASE("dpor split by speculation over simulated workers is the one-process search",
-          "[dpor]") {
+TEST_CASE("dpor split by speculation over simulated workers is the one-process search", "[dpor]") {
   const Scenario s = load_scenario(source_dir() + "/scenarios/deadlock/lazy-2-drafters.toml");
   PipelineModel subject(s);
   const sched::Speculation::Factory make = [] { return sched::make_dpor(std::nullopt); };

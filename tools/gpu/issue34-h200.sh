@@ -80,7 +80,7 @@ for c in "$@"; do
     queue-seq-b2) run_ "$c" 100 "${live[@]}" "${qdict[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential --batches 2 ;;
     queue-seq-b2-jobs) run_ "$c" 150 "${live[@]}" "${qdict[@]}" --jobs 8 --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential --batches 2 ;;
     queue-seq-jobs) run_ "$c" 240 "${live[@]}" "${qdict[@]}" --jobs 8 --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential ;;
-    queue-seq-jobs12) run_ "$c" 240 "${live[@]}" "${qdict[@]}" --jobs 12 --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential ;;
+    queue-seq-jobs12) run_ "$c" 200 "${live[@]}" "${qdict[@]}" --jobs 12 --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential ;;
     queue-seq-b1) run_ "$c" 90 "${live[@]}" "${qdict[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential --batches 1 ;;
     d2-none-all) run_ "$c" 240 "${live[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor --all-findings $drafter -- --drafters 2 --warmup none ;;
     d2-none-deadlock) run_ "$c" 120 "${live[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor --expect deadlock $drafter -- --drafters 2 --warmup none ;;
