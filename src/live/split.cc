@@ -199,6 +199,33 @@ fs::path ran_path(const fs::path& dir, std::uint64_t id) {
   return dir / fmt::format("ran-{}.json", id);
 }
 
+// Runs request `id` (one execution from search state `state`, "" for the first) and says what
+// ran; `result`, when given, gets the execution itself.
+Ran run_request(const LiveRunner& runner, sched::StrategyKind kind, bool expect_deadlock,
+                std::uint64_t id, const std::string& state, std::optional<Result>* result) {
+  const std::unique_ptr<sched::Strategy> search = fresh_search(kind);
+  if (!state.empty() && !search->resumable()->take_over(state))
+    throw InputError(fmt::format("{} cannot take request {} over", search->describe(), id));
+  sched::RecordingStrategy recorder(*search);
+  std::optional<Result> r = runner.run(recorder, id);
+  Ran ran;
+  if (r) {
+    ran.steps = r->choices.size();
+    ran.fingerprint = handoff_fingerprint(*r);
+    ran.settled = r->settled;
+    ran.hung = r->hung;
+    if (worst_failure(*r) != r->findings.end()) ran.failure = failure_of(id, *r);
+    StopAtFailure keep(expect_deadlock, false);
+    Result kept = *r;  // keep() takes what it keeps
+    ran.stops = !keep.keep(0, kept);
+    // A deadlock leaves threads stuck, but the strategy saw the execution to its end.
+    sched::Recording rec = recorder.take();
+    if (rec.ended) ran.recording = sched::recording_text(rec);
+  }
+  if (result != nullptr) *result = std::move(r);
+  return ran;
+}
+
 }  // namespace
 
 SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& subject,
@@ -244,6 +271,8 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   std::uint64_t folded = 0;  // the search's executions counted so far
   std::optional<PieceFailure> first, other;
   std::uint64_t first_at = 0, other_at = 0;
+  std::uint64_t first_id = 0, other_id = 0;
+  std::map<std::uint64_t, Result> mine;  // failing executions this process ran (no replay)
   std::vector<unsigned> restarts(workers.size(), 0);
   std::string lost;  // why the search could not go on, where a worker process ended early
   bool interrupted = false, capped = false;
@@ -257,12 +286,14 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       if (r.failure) {
         first = r.failure;
         first_at = at;
+        first_id = id;
       }
       return true;
     }
     if (r.failure && !other) {
       other = r.failure;
       other_at = at;
+      other_id = id;
     }
     return false;
   };
@@ -276,14 +307,30 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
     // own at once, which the workers take first.
     const std::size_t free =
         workers.size() > outstanding.size() ? workers.size() - outstanding.size() : std::size_t{0};
-    for (const sched::Speculation::Request& q :
-         spec.take(std::max<std::size_t>(free, spec.root_needs() ? 1 : 0))) {
+    // The search's own execution runs here, after the workers have theirs: this process is warm
+    // and idle, and the search waits for nothing else.
+    std::optional<sched::Speculation::Request> own;
+    for (sched::Speculation::Request& q : spec.take(free + (spec.root_needs() ? 1 : 0))) {
+      if (q.root) {
+        own = std::move(q);
+        continue;
+      }
       write_file_atomic(request_path(dir, q.id, q.root),
                         Json{{"id", q.id}, {"state", q.state}}.dump());
       outstanding.insert(q.id);
     }
-    // Take in what came back, then count the search's executions in its order.
     bool any = false;
+    if (own) {
+      std::optional<Result> result;
+      Ran r = run_request(runner, a.strategy, expect_deadlock, own->id, own->state, &result);
+      std::optional<sched::Recording> rec;
+      if (r.recording) rec = sched::recording_from(*r.recording);
+      if (result && (r.stops || r.failure)) mine.emplace(own->id, std::move(*result));
+      back.emplace(own->id, std::move(r));
+      spec.arrived(own->id, std::move(rec));
+      any = true;
+    }
+    // Take in what came back, then count the search's executions in its order.
     for (auto it = outstanding.begin(); it != outstanding.end();) {
       const std::uint64_t id = *it;
       if (!fs::exists(ran_path(dir, id))) {
@@ -315,6 +362,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
         if (!first && r.failure) {
           first = r.failure;
           first_at = folded - 1;
+          first_id = *id;
         }
         if (!r.failure)
           lost =
@@ -364,8 +412,12 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   out.strategy = fmt::format("{}, over {} worker processes ({} executions run for {})", described,
                              a.jobs, spec.recordings(), folded);
 
-  // Replay the failure kept, in full, here.
-  const auto replay = [&](const PieceFailure& f, std::uint64_t at) {
+  // The failure kept, in full: run here, or replayed here.
+  const auto replay = [&](const PieceFailure& f, std::uint64_t at, std::uint64_t id) {
+    if (const auto it = mine.find(id); it != mine.end()) {
+      out.outcome.kept.keep(at, it->second);
+      return;
+    }
     sched::ReplayStrategy strategy(f.steps, sched::OnDivergence::kFail, nullptr);
     const LiveRunner replayer(subject, runtime_options(a, true), "", nullptr);
     std::optional<Result> r;
@@ -379,9 +431,9 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
     if (r) out.outcome.kept.keep(at, *r);
   };
   if (first) {
-    replay(*first, first_at);
+    replay(*first, first_at, first_id);
   } else if (other) {
-    replay(*other, other_at);
+    replay(*other, other_at, other_id);
   }
   out.outcome.kept.finish();
   out.outcome.seconds = elapsed();
@@ -448,26 +500,13 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
     write_file_atomic(claim_path(dir, id), self);
     const Json request = Json::parse(read_text(request_path(dir, id, !best->first)));
     const std::string state = request.at("state").get<std::string>();
-    const std::unique_ptr<sched::Strategy> search = fresh_search(a.strategy);
-    if (!state.empty() && !search->resumable()->take_over(state)) {
-      fmt::print(stderr, "racelab: --split-worker: {} cannot take request {} over\n",
-                 search->describe(), id);
-      return kExitBadInput;
-    }
-    sched::RecordingStrategy recorder(*search);
-    std::optional<Result> r = runner.run(recorder, id);
+    std::optional<Result> r;
     Ran ran;
-    if (r) {
-      ran.steps = r->choices.size();
-      ran.fingerprint = handoff_fingerprint(*r);
-      ran.settled = r->settled;
-      ran.hung = r->hung;
-      if (worst_failure(*r) != r->findings.end()) ran.failure = failure_of(id, *r);
-      StopAtFailure keep(expect_deadlock, false);
-      ran.stops = !keep.keep(0, *r);
-      sched::Recording rec = recorder.take();
-      // A deadlock leaves threads stuck, but the strategy saw the execution to its end.
-      if (rec.ended) ran.recording = sched::recording_text(rec);
+    try {
+      ran = run_request(runner, a.strategy, expect_deadlock, id, state, &r);
+    } catch (const InputError& e) {
+      fmt::print(stderr, "racelab: --split-worker: {}\n", e.what());
+      return kExitBadInput;
     }
     write_file_atomic(ran_path(dir, id), ran_text(ran));
     write_file_atomic(wdir / "progress", std::to_string(++done));

@@ -1,27 +1,26 @@
 #pragma once
 // One live dpor search over several processes (racelab live torch | python --jobs N, docs/live.md,
 // "Many processes"). A live execution costs what the program costs (a second, on real torch), and
-// one process runs one execution at a time; the search's executions are independent, so they
-// spread over processes as the model's split spreads them over threads (docs/scale.md): the
-// process the user started (the coordinator) enumerates the top part of dpor's tree to its first
-// branching decisions (Splitter::branching_top_part), one short execution per leaf, and N worker
-// processes (this program run again with --split-worker) search the subtrees below its leaves,
-// each subtree alone, with the same classes and kinds a single process finds and a few redundant
-// (sleep-set blocked) executions more. The workers start at once, so that their start (torch's
-// import, CUDA's) overlaps the top part's enumeration.
+// one process runs one execution at a time. dpor's search is sequential (each execution's races
+// decide the next ones), so the processes do not share it out: the process the user started (the
+// coordinator) runs the one search, fed with executions that N worker processes (this program run
+// again with --split-worker) ran ahead from search states it hands them (sched/speculate.h): its
+// own next execution's, and those of the alternatives it will come to. Each recording is checked
+// choice by choice before it counts, so the search runs exactly one process's executions, in its
+// order, with its classes, kinds and first failure; what ran ahead and did not fit is waste, never
+// a result. The workers start at once, so that their start (torch's import, CUDA's) overlaps.
 //
-// Files, in OUT/split/: coordinator.pid, subtrees.json (the coordinator's: the subtrees as
-// Splitter::save writes them, the subject's content hash, the execution cap, the deadline),
-// claim-I (a worker took subtree I: created exclusively), piece-I.json (a worker's record of
-// subtree I: each execution's decisions, interleaving fingerprint and whether it was redundant,
-// whether it ran to its end, its first failure's kind and decisions), failed-I (subtree I
-// failed: no worker takes a subtree after it), stop (the coordinator was interrupted or its own
-// execution hung), worker-K.log and worker-K/ (a worker's terminal output and files).
+// Files, in OUT/split/: coordinator.pid, plan.json (the subject's content hash, the deadline,
+// --expect deadlock), req-ID.json (a search state to run one execution from; req-ID-root.json:
+// the one the search waits for, which workers take first), claim-ID (a worker took it: created
+// exclusively, then holds the worker's number), ran-ID.json (what ran: its decisions' count,
+// interleaving fingerprint, failure and replay steps, and the recording the search is fed), stop
+// (the coordinator is done or was interrupted), worker-K.log and worker-K/ (a worker's terminal
+// output and files). A worker whose execution hung (threads stuck in it) ends after its record,
+// and another takes its place.
 //
-// Deterministic: the subtrees are the top part's leaves in order, and the result is folded in
-// that order (sched::SplitOrder), as one process running them one after another would count them
-// and stop at its first failure, whichever worker ran what and however fast. The failure kept is
-// the first in that order, and the coordinator replays its decisions to report it in full (the
+// Deterministic: which executions count depends on the search alone, never on which worker ran
+// what or how fast; the coordinator replays the first failure itself to report it in full (the
 // trace, the stacks, the schedule file), as a single process would have.
 #include <cstdint>
 #include <functional>
@@ -32,9 +31,8 @@
 
 namespace racelab::live {
 
-// What a split search reports beyond the Outcome: dpor's classes over every subtree and the
-// strategy as it ran ("dpor(unbounded), split at 3 branching decisions into 12 subtrees, 4
-// worker processes").
+// What a split search reports beyond the Outcome: dpor's classes and the strategy as it ran
+// ("dpor(unbounded, symmetry), over 4 worker processes (130 executions run for 96)").
 struct SplitSearch {
   Outcome outcome;
   sched::Strategy::Classes classes;

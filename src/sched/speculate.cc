@@ -58,23 +58,27 @@ std::vector<Touch> touches_from(const Json& j) {
 // The recording at one decision (or at its end) as the strategy's views.
 class FedView final : public ThreadView, public FootprintView {
  public:
-  explicit FedView(const Recording& r) : r_(r) {}
-  void at(std::size_t decision) { at_ = decision; }
+  explicit FedView(const Recording& r) : r_(&r) {}
+  // Decision `decision` of `r` (its end: r.decisions.size()).
+  void at(const Recording& r, std::size_t decision) {
+    r_ = &r;
+    at_ = decision;
+  }
 
   std::size_t thread_count() const override {
-    return at_ < r_.decisions.size() ? r_.decisions[at_].threads : r_.names.size();
+    return at_ < r_->decisions.size() ? r_->decisions[at_].threads : r_->names.size();
   }
-  std::size_t thread_capacity() const override { return r_.capacity; }
+  std::size_t thread_capacity() const override { return r_->capacity; }
   const std::string& thread_name(ThreadId t) const override {
     static const std::string none;
-    return t >= 0 && static_cast<std::size_t>(t) < r_.names.size()
-               ? r_.names[static_cast<std::size_t>(t)]
+    return t >= 0 && static_cast<std::size_t>(t) < r_->names.size()
+               ? r_->names[static_cast<std::size_t>(t)]
                : none;
   }
   bool finished(ThreadId t) const override {
     const auto i = static_cast<std::size_t>(t);
-    if (at_ < r_.decisions.size()) return i >= r_.decisions[at_].threads;
-    return i >= r_.finished.size() || r_.finished[i] != 0;
+    if (at_ < r_->decisions.size()) return i >= r_->decisions[at_].threads;
+    return i >= r_->finished.size() || r_->finished[i] != 0;
   }
   std::string pending_text(ThreadId) const override { return ""; }
   const FootprintView* footprints() const override { return this; }
@@ -82,35 +86,35 @@ class FedView final : public ThreadView, public FootprintView {
   const Op* pending_op(ThreadId t) const override {
     const auto i = static_cast<std::size_t>(t);
     const std::vector<std::optional<Op>>& ops =
-        at_ < r_.decisions.size() ? r_.decisions[at_].pending : r_.pending_at_end;
+        at_ < r_->decisions.size() ? r_->decisions[at_].pending : r_->pending_at_end;
     return t >= 0 && i < ops.size() && ops[i] ? &*ops[i] : nullptr;
   }
   std::int64_t step_result(std::uint64_t step) const override {
-    return step < r_.steps.size() ? r_.steps[step].result : 0;
+    return step < r_->steps.size() ? r_->steps[step].result : 0;
   }
   std::span<const Touch> step_touches(std::uint64_t step) const override {
-    if (step >= r_.steps.size()) return {};
-    return r_.steps[step].touches;
+    if (step >= r_->steps.size()) return {};
+    return r_->steps[step].touches;
   }
   std::span<const Touch> pending_touches(ThreadId t) const override {
     const auto i = static_cast<std::size_t>(t);
-    if (at_ < r_.decisions.size() || t < 0 || i >= r_.pending_touches.size()) return {};
-    return r_.pending_touches[i];
+    if (at_ < r_->decisions.size() || t < 0 || i >= r_->pending_touches.size()) return {};
+    return r_->pending_touches[i];
   }
-  bool ended_by_finding() const override { return r_.ended_by_finding; }
-  bool step_limit_reached() const override { return r_.step_limit_reached; }
-  bool touches_fixed() const override { return r_.touches_fixed; }
+  bool ended_by_finding() const override { return r_->ended_by_finding; }
+  bool step_limit_reached() const override { return r_->step_limit_reached; }
+  bool touches_fixed() const override { return r_->touches_fixed; }
   StepOutlook step_outlook(std::uint64_t step) const override {
-    if (step >= r_.steps.size()) return {};
-    return {r_.steps[step].may_touch, r_.steps[step].may_fail};
+    if (step >= r_->steps.size()) return {};
+    return {r_->steps[step].may_touch, r_->steps[step].may_fail};
   }
   int symmetry_group(ThreadId t) const override {
     const auto i = static_cast<std::size_t>(t);
-    return t >= 0 && i < r_.groups.size() ? r_.groups[i] : -1;
+    return t >= 0 && i < r_->groups.size() ? r_->groups[i] : -1;
   }
 
  private:
-  const Recording& r_;
+  const Recording* r_;
   std::size_t at_ = 0;
 };
 
@@ -268,7 +272,7 @@ bool feed(Strategy& strategy, const Recording& r, std::uint64_t index) {
     FedView view(r);
     for (std::size_t i = 0; i < r.decisions.size(); ++i) {
       const RecordedDecision& x = r.decisions[i];
-      view.at(i);
+      view.at(r, i);
       const Decision d{.enabled = x.enabled,
                        .previous = x.previous,
                        .previous_enabled = x.previous_enabled,
@@ -276,7 +280,7 @@ bool feed(Strategy& strategy, const Recording& r, std::uint64_t index) {
                        .exec = &view};
       if (strategy.pick(d) != x.chosen) return false;
     }
-    view.at(r.decisions.size());
+    view.at(r, r.decisions.size());
     strategy.end_execution();
     return true;
   } catch (const StrategyError&) {
@@ -292,6 +296,7 @@ Speculation::Speculation(Factory make) : make_(std::move(make)) {
   Branch root;
   root.root = true;
   branches_.push_back(std::move(root));
+  trie_.emplace_back();
 }
 
 bool Speculation::root_needs() const {
@@ -299,49 +304,109 @@ bool Speculation::root_needs() const {
   return !exhausted_ && !root.done && !root.waiting;
 }
 
+void Speculation::add_to_trie(std::size_t index) {
+  const Recording& r = recordings_[index].rec;
+  std::size_t node = 0;
+  if (!trie_[node].rep) trie_[node].rep = index;
+  for (const RecordedDecision& d : r.decisions) {
+    auto [it, fresh] = trie_[node].next.try_emplace(d.chosen, trie_.size());
+    if (fresh) {
+      trie_.emplace_back();
+      trie_.back().rep = index;
+    }
+    node = it->second;
+  }
+}
+
+bool Speculation::in_trie(const std::vector<ThreadId>& prefix) const {
+  std::size_t node = 0;
+  if (!trie_[node].rep) return false;
+  for (ThreadId t : prefix) {
+    const auto it = trie_[node].next.find(t);
+    if (it == trie_[node].next.end()) return false;
+    node = it->second;
+  }
+  return true;
+}
+
+// Feeds `strategy` the one recorded execution that makes its choices: at each decision, the
+// recordings that made the same choices so far all saw the same (the program is deterministic),
+// so the trie of their choices is followed, one recording standing for each of its nodes.
+std::optional<std::size_t> Speculation::feed_from_trie(Strategy& strategy, std::uint64_t index) {
+  if (!trie_[0].rep) return std::nullopt;
+  try {
+    if (!strategy.begin_execution(index)) return std::nullopt;
+    std::size_t node = 0;
+    std::size_t rep = *trie_[0].rep;
+    FedView view(recordings_[rep].rec);
+    for (std::size_t i = 0;; ++i) {
+      const Recording& r = recordings_[rep].rec;
+      if (i == r.decisions.size()) {  // every choice was this recording's: its end
+        if (!r.ended) return std::nullopt;
+        view.at(r, i);
+        strategy.end_execution();
+        return rep;
+      }
+      const RecordedDecision& x = r.decisions[i];
+      view.at(r, i);
+      const Decision d{.enabled = x.enabled,
+                       .previous = x.previous,
+                       .previous_enabled = x.previous_enabled,
+                       .step = i,
+                       .exec = &view};
+      const ThreadId c = strategy.pick(d);
+      const auto it = trie_[node].next.find(c);
+      if (it == trie_[node].next.end()) return std::nullopt;  // not run yet
+      node = it->second;
+      if (c != x.chosen) rep = *trie_[node].rep;
+      if (c == kNoThread && i + 1 != recordings_[rep].rec.decisions.size()) return std::nullopt;
+    }
+  } catch (const StrategyError&) {
+    return std::nullopt;
+  }
+}
+
 bool Speculation::advance(Branch& b) {
   bool moved = false;
-  while (!b.done) {
-    bool fed = false;
-    for (const Arrived& a : recordings_) {
-      if (b.tried.count(a.id) != 0 || !starts_with(a.choices, b.prefix)) continue;
-      const std::unique_ptr<Strategy> trial = make_();
-      if (!b.state.empty() && !trial->resumable()->take_over(b.state)) {
-        RACELAB_CHECK(false, "speculation: {} refused its own state", trial->describe());
-      }
-      if (!feed(*trial, a.rec, sequence_.size())) {
-        b.tried.insert(a.id);
-        if (b.own == a.id) {
-          // Its own execution, run from its own state, made other choices: the program is not
-          // deterministic there. The root cannot go on; a branch gives up.
-          if (b.root) root_lost_ = a.id;
-          b.done = true;
-          return moved;
-        }
-        continue;
-      }
-      if (b.root) {
-        sequence_.push_back(a.id);
-        if (const auto c = trial->classes()) classes_ = *c;
-        classes_after_.push_back(classes_);
-      }
-      const std::optional<std::string> next = trial->resumable()->hand_over();
-      RACELAB_CHECK(next.has_value(), "speculation: {} cannot be handed over", trial->describe());
-      b.waiting.reset();
-      b.own.reset();
-      b.tried.clear();
-      if (trial->exhausted()) {
-        b.done = true;
-        if (b.root) exhausted_ = true;
-      } else {
-        b.state = *next;
-        b.prefix = state_prefix(b.state);
-        add_branches(b.state);
-      }
-      fed = moved = true;
+  while (!b.done && !b.stale) {
+    if (!in_trie(b.prefix)) {
+      b.stale = true;
       break;
     }
-    if (!fed) break;
+    const std::unique_ptr<Strategy> trial = make_();
+    if (!b.state.empty() && !trial->resumable()->take_over(b.state)) {
+      RACELAB_CHECK(false, "speculation: {} refused its own state", trial->describe());
+    }
+    const std::optional<std::size_t> fed = feed_from_trie(*trial, sequence_.size());
+    if (!fed) {
+      b.stale = true;
+      if (b.own && back_.count(*b.own) != 0) {
+        // Its own execution, run from its own state, came back and is not what it makes: the
+        // program is not deterministic there (or it did not run to its end). The root cannot go
+        // on; a branch gives up.
+        if (b.root) root_lost_ = *b.own;
+        b.done = true;
+      }
+      break;
+    }
+    if (b.root) {
+      sequence_.push_back(recordings_[*fed].id);
+      if (const auto c = trial->classes()) classes_ = *c;
+      classes_after_.push_back(classes_);
+    }
+    const std::optional<std::string> next = trial->resumable()->hand_over();
+    RACELAB_CHECK(next.has_value(), "speculation: {} cannot be handed over", trial->describe());
+    b.waiting.reset();
+    b.own.reset();
+    moved = true;
+    if (trial->exhausted()) {
+      b.done = true;
+      if (b.root) exhausted_ = true;
+    } else {
+      b.state = *next;
+      b.prefix = state_prefix(b.state);
+      add_branches(b.state);
+    }
   }
   return moved;
 }
@@ -356,7 +421,7 @@ void Speculation::add_branches(const std::string& state) {
     b.depth = state_frozen(text);
     b.prefix = std::move(prefix);
     b.state = std::move(text);
-    branches_.push_back(std::move(b));
+    fresh_.push_back(std::move(b));
   }
 }
 
@@ -366,12 +431,11 @@ void Speculation::settle() {
     again = false;
     for (std::size_t i = 0; i < branches_.size(); ++i) {
       if (exhausted_ || branches_.front().done) return;
-      // add_branches may grow branches_: a reference would not survive.
-      Branch b = std::move(branches_[i]);
-      const bool moved = advance(b);
-      branches_[i] = std::move(b);
-      again = again || moved;
+      again = advance(branches_[i]) || again;
     }
+    for (Branch& b : fresh_) branches_.push_back(std::move(b));
+    again = again || !fresh_.empty();
+    fresh_.clear();
   }
 }
 
@@ -395,7 +459,7 @@ std::vector<Speculation::Request> Speculation::take(std::size_t slots) {
     Branch& b = branches_[i];
     // A request in flight for the same first choices may well be this one's execution.
     for (const auto& [id, prefix] : in_flight_) {
-      if (prefix == b.prefix && b.tried.count(id) == 0) {
+      if (prefix == b.prefix) {
         b.waiting = id;
         break;
       }
@@ -413,17 +477,18 @@ std::vector<Speculation::Request> Speculation::take(std::size_t slots) {
 
 void Speculation::arrived(std::uint64_t id, std::optional<Recording> rec) {
   in_flight_.erase(id);
-  for (Branch& b : branches_) {
-    if (b.waiting != id) continue;
-    b.waiting.reset();
-    if (!rec && b.own == id) {
-      if (b.root) root_lost_ = id;
-      b.done = true;
-    }
-  }
+  back_.insert(id);
+  std::vector<ThreadId> choices;
   if (rec) {
-    std::vector<ThreadId> choices = rec->choices();
-    recordings_.push_back({id, std::move(*rec), std::move(choices)});
+    choices = rec->choices();
+    recordings_.push_back({id, std::move(*rec)});
+    add_to_trie(recordings_.size() - 1);
+  }
+  for (Branch& b : branches_) {
+    if (b.done) continue;
+    if (b.waiting == id) b.waiting.reset();
+    // What came back can take the branches whose next execution starts like it further.
+    if (b.own == id || (rec && starts_with(choices, b.prefix))) b.stale = false;
   }
   settle();
 }

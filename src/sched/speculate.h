@@ -154,24 +154,34 @@ class Speculation {
     std::size_t depth = 0;         // the frozen prefix's length (0: the root)
     bool root = false;
     bool done = false;
-    std::optional<std::uint64_t> waiting;  // a request in flight whose recording it will try
+    bool stale = false;  // no recording came back since it last found none to go on with
+    std::optional<std::uint64_t> waiting;  // a request in flight that may be its execution
     std::optional<std::uint64_t> own;      // ... asked for from its own state
-    std::set<std::uint64_t> tried;         // recordings that did not fit its next execution
   };
   struct Arrived {
     std::uint64_t id;
     Recording rec;
-    std::vector<ThreadId> choices;
   };
-  // Feeds `b` every recording that fits, in turn; true when it went on.
+  // The recordings' choices as a trie: one recording stands for each node (the first that came).
+  struct TrieNode {
+    std::map<ThreadId, std::size_t> next;
+    std::optional<std::size_t> rep;  // index into recordings_
+  };
+  void add_to_trie(std::size_t index);
+  bool in_trie(const std::vector<ThreadId>& prefix) const;
+  std::optional<std::size_t> feed_from_trie(Strategy& strategy, std::uint64_t index);
+  // Feeds `b` its executions as far as the recordings go; true when it went on.
   bool advance(Branch& b);
   void add_branches(const std::string& state);
   void settle();
 
   Factory make_;
   std::vector<Branch> branches_;           // [0]: the root
+  std::vector<Branch> fresh_;              // made by add_branches, joining branches_ in settle
   std::set<std::vector<ThreadId>> known_;  // every branch's prefix
   std::vector<Arrived> recordings_;
+  std::vector<TrieNode> trie_;
+  std::set<std::uint64_t> back_;                              // requests that came back
   std::map<std::uint64_t, std::vector<ThreadId>> in_flight_;  // request id -> its prefix
   std::vector<std::uint64_t> sequence_;
   std::vector<Strategy::Classes> classes_after_;  // classes_ after each of sequence_

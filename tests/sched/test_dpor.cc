@@ -329,11 +329,6 @@ bool check_against_brute_force(Subject& subject, std::uint64_t cap = UINT64_MAX)
       auto below = subtree->search();
       const Census c = census(subject, *below);
       CHECK(below->exhausted());
-      // A live search's worker process gets its subtree as text (src/live/split.h): the same
-      // search, execution for execution.
-      const auto loaded = splitter->load(splitter->save(*subtree));
-      REQUIRE(loaded != nullptr);
-      CHECK(census(subject, *loaded->search()).classes == c.classes);
       split_classes.insert(c.classes.begin(), c.classes.end());
       split_kinds.insert(c.kinds.begin(), c.kinds.end());
     }
@@ -1213,21 +1208,6 @@ TEST_CASE("strategy names: one table, dpor among the proving strategies", "[dpor
   CHECK(seeded_strategy_names() == "random, pct, pos and surw");
   CHECK(seeded_strategy_names(true) == "random, pct, pos and surw");
   CHECK(std::string(live_strategy_names()) == "random | pct | dfs | dpor | pos | surw");
-}
-
-TEST_CASE("a damaged dpor subtree text is bad input in one line", "[dpor]") {
-  const auto splitter = make_dpor_splitter(std::nullopt);
-  for (const char* text : {"", "{", "{\"frames\": 3}", "{\"frames\": [], \"cut\": true}"}) {
-    INFO(text);
-    try {
-      (void)splitter->load(text);
-      FAIL("loaded");
-    } catch (const InputError& e) {
-      const std::string what = e.what();
-      CHECK(what.rfind("not a dpor subtree: ", 0) == 0);
-      CHECK(what.find('\n') == std::string::npos);
-    }
-  }
 }
 
 // A speculative split (speculate.h) in rounds: each round hands out up to `slots` requests, runs

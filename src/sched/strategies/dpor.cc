@@ -48,7 +48,6 @@
 #include <cstdlib>
 #include <iterator>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -98,57 +97,6 @@ struct Prefix {
   bool ended = false;  // ended above it on its own (not sleep-set blocked)
 };
 using Prefixes = std::vector<std::shared_ptr<const Prefix>>;
-
-// A prefix as one line of JSON (Splitter::save: a live search's worker processes), and back.
-std::string prefix_text(const Prefix& p) {
-  using Json = nlohmann::json;
-  Json frames = Json::array();
-  for (const dpor::Frame& f : p.frames) {
-    Json sleep = Json::array();
-    for (const dpor::SleepEntry& e : f.sleep) {
-      Json footprint = Json::array();
-      for (const dpor::Access& a : e.footprint)
-        footprint.push_back({static_cast<int>(a.kind), a.object});
-      sleep.push_back({{"thread", e.thread}, {"footprint", footprint}, {"from_top", e.from_top}});
-    }
-    frames.push_back({{"enabled", f.enabled},
-                      {"chosen", f.chosen},
-                      {"sleep", sleep},
-                      {"previous", f.previous},
-                      {"previous_enabled", f.previous_enabled},
-                      {"preemptions_before", f.preemptions_before}});
-  }
-  return Json{{"frames", frames}, {"cut", p.cut}, {"ended", p.ended}}.dump();
-}
-
-Prefix prefix_from(const std::string& text) {
-  using Json = nlohmann::json;
-  try {
-    const Json j = Json::parse(text);
-    Prefix p;
-    p.cut = j.at("cut").get<bool>();
-    p.ended = j.at("ended").get<bool>();
-    for (const Json& f : j.at("frames")) {
-      dpor::Frame& frame = p.frames.emplace_back();
-      frame.enabled = f.at("enabled").get<std::vector<ThreadId>>();
-      frame.chosen = f.at("chosen").get<ThreadId>();
-      for (const Json& e : f.at("sleep")) {
-        dpor::SleepEntry& entry = frame.sleep.emplace_back();
-        entry.thread = e.at("thread").get<ThreadId>();
-        entry.from_top = e.at("from_top").get<bool>();
-        for (const Json& a : e.at("footprint"))
-          entry.footprint.push_back(
-              {static_cast<dpor::AccessKind>(a.at(0).get<int>()), a.at(1).get<std::int32_t>()});
-      }
-      frame.previous = f.at("previous").get<ThreadId>();
-      frame.previous_enabled = f.at("previous_enabled").get<bool>();
-      frame.preemptions_before = f.at("preemptions_before").get<int>();
-    }
-    return p;
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("not a dpor subtree: {}", e.what()));
-  }
-}
 
 class DporStrategy : public SubtreeSearch, private Resumable {
  public:
@@ -406,7 +354,8 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       const auto done = log_.footprint(k);
       stack_[k].done.assign(done.begin(), done.end());
     }
-    if (first_new_ < stack_.size()) stack_[first_new_].done.clear();  // its new choice: not run
+    // Its new choice has not run: what the wakeup tree guesses it touches (branch_states).
+    if (first_new_ < stack_.size()) stack_[first_new_].done = stack_[first_new_].guess;
     dpor::SavedSearch s = save(stack_, first_new_, frozen_);
     s.exhausted = exhausted;
     s.classes = classes_;
@@ -454,11 +403,14 @@ class DporStrategy : public SubtreeSearch, private Resumable {
   // below that node's new choice), its counters at zero. The sleep set there gains the node's
   // choice, with the footprint it had (SavedNode::done), as next_branch() adds it; what the
   // search explores before it gets there can still add sequences to the alternative's wakeup
-  // tree, which such a state does not have (src/sched/speculate.h checks every execution).
+  // tree, which such a state does not have (src/sched/speculate.h checks every execution). The
+  // diverging node's next alternative too, where the wakeup tree guessed what its new choice
+  // touches: that choice has not run yet.
   std::vector<std::string> branch_states() override {
     std::vector<std::string> out;
     if (!taken_over_ || exhausted_) return out;
-    for (std::size_t m = frozen_; m < first_new_ && m < stack_.size(); ++m) {
+    for (std::size_t m = frozen_; m <= first_new_ && m < stack_.size(); ++m) {
+      if (m == first_new_ && stack_[m].done.empty()) break;
       std::vector<Node> copy(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(m) + 1);
       Node& n = copy[m];
       n.sleep.push_back({n.chosen, n.done});
@@ -524,7 +476,8 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     std::uint64_t digest = 0;
     std::vector<ThreadId> sleep_names;
     dpor::Summary summary;
-    std::vector<dpor::Access> done;  // taken over: the choice's footprint (SavedNode::done)
+    std::vector<dpor::Access> done;   // taken over: the choice's footprint (SavedNode::done)
+    std::vector<dpor::Access> guess;  // advance(): the wakeup tree's guess of the choice's step
   };
 
   // The stack as dpor_state.h keeps it.
@@ -595,10 +548,11 @@ class DporStrategy : public SubtreeSearch, private Resumable {
   // Node n's next alternative, chosen: its wakeup tree's next sequence (optimal) or a thread of
   // its backtrack set; false when none is left. Its last choice is already asleep there.
   bool advance(Node& n) {
+    n.guess.clear();
     if (optimal_) {  // the wakeup tree's next sequence
       drop_covered(n, n.wut);
       while (!n.wut.empty()) {
-        const ThreadId t = n.wut.take_first(n.below, &n.predicted);
+        const ThreadId t = n.wut.take_first(n.below, &n.predicted, &n.guess);
         if (is_enabled(n, t) && !asleep(n, t) && allowed(n, t)) {
           n.chosen = t;
           return true;
@@ -838,7 +792,6 @@ class DporPrefixSubtree : public Subtree {
   std::unique_ptr<SubtreeSearch> search() const override {
     return std::make_unique<DporStrategy>(bound_, symmetry_, optimal_, *prefix_);
   }
-  const Prefix& prefix() const { return *prefix_; }
 
  private:
   std::optional<int> bound_;
@@ -901,15 +854,6 @@ class DporSplitter : public Splitter {
       : bound_(bound), symmetry_(symmetry), optimal_(optimal) {}
   std::unique_ptr<TopPart> top_part(std::size_t depth) const override {
     return std::make_unique<DporTop>(bound_, symmetry_, optimal_, depth);
-  }
-  std::string save(const Subtree& subtree) const override {
-    const auto* dpor = dynamic_cast<const DporPrefixSubtree*>(&subtree);
-    RACELAB_CHECK(dpor != nullptr, "dpor: saving another strategy's subtree");
-    return prefix_text(dpor->prefix());
-  }
-  std::shared_ptr<const Subtree> load(const std::string& text) const override {
-    return std::make_shared<DporPrefixSubtree>(bound_, symmetry_, optimal_,
-                                               std::make_shared<const Prefix>(prefix_from(text)));
   }
   std::string describe(std::size_t depth, std::size_t subtrees) const override {
     return fmt::format("{}, split at depth {} into {} subtrees",

@@ -32,7 +32,8 @@ Json tree_json(const std::vector<WakeupNode>& children) {
     out.push_back({{"thread", n.thread},
                    {"known", n.known},
                    {"footprint", accesses_json(n.footprint)},
-                   {"children", tree_json(n.children)}});
+                   {"children", tree_json(n.children)},
+                   {"guess", accesses_json(n.guess)}});
   return out;
 }
 
@@ -40,7 +41,8 @@ std::vector<WakeupNode> tree_from(const Json& j) {
   std::vector<WakeupNode> out;
   for (const Json& n : j)
     out.push_back({n.at("thread").get<ThreadId>(), n.at("known").get<bool>(),
-                   accesses_from(n.at("footprint")), tree_from(n.at("children"))});
+                   accesses_from(n.at("footprint")), tree_from(n.at("children")),
+                   accesses_from(n.at("guess"))});
   return out;
 }
 

@@ -85,6 +85,10 @@ Sequence reversal(const EventLog& log, const Race& race, const Op* later_op,
     // (a superset of what it will touch: it may touch more than it did in E).
     if (outlook != nullptr && later_op != nullptr)
       last.known = predict_reversed(log, race, *later_op, *outlook, v, last.footprint);
+    if (!last.known) {
+      const auto was = log.footprint(race.later);
+      last.guess.assign(was.begin(), was.end());
+    }
     const auto fp =
         last.known ? std::span<const Access>(last.footprint) : log.footprint(race.later);
     for (const SequenceEvent& x : v) {
@@ -178,6 +182,7 @@ std::vector<WakeupNode> chain(Sequence& v, std::size_t from) {
   node.thread = v[from].thread;
   node.known = v[from].known;
   node.footprint = std::move(v[from].footprint);
+  node.guess = std::move(v[from].guess);
   node.children = chain(v, from + 1);
   out.push_back(std::move(node));
   return out;
@@ -258,10 +263,12 @@ void WakeupTree::add_thread(ThreadId t) {
   children_.push_back(std::move(node));
 }
 
-ThreadId WakeupTree::take_first(WakeupTree& below, std::optional<std::vector<Access>>* predicted) {
+ThreadId WakeupTree::take_first(WakeupTree& below, std::optional<std::vector<Access>>* predicted,
+                                std::vector<Access>* guess) {
   WakeupNode first = std::move(children_.front());
   children_.erase(children_.begin());
   below.children_ = std::move(first.children);
+  if (guess != nullptr) *guess = first.known ? first.footprint : first.guess;
   if (predicted != nullptr) {
     if (first.known)
       *predicted = std::move(first.footprint);

@@ -42,6 +42,9 @@ struct SequenceEvent {
   bool known = true;  // false: a pending operation, footprint unknown
   std::vector<Access> footprint;
   Clock clock;
+  // Where the footprint is unknown: what the event touched in the execution the sequence came
+  // from, a guess for looking ahead (speculate.h), never for independence.
+  std::vector<Access> guess;
 };
 using Sequence = std::vector<SequenceEvent>;
 
@@ -75,6 +78,7 @@ struct WakeupNode {
   bool known = true;
   std::vector<Access> footprint;
   std::vector<WakeupNode> children;
+  std::vector<Access> guess;  // SequenceEvent::guess
 };
 
 // An ordered forest: the sequences to explore from one node of the search, first child first.
@@ -89,8 +93,10 @@ class WakeupTree {
   void add_thread(ThreadId t);
   // Takes out the first child: its thread, and the tree below it (the wakeup tree of the node
   // that running that thread reaches); `predicted`, when given, gets the child's footprint where
-  // it is known (empty optional where not).
-  ThreadId take_first(WakeupTree& below, std::optional<std::vector<Access>>* predicted = nullptr);
+  // it is known (empty optional where not); `guess`, when given, the footprint where it is known,
+  // else its guess (SequenceEvent::guess).
+  ThreadId take_first(WakeupTree& below, std::optional<std::vector<Access>>* predicted = nullptr,
+                      std::vector<Access>* guess = nullptr);
   // Drops the first-level children every one of whose sequences a thread asleep at the node
   // starts (a weak initial of it, with the footprint its next event had when it was explored
   // there): those classes are explored from the sleeper. The JACM invariant keeps such sequences

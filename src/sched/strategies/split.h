@@ -68,11 +68,6 @@ class Splitter {
   // The strategy's describe() for a split search: dpor adds the split, which changes what it
   // explores; dfs explores the same whatever the split and says nothing of it.
   virtual std::string describe(std::size_t depth, std::size_t subtrees) const = 0;
-  // A subtree of this splitter's top part as one line of text, and back, for a worker process
-  // of a live search over several processes (src/live/split.h); InputError for text that is not
-  // one. Empty / nullptr where the strategy cannot (dfs).
-  virtual std::string save(const Subtree& /*subtree*/) const { return ""; }
-  virtual std::shared_ptr<const Subtree> load(const std::string& /*text*/) const { return nullptr; }
   // A running subtree search can give part of itself away (SubtreeSearch::split: dfs, whose
   // subtrees are very uneven); otherwise the jobs of a process only take whole subtrees.
   virtual bool resplits() const = 0;
