@@ -267,6 +267,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   // The search, fed with what the workers run (sched/speculate.h).
   sched::Speculation spec(make);
   std::set<std::uint64_t> outstanding;  // requests written, not yet back
+  std::set<std::uint64_t> roots_out;    // ... of them, the search's own
   std::map<std::uint64_t, Ran> back;
   std::uint64_t folded = 0;  // the search's executions counted so far
   std::optional<PieceFailure> first, other;
@@ -276,6 +277,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   std::vector<unsigned> restarts(workers.size(), 0);
   std::string lost;  // why the search could not go on, where a worker process ended early
   bool interrupted = false, capped = false;
+  bool ready = false;  // some worker has started
   // One execution of the search: counted as one process counts it; true where it stops there.
   const auto fold = [&](std::uint64_t id) {
     const Ran& r = back.at(id);
@@ -305,19 +307,25 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
     if (deadline > 0 && now_epoch() >= deadline) break;
     // Hand out what the search and its branches want: one request per worker, and the search's
     // own at once, which the workers take first.
-    const std::size_t free =
-        workers.size() > outstanding.size() ? workers.size() - outstanding.size() : std::size_t{0};
-    // The search's own execution runs here, after the workers have theirs: this process is warm
-    // and idle, and the search waits for nothing else.
+    // Requests for the other workers: one each (worker 0 takes only the search's own).
+    const std::size_t spec_out = outstanding.size() - roots_out.size();
+    const std::size_t free = workers.size() - 1 > spec_out ? workers.size() - 1 - spec_out : 0;
+    // The search's own execution goes to worker 0, which runs nothing else; until a worker is
+    // ready (torch's import and a first execution take a while in each), it runs here.
+    if (!ready) {
+      for (unsigned k = 0; k < a.jobs && !ready; ++k)
+        ready = fs::exists(dir / fmt::format("ready-{}", k));
+    }
     std::optional<sched::Speculation::Request> own;
     for (sched::Speculation::Request& q : spec.take(free + (spec.root_needs() ? 1 : 0))) {
-      if (q.root) {
+      if (q.root && !ready) {
         own = std::move(q);
         continue;
       }
       write_file_atomic(request_path(dir, q.id, q.root),
                         Json{{"id", q.id}, {"state", q.state}}.dump());
       outstanding.insert(q.id);
+      if (q.root) roots_out.insert(q.id);
     }
     bool any = false;
     if (own) {
@@ -342,6 +350,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       if (r.recording) rec = sched::recording_from(*r.recording);
       back.emplace(id, std::move(r));
       it = outstanding.erase(it);
+      roots_out.erase(id);
       spec.arrived(id, std::move(rec));
       any = true;
     }
@@ -388,6 +397,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
           continue;
         }
         it = outstanding.erase(it);
+        roots_out.erase(id);
         spec.arrived(id, std::nullopt);
         any = true;
       }
@@ -476,6 +486,9 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
   const std::string self = wdir.filename().string().substr(std::string("worker-").size());
   const LiveRunner runner(subject, runtime_options(a, false), "", nullptr);
   if (std::optional<Result> r = warm_up(runner, a.strategy); r && r->hung) return kExitFound;
+  write_file_atomic(dir / fmt::format("ready-{}", self), "ready\n");
+  // Worker 0 runs only the search's own executions, so that one never waits for a worker.
+  const bool own_only = self == "0" && a.jobs > 1;
   std::uint64_t done = 0;
   while (!fs::exists(dir / "stop")) {
     // The request to take: the search's own first, then the oldest.
@@ -486,6 +499,7 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
       // Not a file still being written (write_file_atomic's NAME.tmp.PID).
       if (name.rfind("req-", 0) != 0 || !name.ends_with(".json")) continue;
       const bool root = name.find("-root") != std::string::npos;
+      if (own_only && !root) continue;
       const std::uint64_t id = std::strtoull(name.c_str() + 4, nullptr, 10);
       if (fs::exists(claim_path(dir, id))) continue;
       const std::pair<bool, std::uint64_t> key{!root, id};

@@ -118,18 +118,6 @@ class FedView final : public ThreadView, public FootprintView {
   std::size_t at_ = 0;
 };
 
-// The first choices of the execution a dpor state runs next: its stack's choices.
-std::vector<ThreadId> state_prefix(const std::string& state) {
-  std::vector<ThreadId> out;
-  if (state.empty()) return out;
-  const Json j = Json::parse(state);
-  for (const Json& n : j.at("stack")) out.push_back(n.at("chosen").get<ThreadId>());
-  return out;
-}
-std::size_t state_frozen(const std::string& state) {
-  return Json::parse(state).at("frozen").get<std::size_t>();
-}
-
 bool starts_with(const std::vector<ThreadId>& all, const std::vector<ThreadId>& prefix) {
   return all.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), all.begin());
 }
@@ -289,12 +277,12 @@ bool feed(Strategy& strategy, const Recording& r, std::uint64_t index) {
 }
 
 Speculation::Speculation(Factory make) : make_(std::move(make)) {
-  const std::unique_ptr<Strategy> probe = make_();
-  RACELAB_CHECK(probe->resumable() != nullptr, "speculation: {} cannot be handed over",
-                probe->describe());
-  describe_ = probe->describe();
   Branch root;
   root.root = true;
+  root.search = make_();
+  RACELAB_CHECK(root.search->resumable() != nullptr, "speculation: {} cannot be handed over",
+                root.search->describe());
+  describe_ = root.search->describe();
   branches_.push_back(std::move(root));
   trie_.emplace_back();
 }
@@ -373,10 +361,8 @@ bool Speculation::advance(Branch& b) {
       b.stale = true;
       break;
     }
-    const std::unique_ptr<Strategy> trial = make_();
-    if (!b.state.empty() && !trial->resumable()->take_over(b.state)) {
-      RACELAB_CHECK(false, "speculation: {} refused its own state", trial->describe());
-    }
+    std::unique_ptr<Strategy> trial = b.search->resumable()->fork();
+    RACELAB_CHECK(trial != nullptr, "speculation: {} cannot be copied", b.search->describe());
     const std::optional<std::size_t> fed = feed_from_trie(*trial, sequence_.size());
     if (!fed) {
       b.stale = true;
@@ -389,38 +375,52 @@ bool Speculation::advance(Branch& b) {
       }
       break;
     }
+    b.search = std::move(trial);
     if (b.root) {
       sequence_.push_back(recordings_[*fed].id);
-      if (const auto c = trial->classes()) classes_ = *c;
+      if (const auto c = b.search->classes()) classes_ = *c;
       classes_after_.push_back(classes_);
     }
-    const std::optional<std::string> next = trial->resumable()->hand_over();
-    RACELAB_CHECK(next.has_value(), "speculation: {} cannot be handed over", trial->describe());
     b.waiting.reset();
     b.own.reset();
     moved = true;
-    if (trial->exhausted()) {
+    Resumable& r = *b.search->resumable();
+    if (!r.move_on()) {
       b.done = true;
       if (b.root) exhausted_ = true;
-    } else {
-      b.state = *next;
-      b.prefix = state_prefix(b.state);
-      add_branches(b.state);
+      break;
     }
+    b.prefix = r.next_choices();
+    add_branches(r);
   }
   return moved;
 }
 
-void Speculation::add_branches(const std::string& state) {
-  const std::unique_ptr<Strategy> s = make_();
-  if (!s->resumable()->take_over(state)) return;
-  for (std::string& text : s->resumable()->branch_states()) {
-    std::vector<ThreadId> prefix = state_prefix(text);
-    if (!known_.insert(prefix).second) continue;
+void Speculation::add_branches(Resumable& r) {
+  for (Resumable::Alternative& x : r.alternatives()) {
+    // What decides the branch's executions besides its prefix: its node's sleep set and the
+    // wakeup tree below its choice. A search that came to the alternative later may have added
+    // sequences to that tree: the branch made before is then out of date, and a fresh one takes
+    // its place (what the old one ran stays in the trie, and fits where it still does).
+    auto [it, fresh] = known_.try_emplace(x.prefix, x.key);
+    if (!fresh) {
+      if (it->second == x.key) continue;
+      it->second = x.key;
+      for (Branch& old : branches_) {
+        if (!old.root && old.prefix == x.prefix) old.done = true;
+      }
+      for (Branch& old : fresh_) {
+        if (old.prefix == x.prefix) old.done = true;
+      }
+    }
+    const std::optional<std::string> text = r.alternative_state(x.node);
+    if (!text) continue;
     Branch b;
-    b.depth = state_frozen(text);
-    b.prefix = std::move(prefix);
-    b.state = std::move(text);
+    b.search = make_();
+    RACELAB_CHECK(b.search->resumable()->take_over(*text),
+                  "speculation: {} refused an alternative's state", b.search->describe());
+    b.depth = x.node + 1;
+    b.prefix = b.search->resumable()->next_choices();
     fresh_.push_back(std::move(b));
   }
 }
@@ -466,7 +466,13 @@ std::vector<Speculation::Request> Speculation::take(std::size_t slots) {
     }
     if (b.waiting) continue;
     if (out.size() >= slots) continue;
-    Request r{next_id_++, b.state, b.root};
+    std::string state;  // "" for the root's first execution (nothing to take over)
+    if (!b.root || !sequence_.empty()) {
+      const std::optional<std::string> text = b.search->resumable()->state_text();
+      RACELAB_CHECK(text.has_value(), "speculation: a search that did not move on");
+      state = *text;
+    }
+    Request r{next_id_++, std::move(state), b.root};
     in_flight_[r.id] = b.prefix;
     b.waiting = r.id;
     b.own = r.id;

@@ -149,9 +149,9 @@ class Speculation {
 
  private:
   struct Branch {
-    std::string state;             // its next execution's ("" : the root's first)
-    std::vector<ThreadId> prefix;  // that execution's first choices, as its state fixes them
-    std::size_t depth = 0;         // the frozen prefix's length (0: the root)
+    std::unique_ptr<Strategy> search;  // moved on to its next execution (the root's first: fresh)
+    std::vector<ThreadId> prefix;      // that execution's first choices, as its state fixes them
+    std::size_t depth = 0;             // the frozen prefix's length (0: the root)
     bool root = false;
     bool done = false;
     bool stale = false;  // no recording came back since it last found none to go on with
@@ -172,13 +172,14 @@ class Speculation {
   std::optional<std::size_t> feed_from_trie(Strategy& strategy, std::uint64_t index);
   // Feeds `b` its executions as far as the recordings go; true when it went on.
   bool advance(Branch& b);
-  void add_branches(const std::string& state);
+  void add_branches(Resumable& r);
   void settle();
 
   Factory make_;
-  std::vector<Branch> branches_;           // [0]: the root
-  std::vector<Branch> fresh_;              // made by add_branches, joining branches_ in settle
-  std::set<std::vector<ThreadId>> known_;  // every branch's prefix
+  std::vector<Branch> branches_;  // [0]: the root
+  std::vector<Branch> fresh_;     // made by add_branches, joining branches_ in settle
+  // Every branch's prefix, and what else decides its executions (its latest).
+  std::map<std::vector<ThreadId>, std::string> known_;
   std::vector<Arrived> recordings_;
   std::vector<TrieNode> trie_;
   std::set<std::uint64_t> back_;                              // requests that came back

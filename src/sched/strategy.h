@@ -130,6 +130,8 @@ class Guided {
   ~Guided() = default;
 };
 
+class Strategy;
+
 // Handing a search over to another process (a live search past a deadlock, whose threads stay
 // stuck in this one: src/live/handover.h; Strategy::resumable).
 class Resumable {
@@ -141,10 +143,26 @@ class Resumable {
   // goes on from hand_over()'s text exactly as the first would have. false where it cannot;
   // throws InputError for text that is no such state.
   virtual bool take_over(const std::string& state) = 0;
-  // Just taken over: for each alternative the search has left above its next execution (the next
-  // at each node), the state it will be in when it moves on to it, confined to that
-  // alternative's subtree, for take_over(). A speculative split (speculate.h) runs them ahead.
-  virtual std::vector<std::string> branch_states() { return {}; }
+  // Speculation (speculate.h), between executions. move_on(): moves the search on to its next
+  // execution now, as hand_over() does (the next begin_execution() does not again); false when
+  // nothing is left. state_text(): after move_on() or take_over(), the state hand_over() returns.
+  // fork(): a copy that goes on as this one would. alternatives(): after move_on() or
+  // take_over(), each alternative left above the next execution (the next at each node), which
+  // alternative_state(node) gives as a search confined to that alternative's subtree.
+  struct Alternative {
+    std::size_t node = 0;
+    std::vector<ThreadId> prefix;  // the choices to it, its own last
+    std::string key;               // what else decides its search (its node's sleep set, ...)
+  };
+  virtual bool move_on() { return false; }
+  virtual std::optional<std::string> state_text() const { return std::nullopt; }
+  // After move_on() or take_over(): the choices the next execution starts with (they are fixed).
+  virtual std::vector<ThreadId> next_choices() const { return {}; }
+  virtual std::unique_ptr<Strategy> fork() const { return nullptr; }
+  virtual std::vector<Alternative> alternatives() { return {}; }
+  virtual std::optional<std::string> alternative_state(std::size_t /*node*/) {
+    return std::nullopt;
+  }
 
  protected:
   ~Resumable() = default;

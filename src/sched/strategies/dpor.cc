@@ -345,27 +345,49 @@ class DporStrategy : public SubtreeSearch, private Resumable {
   // Between executions: moves the search on to its next execution and returns its state
   // (dpor_state.h). Not with the state cache, nor for a split's part or a fixed prefix.
   std::optional<std::string> hand_over() override {
+    if (!move_on() && !exhausted_) return std::nullopt;
+    return state_text();
+  }
+
+  bool move_on() override {
     if (!started_ || view_ != nullptr || states_ || states_capable_ || out_ != nullptr ||
         !fixed_.empty() || from_prefix_)
-      return std::nullopt;
-    const bool exhausted = exhausted_ || !next_branch();
+      return false;
+    if (taken_over_) return !exhausted_;  // moved on already
+    exhausted_ = exhausted_ || !next_branch();
     // The choices above the diverging node ran in the last execution: their footprints there.
     for (std::size_t k = 0; k < first_new_ && k < stack_.size(); ++k) {
       const auto done = log_.footprint(k);
       stack_[k].done.assign(done.begin(), done.end());
     }
-    // Its new choice has not run: what the wakeup tree guesses it touches (branch_states).
+    // Its new choice has not run: what the wakeup tree guesses it touches (alternatives).
     if (first_new_ < stack_.size()) stack_[first_new_].done = stack_[first_new_].guess;
+    taken_over_ = true;
+    return !exhausted_;
+  }
+
+  std::optional<std::string> state_text() const override {
+    if (!taken_over_) return std::nullopt;
     dpor::SavedSearch s = save(stack_, first_new_, frozen_);
-    s.exhausted = exhausted;
+    s.exhausted = exhausted_;
     s.classes = classes_;
     s.redundant = redundant_;
-    exhausted_ = exhausted;
     return dpor::to_text(s);
   }
 
-  // Before the first execution: goes on from a state hand_over() or branch_states() returned, in
-  // another process.
+  std::vector<ThreadId> next_choices() const override {
+    std::vector<ThreadId> out;
+    for (const Node& n : stack_) out.push_back(n.chosen);
+    return out;
+  }
+
+  std::unique_ptr<Strategy> fork() const override {
+    if (view_ != nullptr || states_ || out_ != nullptr) return nullptr;
+    return std::make_unique<DporStrategy>(*this);
+  }
+
+  // Before the first execution: goes on from a state hand_over() or alternative_state() returned,
+  // in another process.
   bool take_over(const std::string& text) override {
     if (started_ || out_ != nullptr || frozen_ > 0) return false;
     dpor::SavedSearch s = dpor::from_text(text);
@@ -398,27 +420,41 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     return true;
   }
 
-  // Just taken over: for each node above the diverging one that has an alternative left, the
-  // search as it will be when it moves on to that alternative, confined to its subtree (frozen
-  // below that node's new choice), its counters at zero. The sleep set there gains the node's
-  // choice, with the footprint it had (SavedNode::done), as next_branch() adds it; what the
+  // Moved on (or just taken over): each node above the diverging one that has an alternative
+  // left, as the search will be when it moves on to that alternative: the sleep set there gains
+  // the node's choice, with the footprint it had (Node::done), as next_branch() adds it. What the
   // search explores before it gets there can still add sequences to the alternative's wakeup
-  // tree, which such a state does not have (src/sched/speculate.h checks every execution). The
+  // tree, which is why `key` holds it (src/sched/speculate.h checks every execution anyway). The
   // diverging node's next alternative too, where the wakeup tree guessed what its new choice
   // touches: that choice has not run yet.
-  std::vector<std::string> branch_states() override {
-    std::vector<std::string> out;
+  std::vector<Alternative> alternatives() override {
+    std::vector<Alternative> out;
     if (!taken_over_ || exhausted_) return out;
     for (std::size_t m = frozen_; m <= first_new_ && m < stack_.size(); ++m) {
       if (m == first_new_ && stack_[m].done.empty()) break;
-      std::vector<Node> copy(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(m) + 1);
-      Node& n = copy[m];
-      n.sleep.push_back({n.chosen, n.done});
-      n.done.clear();
-      if (!advance(n)) continue;
-      out.push_back(dpor::to_text(save(copy, m, m + 1)));
+      Node n = stack_[m];
+      if (!step_to_next(n)) continue;
+      Alternative& x = out.emplace_back();
+      x.node = m;
+      for (std::size_t k = 0; k < m; ++k) x.prefix.push_back(stack_[k].chosen);
+      x.prefix.push_back(n.chosen);
+      dpor::SavedSearch key;
+      dpor::SavedNode& o = key.stack.emplace_back();
+      o.chosen = n.chosen;
+      for (const SleepEntry& e : n.sleep) o.sleep.emplace_back(e.thread, e.footprint);
+      o.below = n.below.children();
+      x.key = dpor::to_text(key);
     }
     return out;
+  }
+
+  // The search confined to alternative `node` of alternatives().
+  std::optional<std::string> alternative_state(std::size_t m) override {
+    if (!taken_over_ || exhausted_ || m >= stack_.size() || m < frozen_ || m > first_new_)
+      return std::nullopt;
+    std::vector<Node> copy(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(m) + 1);
+    if (!step_to_next(copy[m])) return std::nullopt;
+    return dpor::to_text(save(copy, m, m + 1));
   }
 
   Resumable* resumable() override { return this; }
@@ -569,6 +605,13 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       }
     }
     return false;
+  }
+
+  // Node n (a copy) moved on from its choice to its next alternative: false when none is left.
+  bool step_to_next(Node& n) {
+    n.sleep.push_back({n.chosen, n.done});
+    n.done.clear();
+    return advance(n);
   }
 
   // Every enabled thread of n is to be explored from it.
