@@ -35,7 +35,6 @@ namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 constexpr const char* kWorkerOption = "--split-worker";
-constexpr auto kPoll = std::chrono::milliseconds(50);
 // How often the coordinator looks for the workers' records, and a worker for requests: an
 // execution takes a second or so on real torch.
 constexpr auto kFastPoll = std::chrono::milliseconds(10);

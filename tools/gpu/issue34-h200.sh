@@ -7,6 +7,8 @@
 # build/gpu has it. Every case's --out folder and log are packed into OUT/NAME.tgz; OUT/summary.txt
 # holds each case's exit, wall time and last lines.
 #   tools/gpu/issue34-h200.sh OUT BUDGET_S CASE...
+# BUDGET_S must be at most the device time the call really has (the run tool's limit_s, less the
+# start): a case given more is killed with the call, and only its log, copied every 10 s, is left.
 # Cases:
 #   d2-seq, d4-seq     live dpor, drafter_torch.py with 2 / 4 drafters, sequential warmup
 #   queue-seq          live dpor, train_queue_torch.py, sequential warmup, its default 4 batches
@@ -63,8 +65,14 @@ run_() {  # NAME TIME_LIMIT RACELAB_ARGS... (the args may hold @OUT@ and @TL@)
   for a in "$@"; do a=${a//@OUT@/$work/$name}; args+=("${a//@TL@/$tl}"); done
   echo "+ racelab ${args[*]}" > "$work/$name.log"
   local t=$(date +%s.%N)
+  # What the case printed so far reaches OUT every 10 s: a call that runs out of device time
+  # still brings back how far its case came.
+  ( while sleep 10; do cp "$work/$name.log" "$out/$name.log" 2>/dev/null; done ) &
+  local copier=$!
   timeout $(( tl + 120 )) "$racelab" "${args[@]}" >> "$work/$name.log" 2>&1
   local rc=$?
+  kill "$copier" 2>/dev/null; wait "$copier" 2>/dev/null
+  cp "$work/$name.log" "$out/$name.log"
   local wall=$(python3 -c "import time; print(round(time.time() - $t, 1))")
   echo "exit $rc, wall ${wall} s" >> "$work/$name.log"
   { echo "== $name: exit $rc, wall ${wall} s, time limit $tl"; tail -n 14 "$work/$name.log"; } >> "$sum"
