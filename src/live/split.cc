@@ -38,6 +38,8 @@ constexpr const char* kWorkerOption = "--split-worker";
 // How often the coordinator looks for the workers' records, and a worker for requests: an
 // execution takes a second or so on real torch.
 constexpr auto kFastPoll = std::chrono::milliseconds(10);
+// How long the coordinator waits for its workers to end once it is done, before it kills them.
+constexpr auto kStopGrace = std::chrono::seconds(2);
 // How many times a worker process that ended early is started again.
 constexpr unsigned kRestarts = 8;
 
@@ -73,12 +75,15 @@ std::string read_text(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// Creates `path` if no one has: true for the one caller that did.
-bool create_exclusive(const fs::path& path) {
+// Creates `path` with `content` if no one has: true for the one caller that did.
+bool create_exclusive(const fs::path& path, const std::string& content = "") {
   const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
   if (fd < 0) return false;
+  const bool written =
+      content.empty() || ::write(fd, content.data(), content.size()) ==
+                             static_cast<ssize_t>(content.size());
   ::close(fd);
-  return true;
+  return written;
 }
 
 // This process's command line with --split-worker DIR after its `live python` or `live torch`.
@@ -304,13 +309,13 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       break;
     }
     if (deadline > 0 && now_epoch() >= deadline) break;
-    // Hand out what the search and its branches want: one request per worker, and the search's
-    // own at once, which the workers take first.
-    // Requests for the other workers: one each (worker 0 takes only the search's own).
+    // Hand out what the search and its branches want: one request per live worker, and the
+    // search's own at once, which the workers take first; until a worker is ready (torch's import
+    // and a first execution take a while in each), the search's own runs here.
+    const auto live = static_cast<std::size_t>(
+        std::count_if(workers.begin(), workers.end(), [](pid_t p) { return p > 0; }));
     const std::size_t spec_out = outstanding.size() - roots_out.size();
-    const std::size_t free = workers.size() - 1 > spec_out ? workers.size() - 1 - spec_out : 0;
-    // The search's own execution goes to worker 0, which runs nothing else; until a worker is
-    // ready (torch's import and a first execution take a while in each), it runs here.
+    const std::size_t free = live > spec_out ? live - spec_out : 0;
     if (!ready) {
       for (unsigned k = 0; k < a.jobs && !ready; ++k)
         ready = fs::exists(dir / fmt::format("ready-{}", k));
@@ -361,11 +366,19 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       ended = fold(spec.sequence()[folded]);
     }
     if (ended) break;
+    if (folded >= a.executions && !spec.exhausted()) {  // the cap, reached with this execution
+      capped = true;
+      break;
+    }
     if (const auto id = spec.root_lost()) {
       // The search's own execution did not run to its end (a hang) or ran otherwise than its
       // recording said (not deterministic): one process's search ends there too.
-      if (folded < a.executions) {
-        const Ran& r = back.at(*id);
+      const auto was = back.find(*id);
+      if (was == back.end()) {
+        lost = "a worker process ended while it ran the search's own execution (its log is in " +
+               dir.string() + ")";
+      } else if (folded < a.executions) {
+        const Ran& r = was->second;
         fold(*id);
         if (!first && r.failure) {
           first = r.failure;
@@ -403,7 +416,10 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       if (WIFEXITED(st) && WEXITSTATUS(st) == kExitBadInput)
         throw InputError(fmt::format("--jobs: worker process {} refused its part: {}", k,
                                      read_text(dir / fmt::format("worker-{}.log", k))));
-      if (restarts[k]++ < kRestarts) workers[k] = spawn_worker(dir, static_cast<unsigned>(k));
+      // A worker whose execution hung ends by design (kExitFound); any other end counts.
+      const bool hung_out = WIFEXITED(st) && WEXITSTATUS(st) == kExitFound;
+      if (hung_out || restarts[k]++ < kRestarts)
+        workers[k] = spawn_worker(dir, static_cast<unsigned>(k));
     }
     if (std::all_of(workers.begin(), workers.end(), [](pid_t p) { return p <= 0; })) {
       lost = "every worker process ended early (their logs are in " + dir.string() + ")";
@@ -411,11 +427,22 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
     }
     if (!any) std::this_thread::sleep_for(kFastPoll);
   }
+  // The workers look for `stop` between executions; one in the middle of an execution (or of
+  // torch's import) is not waited for beyond a short grace: what it runs counts for nothing now.
   stop_workers();
+  const auto grace = std::chrono::steady_clock::now() + kStopGrace;
   for (pid_t& p : workers) {
-    if (p <= 0) continue;
-    int st = 0;
-    ::waitpid(p, &st, 0);
+    while (p > 0) {
+      int st = 0;
+      if (::waitpid(p, &st, WNOHANG) == p) break;
+      if (std::chrono::steady_clock::now() >= grace) {
+        ::kill(p, SIGKILL);
+        ::waitpid(p, &st, 0);
+        break;
+      }
+      std::this_thread::sleep_for(kFastPoll);
+    }
+    p = -1;
   }
   out.classes = spec.classes_after(folded);
   out.strategy = fmt::format("{}, over {} worker processes ({} executions run for {})", described,
@@ -448,7 +475,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   out.outcome.seconds = elapsed();
   if (first) {
     out.outcome.stop = sched::StopReason::kBudget;  // the keep policy ended it
-  } else if (spec.exhausted() && lost.empty()) {
+  } else if (spec.exhausted() && lost.empty() && !capped && folded == spec.sequence().size()) {
     out.outcome.stop = sched::StopReason::kExhausted;
   } else if (interrupted) {
     out.outcome.stop = sched::StopReason::kInterrupted;
@@ -486,8 +513,6 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
   const LiveRunner runner(subject, runtime_options(a, false), "", nullptr);
   if (std::optional<Result> r = warm_up(runner, a.strategy); r && r->hung) return kExitFound;
   write_file_atomic(dir / fmt::format("ready-{}", self), "ready\n");
-  // Worker 0 runs only the search's own executions, so that one never waits for a worker.
-  const bool own_only = self == "0" && a.jobs > 1;
   std::uint64_t done = 0;
   while (!fs::exists(dir / "stop")) {
     // The request to take: the search's own first, then the oldest.
@@ -498,7 +523,6 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
       // Not a file still being written (write_file_atomic's NAME.tmp.PID).
       if (name.rfind("req-", 0) != 0 || !name.ends_with(".json")) continue;
       const bool root = name.find("-root") != std::string::npos;
-      if (own_only && !root) continue;
       const std::uint64_t id = std::strtoull(name.c_str() + 4, nullptr, 10);
       if (fs::exists(claim_path(dir, id))) continue;
       const std::pair<bool, std::uint64_t> key{!root, id};
@@ -509,8 +533,7 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
       continue;
     }
     const std::uint64_t id = best->second;
-    if (!create_exclusive(claim_path(dir, id))) continue;
-    write_file_atomic(claim_path(dir, id), self);
+    if (!create_exclusive(claim_path(dir, id), self)) continue;
     const Json request = Json::parse(read_text(request_path(dir, id, !best->first)));
     const std::string state = request.at("state").get<std::string>();
     std::optional<Result> r;

@@ -359,6 +359,11 @@ bool Speculation::advance(Branch& b) {
   while (!b.done && !b.stale) {
     if (!in_trie(b.prefix)) {
       b.stale = true;
+      if (b.own && back_.count(*b.own) != 0) {  // its own came back with nothing to follow
+        if (b.root) root_lost_ = *b.own;
+        b.done = true;
+        if (!b.root) b.search.reset();
+      }
       break;
     }
     std::unique_ptr<Strategy> trial = b.search->resumable()->fork();
@@ -372,6 +377,7 @@ bool Speculation::advance(Branch& b) {
         // on; a branch gives up.
         if (b.root) root_lost_ = *b.own;
         b.done = true;
+        if (!b.root) b.search.reset();
       }
       break;
     }
@@ -386,8 +392,11 @@ bool Speculation::advance(Branch& b) {
     moved = true;
     Resumable& r = *b.search->resumable();
     if (!r.move_on()) {
+      RACELAB_CHECK(b.search->exhausted(), "speculation: {} cannot move on",
+                    b.search->describe());
       b.done = true;
       if (b.root) exhausted_ = true;
+      if (!b.root) b.search.reset();
       break;
     }
     b.prefix = r.next_choices();
@@ -406,11 +415,12 @@ void Speculation::add_branches(Resumable& r) {
     if (!fresh) {
       if (it->second == x.key) continue;
       it->second = x.key;
-      for (Branch& old : branches_) {
-        if (!old.root && old.prefix == x.prefix) old.done = true;
-      }
-      for (Branch& old : fresh_) {
-        if (old.prefix == x.prefix) old.done = true;
+      for (std::vector<Branch>* list : {&branches_, &fresh_}) {
+        for (Branch& old : *list) {
+          if (old.root || old.prefix != x.prefix) continue;
+          old.done = true;
+          old.search.reset();
+        }
       }
     }
     const std::optional<std::string> text = r.alternative_state(x.node);

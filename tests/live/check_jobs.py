@@ -8,6 +8,7 @@
 - tests/live/pipelines/user_pool.py (a thread pool, a Semaphore, a Barrier, queues, two locks):
   --jobs 2 proves the fixed version with one process's counts and finds the --bug deadlock at
   one process's execution;
+- --executions 4 with --jobs 2: cut there, not a proof (exit 1);
 - --jobs with a strategy other than dpor, or with --all-findings: one line, exit 2.
 Usage: check_jobs.py RACELAB SOURCE_DIR
 """
@@ -74,6 +75,14 @@ with tempfile.TemporaryDirectory() as tmp:
                             f"{single}, two {proofs[0]}")
         if len(proofs) == 2 and proofs[0] != proofs[1]:
             failures.append(f"two --jobs 2 proofs differ: {proofs}")
+
+    # An execution cap cuts the search where one process's would be cut: not a proof.
+    cap = live(f"{tmp}/cap", standin, "--jobs", "2", script_args=("--warmup", "sequential"),
+               executions="4")
+    if cap.returncode != 1 or summary(f"{tmp}/cap")["executions"] != 4 or \
+            summary(f"{tmp}/cap")["exhausted"]:
+        failures.append(f"--jobs 2 --executions 4: expected 4 executions, not exhaustive, exit 1:"
+                        f" exit {cap.returncode}\n{cap.stdout}{cap.stderr}")
 
     # Without a warmup: the first failure of the single-process order, the same twice.
     alone = live(f"{tmp}/none-1", standin, script_args=("--warmup", "none"))

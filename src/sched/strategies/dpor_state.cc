@@ -42,7 +42,7 @@ std::vector<WakeupNode> tree_from(const Json& j) {
   for (const Json& n : j)
     out.push_back({n.at("thread").get<ThreadId>(), n.at("known").get<bool>(),
                    accesses_from(n.at("footprint")), tree_from(n.at("children")),
-                   accesses_from(n.at("guess"))});
+                   n.contains("guess") ? accesses_from(n.at("guess")) : std::vector<Access>{}});
   return out;
 }
 
@@ -90,7 +90,7 @@ SavedSearch from_text(const std::string& text) {
     s.states_decided = j.at("states_decided").get<bool>();
     s.classes = j.at("classes").get<std::uint64_t>();
     s.redundant = j.at("redundant").get<std::uint64_t>();
-    s.frozen = j.at("frozen").get<std::size_t>();
+    s.frozen = j.value("frozen", std::size_t{0});
     for (const Json& n : j.at("stack")) {
       SavedNode node;
       node.enabled = n.at("enabled").get<std::vector<ThreadId>>();
@@ -105,7 +105,7 @@ SavedSearch from_text(const std::string& text) {
       node.gated = n.at("gated").get<std::vector<ThreadId>>();
       node.wut = tree_from(n.at("wut"));
       node.below = tree_from(n.at("below"));
-      node.done = accesses_from(n.at("done"));
+      if (n.contains("done")) node.done = accesses_from(n.at("done"));
       s.stack.push_back(std::move(node));
     }
     if (s.first_new >= s.stack.size() && !s.exhausted)
