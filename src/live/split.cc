@@ -79,9 +79,8 @@ std::string read_text(const fs::path& path) {
 bool create_exclusive(const fs::path& path, const std::string& content = "") {
   const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
   if (fd < 0) return false;
-  const bool written =
-      content.empty() || ::write(fd, content.data(), content.size()) ==
-                             static_cast<ssize_t>(content.size());
+  const bool written = content.empty() || ::write(fd, content.data(), content.size()) ==
+                                              static_cast<ssize_t>(content.size());
   ::close(fd);
   return written;
 }

@@ -392,8 +392,7 @@ bool Speculation::advance(Branch& b) {
     moved = true;
     Resumable& r = *b.search->resumable();
     if (!r.move_on()) {
-      RACELAB_CHECK(b.search->exhausted(), "speculation: {} cannot move on",
-                    b.search->describe());
+      RACELAB_CHECK(b.search->exhausted(), "speculation: {} cannot move on", b.search->describe());
       b.done = true;
       if (b.root) exhausted_ = true;
       if (!b.root) b.search.reset();
