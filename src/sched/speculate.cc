@@ -253,29 +253,6 @@ void RecordingStrategy::end_execution() {
   view_ = nullptr;
 }
 
-bool feed(Strategy& strategy, const Recording& r, std::uint64_t index) {
-  if (!r.ended || r.decisions.empty()) return false;
-  try {
-    if (!strategy.begin_execution(index)) return false;
-    FedView view(r);
-    for (std::size_t i = 0; i < r.decisions.size(); ++i) {
-      const RecordedDecision& x = r.decisions[i];
-      view.at(r, i);
-      const Decision d{.enabled = x.enabled,
-                       .previous = x.previous,
-                       .previous_enabled = x.previous_enabled,
-                       .step = i,
-                       .exec = &view};
-      if (strategy.pick(d) != x.chosen) return false;
-    }
-    view.at(r, r.decisions.size());
-    strategy.end_execution();
-    return true;
-  } catch (const StrategyError&) {
-    return false;
-  }
-}
-
 Speculation::Speculation(Factory make) : make_(std::move(make)) {
   Branch root;
   root.root = true;
@@ -347,7 +324,6 @@ std::optional<std::size_t> Speculation::feed_from_trie(Strategy& strategy, std::
       if (it == trie_[node].next.end()) return std::nullopt;  // not run yet
       node = it->second;
       if (c != x.chosen) rep = *trie_[node].rep;
-      if (c == kNoThread && i + 1 != recordings_[rep].rec.decisions.size()) return std::nullopt;
     }
   } catch (const StrategyError&) {
     return std::nullopt;

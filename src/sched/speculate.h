@@ -11,19 +11,20 @@
 // (train_queue_torch.py hands its batches out after some 40 decisions) that is most of the work.
 //
 // What this does instead: the one search (the root) runs here, as one process would run it, and
-// never runs a program itself. Each of its executions is a recording (Recording) of an execution
-// that a worker ran from a search state (Resumable::hand_over's text): feeding the recording to
-// the search (feed) makes every choice the search would make, or it is refused at the first other
-// choice and the search asks for that execution from its own state. So the search is the
-// single-process search, execution for execution, whatever ran ahead and however fast: its
-// classes, its order, its first failure. What runs ahead is speculation: at each alternative the
-// search has left above its next execution (Resumable::branch_states), the state it will be in
-// when it gets there, confined to that alternative's subtree, is a search of its own (a branch)
-// that asks for its executions too, and so on below it. A branch's state is the root's, when it
-// gets there, but for the sequences that the root's search until then adds to that alternative's
-// wakeup tree; where those change an execution, the root's check refuses that recording and runs
-// the execution from its own state (wasted: one execution). Nothing here depends on timing: which
-// recordings exist changes only how many executions run, never which ones count.
+// runs no program itself (the caller runs every request, anywhere). Each of its executions is a
+// recording (Recording) of an execution that a worker ran from a search state
+// (Resumable::hand_over's text): feeding the recording to the search makes every choice the search
+// would make, or it is refused at the first other choice and the search asks for that execution
+// from its own state. So the search is the single-process search, execution for execution, whatever
+// ran ahead and however fast: its classes, its order, its first failure. What runs ahead is
+// speculation: at each alternative the search has left above its next execution
+// (Resumable::alternatives), the state it will be in when it gets there, confined to that
+// alternative's subtree, is a search of its own (a branch) that asks for its executions too, and so
+// on below it. A branch's state is the root's, when it gets there, but for the sequences that the
+// root's search until then adds to that alternative's wakeup tree; where those change an execution,
+// the root's check refuses that recording and runs the execution from its own state (wasted: one
+// execution). Nothing here depends on timing: which recordings exist changes only how many
+// executions run, never which ones count.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -99,12 +100,6 @@ class RecordingStrategy : public Strategy {
   const ThreadView* view_ = nullptr;
 };
 
-// Drives `strategy` through an execution as `r` recorded it (execution `index`): true when it
-// made the recorded choice at every decision, and has then learned the execution as if it had
-// run it. false at the first other choice (or a strategy error there): `strategy` is then in the
-// middle of an execution and is of no further use.
-bool feed(Strategy& strategy, const Recording& r, std::uint64_t index);
-
 // The root search and its branches (see the top of this file). Single-threaded: the caller runs
 // the requests (anywhere, in any order, at once) and hands their recordings back.
 class Speculation {
@@ -145,7 +140,6 @@ class Speculation {
   // Requests handed out, and recordings that came back.
   std::uint64_t requested() const { return next_id_; }
   std::uint64_t recordings() const { return recordings_.size(); }
-  std::size_t branches() const { return branches_.size(); }
 
  private:
   struct Branch {
