@@ -266,6 +266,12 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
                                described, a.jobs);
     return out;
   }
+  // The workers warm up now, on what this execution left in the on-disk compile caches (torch's
+  // inductor and triton caches): a dozen cold compiles at once took a minute on 16 cores.
+  write_file_atomic(dir / "warm", "warm\n");
+  const double warm_s = elapsed();
+  double ready_s = -1;       // when the first worker was ready
+  std::uint64_t here = 0;    // executions run in this process meanwhile
 
   // The search, fed with what the workers run (sched/speculate.h).
   sched::Speculation spec(make);
@@ -318,6 +324,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
     if (!ready) {
       for (unsigned k = 0; k < a.jobs && !ready; ++k)
         ready = fs::exists(dir / fmt::format("ready-{}", k));
+      if (ready) ready_s = elapsed();
     }
     std::optional<sched::Speculation::Request> own;
     for (sched::Speculation::Request& q : spec.take(free + (spec.root_needs() ? 1 : 0))) {
@@ -339,6 +346,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       if (result && (r.stops || r.failure)) mine.emplace(own->id, std::move(*result));
       back.emplace(own->id, std::move(r));
       spec.arrived(own->id, std::move(rec));
+      ++here;
       any = true;
     }
     // Take in what came back, then count the search's executions in its order.
@@ -446,6 +454,12 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   out.classes = spec.classes_after(folded);
   out.strategy = fmt::format("{}, over {} worker processes ({} executions run for {})", described,
                              a.jobs, spec.recordings(), folded);
+  // Where the time went, for --jobs's tuning (docs/live.md, "Many processes").
+  fmt::print(stderr,
+             "racelab: --jobs: first execution {:.1f} s, first worker ready {}, {} of {} executions "
+             "run in this process\n",
+             warm_s, ready_s < 0 ? std::string("never") : fmt::format("at {:.1f} s", ready_s),
+             here, spec.recordings());
 
   // The failure kept, in full: run here, or replayed here.
   const auto replay = [&](const PieceFailure& f, std::uint64_t at, std::uint64_t id) {
@@ -510,6 +524,11 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
   const bool expect_deadlock = plan.at("expect_deadlock").get<bool>();
   const std::string self = wdir.filename().string().substr(std::string("worker-").size());
   const LiveRunner runner(subject, runtime_options(a, false), "", nullptr);
+  // The coordinator's first execution fills the compile caches this one then reads.
+  while (!fs::exists(dir / "warm")) {
+    if (fs::exists(dir / "stop")) return kExitOk;
+    std::this_thread::sleep_for(kFastPoll);
+  }
   if (std::optional<Result> r = warm_up(runner, a.strategy); r && r->hung) return kExitFound;
   write_file_atomic(dir / fmt::format("ready-{}", self), "ready\n");
   std::uint64_t done = 0;

@@ -15,7 +15,7 @@
 #   queue-seq-b1       the same with one batch
 #   queue-seq-b2, queue-seq-b2-jobs   two batches, in one process and over 8 worker processes
 #   queue-seq-jobs     queue-seq over 8 worker processes (--jobs 8, docs/live.md "Many processes")
-#   queue-seq-jobs12   the same over 12
+#   queue-seq-jobsN    the same over N (queue-seq-jobs12: 12)
 #   d2-none-all        live dpor --all-findings, drafter_torch.py, 2 drafters, no warmup
 #   d2-none-deadlock   live dpor --expect deadlock, drafter_torch.py, 2 drafters, no warmup
 #   check-queue        racelab check of train_queue_torch.py: lazy (2 batches), sequential (1 batch)
@@ -88,7 +88,7 @@ for c in "$@"; do
     queue-seq-b2) run_ "$c" 100 "${live[@]}" "${qdict[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential --batches 2 ;;
     queue-seq-b2-jobs) run_ "$c" 150 "${live[@]}" "${qdict[@]}" --jobs 8 --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential --batches 2 ;;
     queue-seq-jobs) run_ "$c" 240 "${live[@]}" "${qdict[@]}" --jobs 8 --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential ;;
-    queue-seq-jobs12) run_ "$c" 200 "${live[@]}" "${qdict[@]}" --jobs 12 --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential ;;
+    queue-seq-jobs[0-9]*) run_ "$c" 200 "${live[@]}" "${qdict[@]}" --jobs "${c#queue-seq-jobs}" --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential ;;
     queue-seq-b1) run_ "$c" 90 "${live[@]}" "${qdict[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor $queue -- --warmup sequential --batches 1 ;;
     d2-none-all) run_ "$c" 240 "${live[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor --all-findings $drafter -- --drafters 2 --warmup none ;;
     d2-none-deadlock) run_ "$c" 120 "${live[@]}" --time-limit @TL@ --out @OUT@ --strategy dpor --expect deadlock $drafter -- --drafters 2 --warmup none ;;

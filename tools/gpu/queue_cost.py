@@ -1,7 +1,9 @@
 """Where an execution of tools/pipelines/train_queue_torch.py spends its time, without racelab:
 the script run again and again in one process (runpy, as racelab's live python runs each
 execution), with torch._dynamo.reset() before each run (what racelab's torch table does between
-executions) or without it, for several --batches. Prints one line per run and a median per setting.
+executions) or without it, for several --batches, under the torch-2.11 table's settings
+(AOTAutograd's on-disk cache off, as racelab sets it). Prints one line per run and a median per
+setting.
 
   python3 tools/gpu/queue_cost.py [RUNS] [SCRIPT_ARGS...]
 """
@@ -12,6 +14,9 @@ import sys
 import time
 
 import torch
+import torch._functorch.config
+
+torch._functorch.config.enable_autograd_cache = False  # data/interpose/torch-2.11.json "settings"
 
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "..", "pipelines", "train_queue_torch.py")
@@ -37,3 +42,18 @@ for reset in (True, False):
                   flush=True)
         print(f"== reset={reset} batches={batches}: median {statistics.median(times[1:]):.3f} s "
               f"(runs 1..{runs - 1}), first {times[0]:.3f} s", flush=True)
+
+# One more run after a reset, 4 batches, under cProfile (the main thread only: the warmup and the
+# thread handling): where the time of a warm execution goes.
+import cProfile  # noqa: E402
+import pstats  # noqa: E402
+
+torch._dynamo.reset()
+sys.argv = [script, "--warmup", "sequential", "--batches", "4"] + extra
+prof = cProfile.Profile()
+prof.enable()
+runpy.run_path(script, run_name="__main__")
+prof.disable()
+print("== profile of one run after a reset, 4 batches, main thread (cumulative, top 40)",
+      flush=True)
+pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
