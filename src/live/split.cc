@@ -270,8 +270,8 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   // inductor and triton caches): a dozen cold compiles at once took a minute on 16 cores.
   write_file_atomic(dir / "warm", "warm\n");
   const double warm_s = elapsed();
-  double ready_s = -1;       // when the first worker was ready
-  std::uint64_t here = 0;    // executions run in this process meanwhile
+  double ready_s = -1;     // when the first worker was ready
+  std::uint64_t here = 0;  // executions run in this process meanwhile
 
   // The search, fed with what the workers run (sched/speculate.h).
   sched::Speculation spec(make);
@@ -455,11 +455,12 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   out.strategy = fmt::format("{}, over {} worker processes ({} executions run for {})", described,
                              a.jobs, spec.recordings(), folded);
   // Where the time went, for --jobs's tuning (docs/live.md, "Many processes").
-  fmt::print(stderr,
-             "racelab: --jobs: first execution {:.1f} s, first worker ready {}, {} of {} executions "
-             "run in this process\n",
-             warm_s, ready_s < 0 ? std::string("never") : fmt::format("at {:.1f} s", ready_s),
-             here, spec.recordings());
+  fmt::print(
+      stderr,
+      "racelab: --jobs: first execution {:.1f} s, first worker ready {}, {} of {} executions "
+      "run in this process\n",
+      warm_s, ready_s < 0 ? std::string("never") : fmt::format("at {:.1f} s", ready_s), here,
+      spec.recordings());
 
   // The failure kept, in full: run here, or replayed here.
   const auto replay = [&](const PieceFailure& f, std::uint64_t at, std::uint64_t id) {
