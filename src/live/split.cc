@@ -272,6 +272,12 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   const double warm_s = elapsed();
   double ready_s = -1;     // when the first worker was ready
   std::uint64_t here = 0;  // executions run in this process meanwhile
+  double planning_s = 0;   // in the search and its branches (Speculation's take and arrived)
+  const auto planning = [&](auto&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    planning_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
 
   // The search, fed with what the workers run (sched/speculate.h).
   sched::Speculation spec(make);
@@ -327,7 +333,9 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       if (ready) ready_s = elapsed();
     }
     std::optional<sched::Speculation::Request> own;
-    for (sched::Speculation::Request& q : spec.take(free + (spec.root_needs() ? 1 : 0))) {
+    std::vector<sched::Speculation::Request> wanted;
+    planning([&] { wanted = spec.take(free + (spec.root_needs() ? 1 : 0)); });
+    for (sched::Speculation::Request& q : wanted) {
       if (q.root && !ready) {
         own = std::move(q);
         continue;
@@ -345,7 +353,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       if (r.recording) rec = sched::recording_from(*r.recording);
       if (result && (r.stops || r.failure)) mine.emplace(own->id, std::move(*result));
       back.emplace(own->id, std::move(r));
-      spec.arrived(own->id, std::move(rec));
+      planning([&] { spec.arrived(own->id, std::move(rec)); });
       ++here;
       any = true;
     }
@@ -362,7 +370,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       back.emplace(id, std::move(r));
       it = outstanding.erase(it);
       roots_out.erase(id);
-      spec.arrived(id, std::move(rec));
+      planning([&] { spec.arrived(id, std::move(rec)); });
       any = true;
     }
     while (!ended && folded < spec.sequence().size()) {
@@ -458,9 +466,9 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   fmt::print(
       stderr,
       "racelab: --jobs: first execution {:.1f} s, first worker ready {}, {} of {} executions "
-      "run in this process\n",
+      "run in this process, {:.1f} s planning them\n",
       warm_s, ready_s < 0 ? std::string("never") : fmt::format("at {:.1f} s", ready_s), here,
-      spec.recordings());
+      spec.recordings(), planning_s);
 
   // The failure kept, in full: run here, or replayed here.
   const auto replay = [&](const PieceFailure& f, std::uint64_t at, std::uint64_t id) {

@@ -398,12 +398,15 @@ void Speculation::add_branches(Resumable& r) {
         }
       }
     }
-    const std::optional<std::string> text = r.alternative_state(x.node);
-    if (!text) continue;
     Branch b;
     b.search = make_();
-    RACELAB_CHECK(b.search->resumable()->take_over(*text),
-                  "speculation: {} refused an alternative's state", b.search->describe());
+    if (!b.search->resumable()->take_over_alternative(r, x.node)) {
+      const std::optional<std::string> text = r.alternative_state(x.node);
+      if (!text) continue;
+      b.search = make_();
+      RACELAB_CHECK(b.search->resumable()->take_over(*text),
+                    "speculation: {} refused an alternative's state", b.search->describe());
+    }
     b.depth = x.node + 1;
     b.prefix = b.search->resumable()->next_choices();
     fresh_.push_back(std::move(b));

@@ -163,6 +163,9 @@ class Resumable {
   virtual std::optional<std::string> alternative_state(std::size_t /*node*/) {
     return std::nullopt;
   }
+  // Before the first execution, in the process of `from` (a search of the same parameters):
+  // take_over(from.alternative_state(node)) without the text; false where it cannot.
+  virtual bool take_over_alternative(Resumable& /*from*/, std::size_t /*node*/) { return false; }
 
  protected:
   ~Resumable() = default;

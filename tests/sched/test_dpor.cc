@@ -1210,6 +1210,44 @@ TEST_CASE("strategy names: one table, dpor among the proving strategies", "[dpor
   CHECK(std::string(live_strategy_names()) == "random | pct | dfs | dpor | pos | surw");
 }
 
+// Speculation's branches are made in the process (take_over_alternative) rather than through
+// alternative_state's text: the two must be the same search. Random programs, every alternative
+// after every execution.
+TEST_CASE("dpor: an alternative taken over in the process is the one its state text gives",
+          "[dpor]") {
+  Draw next{env_or("RACELAB_DPOR_SEED", 11)};
+  std::uint64_t compared = 0;
+  for (int p = 0; p < 12; ++p) {
+    std::vector<Script> threads(3 + next(2));
+    for (Script& script : threads)
+      script = random_script(next, [&](std::size_t i) { return i < 2 + next(2); });
+    ScriptSubject subject("alternatives " + std::to_string(p), threads);
+    subject.two_queues(true);
+    INFO(subject.script_text());
+    const std::unique_ptr<Strategy> search = make_dpor(std::nullopt);
+    for (std::uint64_t i = 0; i < 400 && run_execution(subject, *search, i); ++i) {
+      Resumable& r = *search->resumable();
+      if (!r.move_on()) break;
+      for (const Resumable::Alternative& x : r.alternatives()) {
+        const std::optional<std::string> text = r.alternative_state(x.node);
+        REQUIRE(text.has_value());
+        const std::unique_ptr<Strategy> a = make_dpor(std::nullopt);
+        REQUIRE(a->resumable()->take_over(*text));
+        const std::unique_ptr<Strategy> b = make_dpor(std::nullopt);
+        REQUIRE(b->resumable()->take_over_alternative(r, x.node));
+        CHECK(b->resumable()->state_text() == a->resumable()->state_text());
+        CHECK(b->resumable()->next_choices() == x.prefix);
+        ++compared;
+      }
+      // Another parameter set is not taken over.
+      const std::unique_ptr<Strategy> other = make_dpor(1);
+      for (const Resumable::Alternative& x : r.alternatives())
+        CHECK_FALSE(other->resumable()->take_over_alternative(r, x.node));
+    }
+  }
+  CHECK(compared > 100);
+}
+
 // A speculative split (speculate.h) in rounds: each round hands out up to `slots` requests, runs
 // them all (in `order`'s order: the first, the last, ... as a scrambled arrival) and gives their
 // recordings back. What the root search counted, the traces of its executions in order, and how

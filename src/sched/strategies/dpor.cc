@@ -50,6 +50,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -394,6 +395,24 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     if (s.strategy != describe())
       throw StrategyError(
           fmt::format("dpor: the state handed over is {}'s, not {}'s", s.strategy, describe()));
+    load(std::move(s));
+    return true;
+  }
+
+  // take_over(from.alternative_state(m)) in one process, without the text.
+  bool take_over_alternative(Resumable& from, std::size_t m) override {
+    // Resumable is a private base: dynamic_cast cannot come down from it, the type check can.
+    if (typeid(from) != typeid(DporStrategy)) return false;
+    auto* other = static_cast<DporStrategy*>(&from);
+    if (started_ || out_ != nullptr || frozen_ > 0 || other->describe() != describe()) return false;
+    std::optional<dpor::SavedSearch> s = other->alternative(m);
+    if (!s) return false;
+    load(std::move(*s));
+    return true;
+  }
+
+  // The state take_over() goes on from.
+  void load(dpor::SavedSearch&& s) {
     stack_.clear();
     for (dpor::SavedNode& o : s.stack) {
       Node& n = stack_.emplace_back();
@@ -417,7 +436,6 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     classes_ = s.classes;
     redundant_ = s.redundant;
     started_ = taken_over_ = true;
-    return true;
   }
 
   // Moved on (or just taken over): each node above the diverging one that has an alternative
@@ -438,23 +456,22 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       x.node = m;
       for (std::size_t k = 0; k < m; ++k) x.prefix.push_back(stack_[k].chosen);
       x.prefix.push_back(n.chosen);
-      dpor::SavedSearch key;
-      dpor::SavedNode& o = key.stack.emplace_back();
-      o.chosen = n.chosen;
-      for (const SleepEntry& e : n.sleep) o.sleep.emplace_back(e.thread, e.footprint);
-      o.below = n.below.children();
-      x.key = dpor::to_text(key);
+      key_add(x.key, n.chosen);
+      key_add(x.key, static_cast<std::int32_t>(n.sleep.size()));
+      for (const SleepEntry& e : n.sleep) {
+        key_add(x.key, e.thread);
+        key_add(x.key, e.footprint);
+      }
+      key_add(x.key, n.below.children());
     }
     return out;
   }
 
   // The search confined to alternative `node` of alternatives().
   std::optional<std::string> alternative_state(std::size_t m) override {
-    if (!taken_over_ || exhausted_ || m >= stack_.size() || m < frozen_ || m > first_new_)
-      return std::nullopt;
-    std::vector<Node> copy(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(m) + 1);
-    if (!step_to_next(copy[m])) return std::nullopt;
-    return dpor::to_text(save(copy, m, m + 1));
+    std::optional<dpor::SavedSearch> s = alternative(m);
+    if (!s) return std::nullopt;
+    return dpor::to_text(*s);
   }
 
   Resumable* resumable() override { return this; }
@@ -515,6 +532,37 @@ class DporStrategy : public SubtreeSearch, private Resumable {
     std::vector<dpor::Access> done;   // taken over: the choice's footprint (SavedNode::done)
     std::vector<dpor::Access> guess;  // advance(): the wakeup tree's guess of the choice's step
   };
+
+  // An Alternative's key, in bytes: equal keys, equal contents.
+  static void key_add(std::string& key, std::int32_t v) {
+    key.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  static void key_add(std::string& key, const std::vector<dpor::Access>& accesses) {
+    key_add(key, static_cast<std::int32_t>(accesses.size()));
+    for (const dpor::Access& a : accesses) {
+      key_add(key, static_cast<std::int32_t>(a.kind));
+      key_add(key, a.object);
+    }
+  }
+  static void key_add(std::string& key, const std::vector<dpor::WakeupNode>& nodes) {
+    key_add(key, static_cast<std::int32_t>(nodes.size()));
+    for (const dpor::WakeupNode& w : nodes) {
+      key_add(key, w.thread);
+      key_add(key, w.known ? 1 : 0);
+      key_add(key, w.footprint);
+      key_add(key, w.guess);
+      key_add(key, w.children);
+    }
+  }
+
+  // alternative_state(m) before it is text.
+  std::optional<dpor::SavedSearch> alternative(std::size_t m) {
+    if (!taken_over_ || exhausted_ || m >= stack_.size() || m < frozen_ || m > first_new_)
+      return std::nullopt;
+    std::vector<Node> copy(stack_.begin(), stack_.begin() + static_cast<std::ptrdiff_t>(m) + 1);
+    if (!step_to_next(copy[m])) return std::nullopt;
+    return save(copy, m, m + 1);
+  }
 
   // The stack as dpor_state.h keeps it.
   dpor::SavedSearch save(const std::vector<Node>& stack, std::size_t first_new,
