@@ -167,6 +167,12 @@ void add_check(CLI::App& app, Runner& run) {
                   "the dpor proof's cap per variant: past it the variant is inconclusive")
       ->capture_default_str()
       ->check(integer_check(1, 100000000));
+  cmd->add_option("--proof-jobs", o->proof_jobs,
+                  "the dpor proof over N worker processes at once (0: one per core): the same "
+                  "executions and verdict as one process, sooner (live --jobs, docs/live.md, "
+                  "\"Many processes\")")
+      ->capture_default_str()
+      ->check(integer_check(0, 256));
   cmd->add_option("--native-runs", o->native_runs,
                   "uncontrolled runs of a variant whose races found nothing (clean, proven or cut "
                   "short): a failure they show fails it (seen natively, not reached under "

@@ -41,6 +41,7 @@ struct CheckOptions {
   std::uint64_t executions = 20;
   bool prove = true;                       // after a clean hunt, dpor to exhaustion
   std::uint64_t proof_executions = 20000;  // the proof's cap: past it, inconclusive
+  unsigned proof_jobs = 1;  // the proof's processes (live --jobs; 1: the proof runs in one)
   // Uncontrolled runs of a variant whose races found nothing (clean, proven or inconclusive): a
   // failure they show
   // that control never reached (a race inside native code, below racelab's scheduling points)

@@ -71,7 +71,8 @@ struct LiveRun {
 
 LiveRun run_live(const CheckOptions& o, const std::string& racelab,
                  const std::vector<std::string>& args, const std::string& out,
-                 sched::StrategyKind strategy, std::uint64_t executions) {
+                 sched::StrategyKind strategy, std::uint64_t executions,
+                 std::optional<unsigned> jobs = std::nullopt) {
   LiveRun run;
   ensure_directory(out);
   run.argv = live_python_argv({.racelab = racelab,
@@ -79,6 +80,7 @@ LiveRun run_live(const CheckOptions& o, const std::string& racelab,
                                .strategy = strategy,
                                .seed = o.seed,
                                .executions = executions,
+                               .jobs = jobs,
                                .hang_timeout = o.hang_timeout,
                                .time_limit = o.time_limit,
                                .expect = results::live_expect_name(results::LiveExpect::kClean),
@@ -158,8 +160,9 @@ RaceVerdict search_races(const CheckOptions& o, const std::string& racelab,
 
   // The proof: dpor without a bound over what racelab sees, to exhaustion or its cap.
   proving();
-  const LiveRun proof = run_live(o, racelab, args, (fs::path(dir) / "proof").string(),
-                                 sched::live_prover().kind, o.proof_executions);
+  const LiveRun proof = run_live(
+      o, racelab, args, (fs::path(dir) / "proof").string(), sched::live_prover().kind,
+      o.proof_executions, o.proof_jobs != 1 ? std::optional<unsigned>(o.proof_jobs) : std::nullopt);
   RaceVerdict::Proof& p = r.proof;
   p.ran = true;
   p.argv = proof.argv;

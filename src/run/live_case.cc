@@ -99,6 +99,7 @@ std::vector<std::string> live_python_argv(const LivePythonChild& c) {
   if (c.max_preemptions) flag("--max-preemptions", std::to_string(*c.max_preemptions));
   if (c.seed) flag("--seed", std::to_string(*c.seed));
   if (c.executions) flag("--executions", std::to_string(*c.executions));
+  if (c.jobs) flag("--jobs", std::to_string(*c.jobs));
   if (c.hang_timeout) flag("--hang-timeout", fmt::format("{}", *c.hang_timeout));
   if (c.time_limit) flag("--time-limit", fmt::format("{}", *c.time_limit));
   if (!c.expect.empty()) flag("--expect", c.expect);

@@ -43,6 +43,7 @@ struct LivePythonChild {
   std::optional<sched::StrategyKind> strategy;  // --strategy, spelled by its name
   std::optional<int> max_preemptions;
   std::optional<std::uint64_t> seed, executions;
+  std::optional<unsigned> jobs;  // --jobs (dpor over worker processes)
   std::optional<double> hang_timeout, time_limit;
   std::string expect;  // results::live_expect_name
   std::string out;

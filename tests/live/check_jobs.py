@@ -9,7 +9,9 @@
   --jobs 2 proves the fixed version with one process's counts and finds the --bug deadlock at
   one process's execution;
 - --executions 4 with --jobs 2: cut there, not a proof (exit 1);
-- --jobs with a strategy other than dpor, or with --all-findings: one line, exit 2.
+- --jobs with a strategy other than dpor, or with --all-findings: one line, exit 2;
+- racelab check --proof-jobs 2: the sequential variant proven in one process's executions, its
+  proof's command naming --jobs 2, the lazy variant failing.
 Usage: check_jobs.py RACELAB SOURCE_DIR
 """
 import json, os, subprocess, sys, tempfile
@@ -132,7 +134,32 @@ with tempfile.TemporaryDirectory() as tmp:
         failures.append(f"user_pool.py --bug: one process {summary(f'{tmp}/pool-bug-1')}, two "
                         f"{summary(f'{tmp}/pool-bug')}")
 
+    # racelab check's proof over two processes: the same proof as one process's.
+    checks = {}
+    for j in ("1", "2"):
+        out = f"{tmp}/check-{j}"
+        r = subprocess.run([racelab, "check", "--interpose", "standin", "--no-memory",
+                            "--executions", "2", "--native-runs", "0", "--proof-jobs", j,
+                            "--out", out, "--variant", "--warmup sequential",
+                            "--variant", "--warmup none", standin],
+                           capture_output=True, text=True, timeout=900)
+        try:
+            with open(os.path.join(out, "check.json")) as f:
+                variants = json.load(f)["variants"]
+        except (OSError, ValueError, KeyError):
+            failures.append(f"check --proof-jobs {j}: no check.json:\n{r.stdout}{r.stderr}")
+            continue
+        proof = variants[0]["races"].get("proof", {})
+        checks[j] = (r.returncode, variants[0]["verdict"], variants[1]["verdict"],
+                     proof.get("exhausted"), proof.get("executions"))
+        if j == "2" and "--jobs 2" not in proof.get("command", ""):
+            failures.append(f"check --proof-jobs 2: the proof ran without --jobs 2: {proof}")
+    if len(checks) == 2 and (checks["1"] != checks["2"] or checks["2"][:4] != (1, "PASS", "FAIL", True)):
+        failures.append(f"check: --proof-jobs 2 should give one process's verdicts and proof "
+                        f"(exit 1, PASS proven, FAIL): {checks}")
+
 if failures:
     sys.exit("\n".join(failures))
 print(f"live dpor --jobs 2: the stand-in's sequential warmup proven in {proofs[0]} (one process: "
-      f"the same classes), without a warmup {first[0]} twice, user_pool.py proven and its bug found")
+      f"the same classes), without a warmup {first[0]} twice, user_pool.py proven and its bug found; "
+      f"check --proof-jobs 2: {checks.get('2')}")

@@ -19,6 +19,7 @@
 #   d2-none-all        live dpor --all-findings, drafter_torch.py, 2 drafters, no warmup
 #   d2-none-deadlock   live dpor --expect deadlock, drafter_torch.py, 2 drafters, no warmup
 #   check-queue        racelab check of train_queue_torch.py: lazy (2 batches), sequential (1 batch)
+#   check-queue-jobs   the same with its default 4 batches, the proof over 12 processes (--proof-jobs)
 #   cost-native        tools/gpu/queue_cost.py: an execution's time without racelab, by batches,
 #                      with and without torch._dynamo.reset() between runs
 #   cost-live-1, cost-live-13   live dpor of train_queue_torch.py (sequential, 4 batches) cut at 1
@@ -95,6 +96,9 @@ for c in "$@"; do
     check-queue) run_ "$c" 300 check --interpose torch-2.11 "${qdict[@]}" --no-memory --executions 6 \
         --proof-executions 20000 --native-runs 1 --hang-timeout 90 --time-limit @TL@ --out @OUT@ \
         --variant "--warmup none --batches 2" --variant "--warmup sequential --batches 1" $queue ;;
+    check-queue-jobs) run_ "$c" 300 check --interpose torch-2.11 "${qdict[@]}" --no-memory --executions 6 \
+        --proof-executions 20000 --proof-jobs 12 --native-runs 1 --hang-timeout 90 --time-limit @TL@ \
+        --out @OUT@ --variant "--warmup none" --variant "--warmup sequential" $queue ;;
     cost-native)
       { echo "+ python3 tools/gpu/queue_cost.py 6"; t=$(date +%s)
         timeout 300 python3 tools/gpu/queue_cost.py 6; echo "exit $?, wall $(( $(date +%s) - t )) s"; } \
