@@ -322,6 +322,9 @@ class Runtime final : public sched::ThreadView, public sched::FootprintView {
   // os._exit(0) in a Python script).
   void end_execution();
   void note(std::string text);  // shown on the timeline; not a scheduling point
+  // The execution's number in its search (run's `index`): what reports written from inside the
+  // execution (a crash's) call it.
+  std::uint64_t execution_index() const;
 
   // ---- ThreadView (controlled threads only).
   std::size_t thread_count() const override;

@@ -294,6 +294,7 @@ std::optional<Result> run(Subject& subject, sched::Strategy& strategy, std::uint
   if (!strategy.begin_execution(index)) return std::nullopt;
   std::shared_ptr<Runtime> rt(new Runtime(options));
   Runtime::Impl& impl = *rt->impl_;
+  impl.index = index;
   Runtime* expected = nullptr;
   const bool alone = g_active.compare_exchange_strong(expected, rt.get());
   RACELAB_CHECK(alone,

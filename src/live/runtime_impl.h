@@ -155,6 +155,7 @@ struct Runtime::Impl {
   };
 
   Options options;
+  std::uint64_t index = 0;  // run()'s
   std::mutex state_mutex;
   std::condition_variable engine_cv;
   std::condition_variable mutex_cv;  // foreign threads waiting for a mutex

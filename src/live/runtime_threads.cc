@@ -438,6 +438,8 @@ void Runtime::note(std::string text) {
                                        impl_->agents[agent].foreign, false, impl_->seconds()});
 }
 
+std::uint64_t Runtime::execution_index() const { return impl_->index; }
+
 ThreadId Runtime::spawn(std::string name, std::function<void()> body, bool daemon) {
   Impl& impl = *impl_;
   std::lock_guard lk(impl.state_mutex);

@@ -202,15 +202,17 @@ fs::path ran_path(const fs::path& dir, std::uint64_t id) {
   return dir / fmt::format("ran-{}.json", id);
 }
 
-// Runs request `id` (one execution from search state `state`, "" for the first) and says what
-// ran; `result`, when given, gets the execution itself.
+// Runs request `id` (one execution from search state `state`, "" for the first) as execution
+// number `index` (what a crash report inside it says) and says what ran; `result`, when given,
+// gets the execution itself.
 Ran run_request(const LiveRunner& runner, sched::StrategyKind kind, bool expect_deadlock,
-                std::uint64_t id, const std::string& state, std::optional<Result>* result) {
+                std::uint64_t id, std::uint64_t index, const std::string& state,
+                std::optional<Result>* result) {
   const std::unique_ptr<sched::Strategy> search = fresh_search(kind);
   if (!state.empty() && !search->resumable()->take_over(state))
     throw InputError(fmt::format("{} cannot take request {} over", search->describe(), id));
   sched::RecordingStrategy recorder(*search);
-  std::optional<Result> r = runner.run(recorder, id);
+  std::optional<Result> r = runner.run(recorder, index);
   Ran ran;
   if (r) {
     ran.steps = r->choices.size();
@@ -281,8 +283,10 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
 
   // The search, fed with what the workers run (sched/speculate.h).
   sched::Speculation spec(make);
-  std::set<std::uint64_t> outstanding;  // requests written, not yet back
-  std::set<std::uint64_t> roots_out;    // ... of them, the search's own
+  std::set<std::uint64_t> outstanding;               // requests written, not yet back
+  std::set<std::uint64_t> roots_out;                 // ... of them, the search's own
+  std::map<std::uint64_t, std::string> root_states;  // ... their states
+  std::optional<sched::Speculation::Request> rerun;  // to run here next
   std::map<std::uint64_t, Ran> back;
   std::uint64_t folded = 0;  // the search's executions counted so far
   std::optional<PieceFailure> first, other;
@@ -332,7 +336,11 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
         ready = fs::exists(dir / fmt::format("ready-{}", k));
       if (ready) ready_s = elapsed();
     }
-    std::optional<sched::Speculation::Request> own;
+    // The search's own execution whose worker process ended in it (a crash of the program's
+    // kills the process) runs here next, as one process would run it: a crash then ends this
+    // process with its report, at the search's execution number.
+    std::optional<sched::Speculation::Request> own = std::move(rerun);
+    rerun.reset();
     std::vector<sched::Speculation::Request> wanted;
     planning([&] { wanted = spec.take(free + (spec.root_needs() ? 1 : 0)); });
     for (sched::Speculation::Request& q : wanted) {
@@ -340,6 +348,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
         own = std::move(q);
         continue;
       }
+      if (q.root) root_states[q.id] = q.state;
       write_file_atomic(request_path(dir, q.id, q.root),
                         Json{{"id", q.id}, {"state", q.state}}.dump());
       outstanding.insert(q.id);
@@ -348,7 +357,8 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
     bool any = false;
     if (own) {
       std::optional<Result> result;
-      Ran r = run_request(runner, a.strategy, expect_deadlock, own->id, own->state, &result);
+      Ran r = run_request(runner, a.strategy, expect_deadlock, own->id, spec.sequence().size(),
+                          own->state, &result);
       std::optional<sched::Recording> rec;
       if (r.recording) rec = sched::recording_from(*r.recording);
       if (result && (r.stops || r.failure)) mine.emplace(own->id, std::move(*result));
@@ -424,8 +434,11 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
           continue;
         }
         it = outstanding.erase(it);
-        roots_out.erase(id);
-        spec.arrived(id, std::nullopt);
+        if (roots_out.erase(id) != 0) {
+          rerun = sched::Speculation::Request{id, root_states.at(id), true};
+        } else {
+          spec.arrived(id, std::nullopt);
+        }
         any = true;
       }
       if (WIFEXITED(st) && WEXITSTATUS(st) == kExitBadInput)
@@ -566,7 +579,7 @@ int split_worker(const SearchOptions& a, const JobInfo& info, Subject& subject) 
     std::optional<Result> r;
     Ran ran;
     try {
-      ran = run_request(runner, a.strategy, expect_deadlock, id, state, &r);
+      ran = run_request(runner, a.strategy, expect_deadlock, id, id, state, &r);
     } catch (const InputError& e) {
       fmt::print(stderr, "racelab: --split-worker: {}\n", e.what());
       return kExitBadInput;

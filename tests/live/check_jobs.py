@@ -10,6 +10,9 @@
   one process's execution;
 - --executions 4 with --jobs 2: cut there, not a proof (exit 1);
 - --jobs with a strategy other than dpor, or with --all-findings: one line, exit 2;
+- tests/live/pipelines/native_crash.py (a SIGSEGV in one order of 6 lock sections): --jobs 2
+  reports the crash at one process's execution, the worker whose process it killed replaced by
+  the coordinator running that execution itself;
 - racelab check --proof-jobs 2: the sequential variant proven in one process's executions, its
   proof's command naming --jobs 2, the lazy variant failing.
 Usage: check_jobs.py RACELAB SOURCE_DIR
@@ -19,6 +22,7 @@ import json, os, subprocess, sys, tempfile
 racelab, src = sys.argv[1], sys.argv[2]
 standin = os.path.join(src, "tools", "pipelines", "drafter_standin.py")
 user_pool = os.path.join(src, "tests", "live", "pipelines", "user_pool.py")
+native_crash = os.path.join(src, "tests", "live", "pipelines", "native_crash.py")
 failures = []
 
 
@@ -134,6 +138,21 @@ with tempfile.TemporaryDirectory() as tmp:
         failures.append(f"user_pool.py --bug: one process {summary(f'{tmp}/pool-bug-1')}, two "
                         f"{summary(f'{tmp}/pool-bug')}")
 
+    # A crash of the program's own (the process dies): at one process's execution.
+    crashes = []
+    for jobs in ((), ("--jobs", "2")):
+        out = f"{tmp}/crash{len(jobs)}"
+        r = live(out, native_crash, *jobs, interpose="none")
+        try:
+            found = [(f["kind"], f.get("execution")) for f in report(out).get("findings", [])]
+        except (OSError, ValueError):
+            found = []
+        crashes.append((r.returncode, found))
+    if crashes[0] != crashes[1] or crashes[0][0] != 1 or not crashes[0][1] or \
+            crashes[0][1][0][0] != "crash":
+        failures.append(f"native_crash.py: one process and --jobs 2 should report the same crash "
+                        f"(exit 1): {crashes}")
+
     # racelab check's proof over two processes: the same proof as one process's.
     checks = {}
     for j in ("1", "2"):
@@ -162,4 +181,4 @@ if failures:
     sys.exit("\n".join(failures))
 print(f"live dpor --jobs 2: the stand-in's sequential warmup proven in {proofs[0]} (one process: "
       f"the same classes), without a warmup {first[0]} twice, user_pool.py proven and its bug found; "
-      f"check --proof-jobs 2: {checks.get('2')}")
+      f"crash {crashes[1]}; check --proof-jobs 2: {checks.get('2')}")

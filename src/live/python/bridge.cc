@@ -406,7 +406,7 @@ class PythonSubject : public Subject {
     return fmt::format("{:016x}", std::hash<std::string>{}(script + table_ + identity_));
   }
   void setup(Runtime& rt) override {
-    crash_report_next_execution();
+    crash_report_execution(rt.execution_index());
     auto job = job_;
     auto table = table_;
     rt.spawn("main", [job, table] {

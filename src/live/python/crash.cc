@@ -24,7 +24,6 @@ namespace racelab::live::python {
 
 namespace {
 
-std::atomic<std::uint64_t> g_executions{0};
 std::atomic<std::uint64_t> g_crash_execution{0};
 char g_crash_tmp[4096];
 char g_crash_path[4096];
@@ -86,7 +85,7 @@ void on_fatal_signal(int sig) {
 
 }  // namespace
 
-void crash_report_next_execution() { g_crash_execution.store(g_executions.fetch_add(1)); }
+void crash_report_execution(std::uint64_t index) { g_crash_execution.store(index); }
 
 void arm_crash_report(const std::string& dir) {
   namespace fs = std::filesystem;

@@ -19,8 +19,9 @@ void start_interpreter(std::uint32_t hash_seed, const std::string& python);
 pybind11::module_& bridge_module();   // racelab_bridge.py (it imports racelab_threads.py)
 pybind11::module_& racelab_module();  // racelab.py, the module scripts import as `racelab`
 
-// Numbers the execution about to start, for the crash report's "in execution N" (crash.cc).
-void crash_report_next_execution();
+// The number of the execution about to start in its search (Runtime::execution_index), for the
+// crash report's "in execution N" (crash.cc).
+void crash_report_execution(std::uint64_t index);
 
 // Runs `fn` with the GIL on a helper thread and waits `seconds` at most for its result: a thread
 // stuck in C code may hold the GIL for ever, and what racelab writes must not be lost to it.
