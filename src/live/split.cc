@@ -287,6 +287,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   std::set<std::uint64_t> roots_out;                 // ... of them, the search's own
   std::map<std::uint64_t, std::string> root_states;  // ... their states
   std::optional<sched::Speculation::Request> rerun;  // to run here next
+  bool alone = false;  // every worker ended for good: the search runs here
   std::map<std::uint64_t, Ran> back;
   std::uint64_t folded = 0;  // the search's executions counted so far
   std::optional<PieceFailure> first, other;
@@ -331,7 +332,7 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
         std::count_if(workers.begin(), workers.end(), [](pid_t p) { return p > 0; }));
     const std::size_t spec_out = outstanding.size() - roots_out.size();
     const std::size_t free = live > spec_out ? live - spec_out : 0;
-    if (!ready) {
+    if (!ready && !alone) {
       for (unsigned k = 0; k < a.jobs && !ready; ++k)
         ready = fs::exists(dir / fmt::format("ready-{}", k));
       if (ready) ready_s = elapsed();
@@ -449,9 +450,25 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
       if (hung_out || restarts[k]++ < kRestarts)
         workers[k] = spawn_worker(dir, static_cast<unsigned>(k));
     }
-    if (std::all_of(workers.begin(), workers.end(), [](pid_t p) { return p <= 0; })) {
-      lost = "every worker process ended early (their logs are in " + dir.string() + ")";
-      break;
+    if (!alone && std::all_of(workers.begin(), workers.end(), [](pid_t p) { return p <= 0; })) {
+      // No worker left, and none to start: the search goes on here alone, as one process's,
+      // with what nobody ran given up by its branches or, the search's own, run here.
+      alone = true;
+      ready = false;
+      for (const std::uint64_t id : outstanding) {
+        if (roots_out.count(id) != 0) {
+          rerun = sched::Speculation::Request{id, root_states.at(id), true};
+        } else {
+          spec.arrived(id, std::nullopt);
+        }
+      }
+      outstanding.clear();
+      roots_out.clear();
+      fmt::print(stderr,
+                 "racelab: --jobs: every worker process ended early (their logs are in {}): the "
+                 "search goes on in this process alone\n",
+                 dir.string());
+      any = true;
     }
     if (!any) std::this_thread::sleep_for(kFastPoll);
   }

@@ -13,6 +13,8 @@
 - tests/live/pipelines/native_crash.py (a SIGSEGV in one order of 6 lock sections): --jobs 2
   reports the crash at one process's execution, the worker whose process it killed replaced by
   the coordinator running that execution itself;
+- tests/live/pipelines/first_process_only.py (every process but the first kills itself): the
+  workers all die, and the search goes on in the coordinator alone with one process's result;
 - racelab check --proof-jobs 2: the sequential variant proven in one process's executions, its
   proof's command naming --jobs 2, the lazy variant failing.
 Usage: check_jobs.py RACELAB SOURCE_DIR
@@ -23,6 +25,7 @@ racelab, src = sys.argv[1], sys.argv[2]
 standin = os.path.join(src, "tools", "pipelines", "drafter_standin.py")
 user_pool = os.path.join(src, "tests", "live", "pipelines", "user_pool.py")
 native_crash = os.path.join(src, "tests", "live", "pipelines", "native_crash.py")
+first_only = os.path.join(src, "tests", "live", "pipelines", "first_process_only.py")
 failures = []
 
 
@@ -152,6 +155,19 @@ with tempfile.TemporaryDirectory() as tmp:
             crashes[0][1][0][0] != "crash":
         failures.append(f"native_crash.py: one process and --jobs 2 should report the same crash "
                         f"(exit 1): {crashes}")
+
+    # Workers that all die: the coordinator goes on alone, to one process's proof.
+    alone = []
+    for jobs in ((), ("--jobs", "2")):
+        out = f"{tmp}/alone{len(jobs)}"
+        r = live(out, first_only, *jobs, interpose="none", script_args=(f"{out}.marker",))
+        alone.append((r.returncode, summary(out) if r.returncode in (0, 1) else r.stderr))
+        if jobs and "goes on in this process alone" not in r.stderr:
+            failures.append(f"first_process_only.py --jobs 2: the workers' end was not said:\n"
+                            f"{r.stderr}")
+    if alone[0] != alone[1] or alone[0][0] != 0:
+        failures.append(f"first_process_only.py: one process and --jobs 2 with every worker dead "
+                        f"should prove it alike: {alone}")
 
     # racelab check's proof over two processes: the same proof as one process's.
     checks = {}
