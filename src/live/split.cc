@@ -496,9 +496,9 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
   fmt::print(
       stderr,
       "racelab: --jobs: first execution {:.1f} s, first worker ready {}, {} of {} executions "
-      "run in this process, {:.1f} s planning them\n",
+      "run in this process, {:.1f} s planning them; {}\n",
       warm_s, ready_s < 0 ? std::string("never") : fmt::format("at {:.1f} s", ready_s), here,
-      spec.recordings(), planning_s);
+      spec.recordings(), planning_s, spec.waste());
 
   // The failure kept, in full: run here, or replayed here.
   const auto replay = [&](const PieceFailure& f, std::uint64_t at, std::uint64_t id) {

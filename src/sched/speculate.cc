@@ -256,6 +256,8 @@ void RecordingStrategy::end_execution() {
 Speculation::Speculation(Factory make) : make_(std::move(make)) {
   Branch root;
   root.root = true;
+  replaced_.push_back(0);
+  guessed_.push_back(0);
   root.search = make_();
   RACELAB_CHECK(root.search->resumable() != nullptr, "speculation: {} cannot be handed over",
                 root.search->describe());
@@ -272,15 +274,18 @@ bool Speculation::root_needs() const {
 void Speculation::add_to_trie(std::size_t index) {
   const Recording& r = recordings_[index].rec;
   std::size_t node = 0;
+  bool new_path = !trie_[node].rep;
   if (!trie_[node].rep) trie_[node].rep = index;
   for (const RecordedDecision& d : r.decisions) {
     auto [it, fresh] = trie_[node].next.try_emplace(d.chosen, trie_.size());
     if (fresh) {
       trie_.emplace_back();
       trie_.back().rep = index;
+      new_path = true;
     }
     node = it->second;
   }
+  if (!new_path) repeated_.insert(recordings_[index].id);
 }
 
 bool Speculation::in_trie(const std::vector<ThreadId>& prefix) const {
@@ -393,12 +398,16 @@ void Speculation::add_branches(Resumable& r) {
       for (std::vector<Branch>* list : {&branches_, &fresh_}) {
         for (Branch& old : *list) {
           if (old.root || old.prefix != x.prefix) continue;
+          replaced_[old.serial] = 1;
           old.done = true;
           old.search.reset();
         }
       }
     }
     Branch b;
+    b.serial = replaced_.size();
+    replaced_.push_back(0);
+    guessed_.push_back(x.guessed ? 1 : 0);
     b.search = make_();
     if (!b.search->resumable()->take_over_alternative(r, x.node)) {
       const std::optional<std::string> text = r.alternative_state(x.node);
@@ -461,6 +470,7 @@ std::vector<Speculation::Request> Speculation::take(std::size_t slots) {
       state = *text;
     }
     Request r{next_id_++, std::move(state), b.root};
+    origin_[r.id] = b.serial;
     in_flight_[r.id] = b.prefix;
     b.waiting = r.id;
     b.own = r.id;
@@ -485,6 +495,27 @@ void Speculation::arrived(std::uint64_t id, std::optional<Recording> rec) {
     if (b.own == id || (rec && starts_with(choices, b.prefix))) b.stale = false;
   }
   settle();
+}
+
+std::string Speculation::waste() const {
+  const std::set<std::uint64_t> counted(sequence_.begin(), sequence_.end());
+  std::uint64_t beyond = 0, repeated = 0, replaced = 0, guessed = 0;
+  for (const Arrived& a : recordings_) {
+    if (counted.count(a.id) != 0) continue;
+    ++beyond;
+    const auto it = origin_.find(a.id);
+    if (repeated_.count(a.id) != 0) {
+      ++repeated;
+    } else if (it != origin_.end() && replaced_[it->second]) {
+      ++replaced;
+    } else if (it != origin_.end() && guessed_[it->second]) {
+      ++guessed;
+    }
+  }
+  return fmt::format(
+      "{} beyond the search's: {} repeating another's choices, {} from branches replaced since, "
+      "{} from branches on a guessed footprint, {} from branches the search came to otherwise",
+      beyond, repeated, replaced, guessed, beyond - repeated - replaced - guessed);
 }
 
 }  // namespace racelab::sched

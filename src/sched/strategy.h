@@ -153,6 +153,7 @@ class Resumable {
     std::size_t node = 0;
     std::vector<ThreadId> prefix;  // the choices to it, its own last
     std::string key;               // what else decides its search (its node's sleep set, ...)
+    bool guessed = false;  // its sleep set holds a footprint guessed, not seen (dpor: first_new)
   };
   virtual bool move_on() { return false; }
   virtual std::optional<std::string> state_text() const { return std::nullopt; }

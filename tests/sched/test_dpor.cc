@@ -1287,6 +1287,10 @@ Speculated speculate(Subject& subject, const Speculation::Factory& make, std::si
     }
   }
   for (std::uint64_t id : spec.sequence()) out.traces.push_back(trace_of.at(id));
+  // What it says of the executions it ran beyond the search's counts them all.
+  const std::string waste = spec.waste();
+  CHECK(waste.rfind(std::to_string(spec.recordings() - spec.sequence().size()) + " beyond", 0) ==
+        0);
   out.classes = spec.classes();
   out.exhausted = spec.exhausted();
   out.requested = spec.requested();

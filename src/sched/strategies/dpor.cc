@@ -454,6 +454,7 @@ class DporStrategy : public SubtreeSearch, private Resumable {
       if (!step_to_next(n)) continue;
       Alternative& x = out.emplace_back();
       x.node = m;
+      x.guessed = m == first_new_;
       for (std::size_t k = 0; k < m; ++k) x.prefix.push_back(stack_[k].chosen);
       x.prefix.push_back(n.chosen);
       key_add(x.key, n.chosen);
