@@ -331,12 +331,15 @@ SplitSearch search_split(const SearchOptions& a, const JobInfo& info, Subject& s
     const auto live = static_cast<std::size_t>(
         std::count_if(workers.begin(), workers.end(), [](pid_t p) { return p > 0; }));
     const std::size_t spec_out = outstanding.size() - roots_out.size();
-    const std::size_t free = live > spec_out ? live - spec_out : 0;
     if (!ready && !alone) {
       for (unsigned k = 0; k < a.jobs && !ready; ++k)
         ready = fs::exists(dir / fmt::format("ready-{}", k));
       if (ready) ready_s = elapsed();
     }
+    // Before a worker is ready, no branch's request: the search would wait for one whose first
+    // choices are its next execution's, which nobody runs yet, instead of running it here (on an
+    // H100, 4 executions here in the workers' first 28 s).
+    const std::size_t free = ready && live > spec_out ? live - spec_out : 0;
     // The search's own execution whose worker process ended in it (a crash of the program's
     // kills the process) runs here next, as one process would run it: a crash then ends this
     // process with its report, at the search's execution number.

@@ -1,8 +1,8 @@
-"""Three threads take one lock; every process but the first to run this script kills itself
-(SIGKILL) before they start, as a process the machine's OOM killer or a broken environment ends
-would. For `racelab live --jobs`: its workers (which run the script after the coordinator's
-first execution) all die, and the search must go on in the coordinator alone with one process's
-result (tests/live/check_jobs.py).
+"""Three threads take a lock twice each; every process but the first to run this script kills
+itself (SIGKILL) before they start, as a process the machine's OOM killer or a broken
+environment ends would. For `racelab live --jobs`: its workers (which run the script after the
+coordinator's first execution) all die, and the search must still end with one process's result
+(tests/live/check_jobs.py).
 
   racelab live python --interpose none --strategy dpor --jobs 2 first_process_only.py -- MARKER
 """
@@ -26,8 +26,9 @@ lock = threading.Lock()
 
 
 def work():
-    with lock:
-        pass
+    for _ in range(2):
+        with lock:
+            pass
 
 
 threads = [threading.Thread(target=work) for _ in range(3)]
