@@ -256,8 +256,7 @@ void RecordingStrategy::end_execution() {
 Speculation::Speculation(Factory make) : make_(std::move(make)) {
   Branch root;
   root.root = true;
-  replaced_.push_back(0);
-  guessed_.push_back(0);
+  made_.emplace_back();
   root.search = make_();
   RACELAB_CHECK(root.search->resumable() != nullptr, "speculation: {} cannot be handed over",
                 root.search->describe());
@@ -398,26 +397,24 @@ void Speculation::add_branches(Resumable& r) {
       for (std::vector<Branch>* list : {&branches_, &fresh_}) {
         for (Branch& old : *list) {
           if (old.root || old.prefix != x.prefix) continue;
-          replaced_[old.serial] = 1;
+          made_[old.serial].replaced = true;
           old.done = true;
           old.search.reset();
         }
       }
     }
     Branch b;
-    b.serial = replaced_.size();
-    replaced_.push_back(0);
-    guessed_.push_back(x.guessed ? 1 : 0);
     b.search = make_();
-    if (!b.search->resumable()->take_over_alternative(r, x.node)) {
+    if (!b.search->resumable()->take_over_alternative(r, x.node)) {  // leaves it fresh
       const std::optional<std::string> text = r.alternative_state(x.node);
       if (!text) continue;
-      b.search = make_();
       RACELAB_CHECK(b.search->resumable()->take_over(*text),
                     "speculation: {} refused an alternative's state", b.search->describe());
     }
     b.depth = x.node + 1;
     b.prefix = b.search->resumable()->next_choices();
+    b.serial = made_.size();
+    made_.push_back({.replaced = false, .guessed = x.guessed});
     fresh_.push_back(std::move(b));
   }
 }
@@ -506,9 +503,9 @@ std::string Speculation::waste() const {
     const auto it = origin_.find(a.id);
     if (repeated_.count(a.id) != 0) {
       ++repeated;
-    } else if (it != origin_.end() && replaced_[it->second]) {
+    } else if (it != origin_.end() && made_[it->second].replaced) {
       ++replaced;
-    } else if (it != origin_.end() && guessed_[it->second]) {
+    } else if (it != origin_.end() && made_[it->second].guessed) {
       ++guessed;
     }
   }

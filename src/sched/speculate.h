@@ -190,8 +190,11 @@ class Speculation {
   // waste(): each request's branch, the branches replaced by fresh ones, and the recordings whose
   // choices an earlier one had made.
   std::map<std::uint64_t, std::size_t> origin_;
-  std::vector<char> replaced_;
-  std::vector<char> guessed_;  // by serial: made from an alternative with a guessed footprint
+  struct Made {
+    bool replaced = false;  // by a fresh branch, its alternative having changed
+    bool guessed = false;   // from an alternative with a guessed footprint
+  };
+  std::vector<Made> made_;  // by Branch::serial
   std::set<std::uint64_t> repeated_;
   bool exhausted_ = false;
   std::optional<std::uint64_t> root_lost_;
