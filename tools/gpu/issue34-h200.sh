@@ -7,6 +7,9 @@
 # build/gpu has it. Every case's --out folder and log are packed into OUT/NAME.tgz; OUT/summary.txt
 # holds each case's exit, wall time and last lines.
 #   tools/gpu/issue34-h200.sh OUT BUDGET_S CASE...
+# With RACELAB_STACKS_EVERY=S in the environment, every Python process (racelab's coordinator and
+# workers, the native runs) writes its threads' stacks every S seconds next to the case's folder,
+# NAME-stacks/stacks-PID.txt (tools/gpu/stackdump/sitecustomize.py): what a process waits on.
 # BUDGET_S must be at most the device time the call really has (the run tool's limit_s, less the
 # start): a case given more is killed with the call, and only its log, copied every 10 s, is left.
 # Cases:
@@ -42,6 +45,7 @@ export PYTHONUNBUFFERED=1
 export TORCHINDUCTOR_COMPILE_THREADS=1
 # The embedded interpreter does not know a virtual environment torch may live in.
 export PYTHONPATH=$(python3 -c 'import site; print(":".join(site.getsitepackages()))')
+[ -n "${RACELAB_STACKS_EVERY:-}" ] && export PYTHONPATH="$PWD/tools/gpu/stackdump:$PYTHONPATH"
 export LD_LIBRARY_PATH="$PWD/.gpu-deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if ! [ -x build/gpu/harness/racelab ]; then
   t0=$(date +%s)
@@ -66,6 +70,7 @@ run_() {  # NAME TIME_LIMIT RACELAB_ARGS... (the args may hold @OUT@ and @TL@)
   for a in "$@"; do a=${a//@OUT@/$work/$name}; args+=("${a//@TL@/$tl}"); done
   echo "+ racelab ${args[*]}" > "$work/$name.log"
   local t=$(date +%s.%N)
+  export RACELAB_STACKS_DIR=$work/$name-stacks
   # What the case printed so far reaches OUT every 10 s: a call that runs out of device time
   # still brings back how far its case came.
   ( while sleep 10; do cp "$work/$name.log" "$out/$name.log" 2>/dev/null; done ) &
@@ -77,7 +82,7 @@ run_() {  # NAME TIME_LIMIT RACELAB_ARGS... (the args may hold @OUT@ and @TL@)
   local wall=$(python3 -c "import time; print(round(time.time() - $t, 1))")
   echo "exit $rc, wall ${wall} s" >> "$work/$name.log"
   { echo "== $name: exit $rc, wall ${wall} s, time limit $tl"; tail -n 14 "$work/$name.log"; } >> "$sum"
-  tar czf "$out/$name.tgz" -C "$work" "$name" "$name.log" 2>/dev/null
+  tar czf "$out/$name.tgz" -C "$work" "$name" "$name.log" $([ -d "$work/$name-stacks" ] && echo "$name-stacks") 2>/dev/null
   cp "$sum" "$out/summary.txt"
 }
 
