@@ -284,6 +284,24 @@ with tempfile.TemporaryDirectory() as tmp:
             report(f"{tmp}/setup").get("executions") != 3:
         failures.append(f"process_setup: expected 3 clean executions, each seeing one call made "
                         f"on another thread{said(r)}")
+    # skip_if: an entry whose callable says true is not called (two calls would fail the script).
+    setup_table(f"{tmp}/setup-skip.json", [
+        {"call": "process_setup_probe.setup", "skip_if": "process_setup_probe.yes"},
+        {"call": "process_setup_probe.setup", "skip_if": "process_setup_probe.no"}])
+    r = run("live", "python", "--interpose", f"{tmp}/setup-skip.json", "--strategy", "random",
+            "--executions", "2", "--out", f"{tmp}/setup-skip", setup_script)
+    if r.returncode != 0 or report(f"{tmp}/setup-skip").get("executions") != 2:
+        failures.append(f"process_setup skip_if: expected the skipped entry not called and the "
+                        f"other called once{said(r)}")
+    setup_table(f"{tmp}/setup-skip-bad.json", [{"call": "process_setup_probe.setup",
+                                                "skip_if": "process_setup_probe.nosuch"}])
+    r = run("live", "python", "--interpose", f"{tmp}/setup-skip-bad.json", "--out",
+            f"{tmp}/setup-skip-bad", setup_script)
+    want = "process_setup entry process_setup_probe.nosuch: module process_setup_probe has no " \
+           "attribute nosuch"
+    if r.returncode != 2 or want not in r.stderr:
+        failures.append(f"process_setup, missing skip_if target: expected '{want}', exit 2"
+                        f"{said(r)}")
     setup_table(f"{tmp}/setup-missing.json", [{"call": "process_setup_probe.nosuch"}])
     r = run("live", "python", "--interpose", f"{tmp}/setup-missing.json", "--out",
             f"{tmp}/setup-missing", setup_script)
@@ -291,6 +309,13 @@ with tempfile.TemporaryDirectory() as tmp:
            "attribute nosuch"
     if r.returncode != 2 or want not in r.stderr or r.stderr.strip().count("\n") != 0:
         failures.append(f"process_setup, missing target: expected one line '{want}', exit 2"
+                        f"{said(r)}")
+    setup_table(f"{tmp}/setup-skip-type.json", [{"call": "process_setup_probe.setup",
+                                                 "skip_if": 3}])
+    r = run("live", "python", "--interpose", f"{tmp}/setup-skip-type.json", "--out",
+            f"{tmp}/setup-skip-type", setup_script)
+    if r.returncode != 2 or "skip_if must be MODULE.FUNC" not in r.stderr:
+        failures.append(f"process_setup, skip_if not a string: expected one line, exit 2"
                         f"{said(r)}")
     setup_table(f"{tmp}/setup-bad.json", [{"call": 3}])
     r = run("live", "python", "--interpose", f"{tmp}/setup-bad.json", "--out",

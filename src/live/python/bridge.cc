@@ -459,6 +459,10 @@ void check_table(const std::string& text, const std::string& origin) {
           e["call"].get<std::string>().find('.') == std::string::npos)
         throw InputError(fmt::format(
             "{}: every entry of process_setup needs a call (MODULE.FUNC, a string)", origin));
+      if (e.contains("skip_if") && (!e["skip_if"].is_string() ||
+                                    e["skip_if"].get<std::string>().find('.') == std::string::npos))
+        throw InputError(fmt::format(
+            "{}: a process_setup entry's skip_if must be MODULE.FUNC (a string)", origin));
     }
   }
   if (j.contains("exceptions")) {

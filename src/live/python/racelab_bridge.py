@@ -178,6 +178,9 @@ def process_setup(table):
         return
     _process_setup_done.append(True)
     for entry in table.get("process_setup", []):
+        # skip_if: a callable whose true result makes the call needless on this machine.
+        if entry.get("skip_if") and _resolve(entry["skip_if"])():
+            continue
         _resolve(entry["call"])()
 
 
@@ -399,7 +402,9 @@ def check_entries(table, flags, search_path, script, table_name):
                 if imports(alias)[0] is None:
                     return problem(key, entry, f"alias {imports(alias)[1]}")
     callables = [("reset", fn) for fn in table.get("reset", [])] + \
-        [("process_setup", e.get("call", "")) for e in table.get("process_setup", [])]
+        [("process_setup", e.get("call", "")) for e in table.get("process_setup", [])] + \
+        [("process_setup", e["skip_if"]) for e in table.get("process_setup", [])
+         if e.get("skip_if")]
     for key, fn in callables:
         module, _, attr = fn.rpartition(".")
         mod, bad = imports(module)

@@ -7,3 +7,13 @@ calls = []
 
 def setup():
     calls.append(threading.get_ident())
+
+
+def yes():
+    """A skip_if that skips its entry."""
+    return True
+
+
+def no():
+    """A skip_if that does not."""
+    return False
