@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""A file lock of the filelock package polled under racelab (docs/live.md, "Time";
-tests/live/pipelines/file_lock.py), in the torch environment tools/install-torch.sh makes (it has
-filelock; /opt/racelab/torch-2.11.0 or RACELAB_TORCH_VENV):
+"""A lock file polled under racelab (docs/live.md, "A file lock's poll is not a clock";
+tests/live/pipelines/file_lock.py), taken with the filelock package and with a loop written by
+hand, in the torch environment tools/install-torch.sh makes (it has filelock;
+/opt/racelab/torch-2.11.0 or RACELAB_TORCH_VENV):
 
 - held by another process: the poll's sleeps are real and no scheduling points, so dfs makes the
   same search (executions, classes) whether the other process holds the lock for 0.3 s or not at
-  all, and dpor the same for 0.3 s and 1.5 s;
+  all (either client), and dpor the same for 0.3 s and 1.5 s;
 - held by a thread of this process: the poll waits for that thread's release (a guarded point),
   so dfs under its preemption bound and dpor end exhaustive instead of spinning into a livelock;
 - two threads taking one file lock race: dpor runs more than one execution.
@@ -14,21 +15,12 @@ Usage: check_file_lock.py RACELAB SOURCE_DIR
 """
 import json, os, subprocess, sys, tempfile
 
+from livecheck import TORCH_VENV as venv, need_python_bridge, need_torch_env
+
 racelab, src = os.path.abspath(sys.argv[1]), sys.argv[2]
-venv = os.environ.get("RACELAB_TORCH_VENV", "/opt/racelab/torch-2.11.0")
 script = os.path.join(src, "tests", "live", "pipelines", "file_lock.py")
-if not os.path.exists(os.path.join(venv, ".racelab-torch")):
-    print(f"SKIPPED: no torch environment (with filelock) at {venv} (tools/install-torch.sh makes "
-          f"it; tools/test.sh runs it)")
-    sys.exit(77)
-with tempfile.TemporaryDirectory() as probe_dir:
-    probe = subprocess.run([racelab, "live", "python", "--interpose", "none", "--executions", "1",
-                            "--out", probe_dir, os.path.join(src, "tests", "live", "pipelines",
-                                                             "primitives.py"), "--", "rlock"],
-                           capture_output=True, text=True)
-if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
-    print("SKIPPED: racelab was built without the Python bridge")
-    sys.exit(77)
+need_torch_env("torch (with filelock)")
+need_python_bridge(racelab, src)
 
 failures = []
 
@@ -71,6 +63,15 @@ with tempfile.TemporaryDirectory() as tmp:
         got = search(tmp, strategy, "--holder", "thread")
         if got[0] != 0 or got[2] is not True:
             failures.append(f"{strategy} --holder thread: not exhaustive: {got}")
+    # A lock loop written by hand (flock without blocking, time.sleep between tries): the same.
+    raw = [search(tmp, "dfs", "--client", "raw", "--holder", *holder)
+           for holder in (("none",), ("process", "--hold", "0.3"))]
+    if raw[0] != raw[1] or raw[0][1] is None or raw[0][1] < 2 or raw[0][2] is not True:
+        failures.append(f"dfs, a hand-written lock loop: another process's hold changed the search: "
+                        f"{raw}")
+    got = search(tmp, "dfs", "--client", "raw", "--holder", "thread")
+    if got[0] != 0 or got[2] is not True:
+        failures.append(f"dfs, a hand-written lock loop, --holder thread: not exhaustive: {got}")
 
 for f in failures:
     print("FAIL:", f)

@@ -14,26 +14,16 @@ Usage: check_torch.py RACELAB SOURCE_DIR
 """
 import json, os, subprocess, sys, tempfile, time
 
+from livecheck import TORCH_VENV as venv, need_python_bridge, need_torch_env
+
 racelab, src = os.path.abspath(sys.argv[1]), sys.argv[2]
-venv = os.environ.get("RACELAB_TORCH_VENV", "/opt/racelab/torch-2.11.0")
 script = os.path.join(src, "tools", "pipelines", "drafter_torch.py")
 # Small tensors: the compile path is what is tested, not the arithmetic.
 shape = ["--device", "cpu", "--seq-len", "64", "--heads", "2", "--head-dim", "16", "--steps", "1"]
 failures = []
 
-if not os.path.exists(os.path.join(venv, ".racelab-torch")):
-    print(f"SKIPPED: no torch environment at {venv} (tools/install-torch.sh makes it; "
-          f"tools/test.sh runs it)")
-    sys.exit(77)
-# A build without the Python bridge (the sanitizer builds) has nothing to run it with.
-with tempfile.TemporaryDirectory() as probe_dir:
-    probe = subprocess.run([racelab, "live", "python", "--interpose", "none", "--executions", "1",
-                            "--out", probe_dir, os.path.join(src, "tests", "live", "pipelines",
-                                                             "primitives.py"), "--", "rlock"],
-                           capture_output=True, text=True)
-if probe.returncode == 2 and "without the Python bridge" in probe.stderr:
-    print("SKIPPED: racelab was built without the Python bridge")
-    sys.exit(77)
+need_torch_env()
+need_python_bridge(racelab, src)
 
 
 def torch_env(tmp):

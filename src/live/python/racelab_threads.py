@@ -10,6 +10,7 @@ standard library's orders, os._exit on a controlled thread, and the classificati
 that ends a thread (the table's "exceptions"). racelab_bridge.py applies the rest of the
 interposition table and runs the script.
 """
+import errno
 import functools
 import os
 import sys
@@ -202,42 +203,28 @@ def _vmonotonic():
     return _real_monotonic() + _vclock_offset[0]
 
 
-# ---- A file lock's poll (docs/live.md, "Time"; docs/facts.md F8).
+# ---- A file lock's poll (docs/live.md, "A file lock's poll is not a clock"; docs/facts.md F8).
 #
-# The filelock package (torch's Inductor, Triton, datasets and others take its locks around their
-# on-disk caches) waits for a lock by trying fcntl.flock without blocking and calling time.sleep
-# between tries. Where another process holds the lock (another racelab worker, another job on the
-# machine), a sleep that is a scheduling point would turn that process's timing into decisions of
-# this execution: as many as the other process takes, a schedule that does not replay. So such a
-# sleep sleeps for real and is no scheduling point. Where a thread of this process holds it, that
-# thread may be parked at a scheduling point and must be let run: the poll then waits, as a
-# guarded scheduling point, until a thread of this process releases the file (a spin of sleeps
-# would be a livelock under a preemption bound). Which of the two it is depends only on this
-# process's threads, which the schedule orders. Every flock a thread of this process makes is an
-# access of the file for dpor ("file lock PATH"): two threads taking one file lock race.
+# A process waits for a lock file that another holds by trying fcntl.flock without blocking and
+# calling time.sleep between tries: the filelock package does (torch's Inductor and Triton caches,
+# Dynamo's profiles, many libraries), and so do scripts. Where another process holds the file
+# (another racelab worker, another job on the machine), a sleep that is a scheduling point would
+# turn that process's timing into decisions of this execution: as many as the other process
+# takes, a schedule that does not replay. So a controlled thread's sleep right after a flock that
+# the file refused sleeps for real and is no scheduling point. Where a thread of this process
+# holds the file, that thread may be parked at a scheduling point and must be let run: the poll
+# then waits, as a guarded scheduling point, until a thread of this process releases the file (a
+# spin of sleeps would be a livelock under a preemption bound). Which of the two it is depends
+# only on this process's threads, which the schedule orders. Every flock a thread of this process
+# makes is an access of the file for dpor ("file lock PATH"): two threads taking one file race.
 
 _file_lock_releases = {}  # path -> releases by this process's threads in this execution
+_flock_refused = {}  # thread identifier -> the file its last flock could not take
+_CONTENDED = (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES)
 
 
 def _file_lock_key(path):
     return f"file lock {path}"
-
-
-def _file_lock_polled(frame):
-    """The lock file a time.sleep called from `frame` waits for, when that frame is the filelock
-    package's poll of an flock lock (`self` a lock with its `lock_file`; not a soft lock, which
-    is a file's existence and held by no descriptor), else None."""
-    for _ in range(2):
-        if frame is None:
-            return None
-        if frame.f_globals.get("__name__", "").split(".")[0] == "filelock":
-            lock = frame.f_locals.get("self")
-            lock_file = getattr(lock, "lock_file", None)
-            if not isinstance(lock_file, str) or "Soft" in type(lock).__name__:
-                return None
-            return os.path.realpath(lock_file)
-        frame = frame.f_back
-    return None
 
 
 def _fd_path(fd):
@@ -256,9 +243,9 @@ def _file_locked_here(path):
     except OSError:
         return True  # what cannot be known waits as a thread of this process's lock would
     for fd in fds:
+        if _fd_path(int(fd)) != path:
+            continue
         try:
-            if os.readlink(f"/proc/self/fd/{fd}") != path:
-                continue
             with open(f"/proc/self/fdinfo/{fd}") as info:
                 if any(line.startswith("lock:") for line in info):
                     return True
@@ -268,34 +255,40 @@ def _file_locked_here(path):
 
 
 def _poll_file_lock(path, seconds, real_sleep):
-    """A controlled thread's sleep in filelock's poll of `path` (see above)."""
+    """A controlled thread's sleep right after the file at `path` refused its flock (above)."""
     released = _file_lock_releases.get(path, 0)
     if not _file_locked_here(path):
         real_sleep(seconds)  # another process holds it: no decision of this execution
         return
     key = _file_lock_key(path)
     _racelab.point("wait for file lock", awaits=[key], guard=key, at_least=released + 1,
-                   waits_for=f"file lock {path} (filelock), which a thread of this process "
-                             f"holds")
+                   waits_for=f"file lock {path}, which a thread of this process holds")
 
 
 def _patch_flock():
-    """fcntl.flock on a thread of this process, under an execution: an access of the file, and
-    a release counted for _poll_file_lock."""
+    """fcntl.flock on a thread of this process, under an execution: an access of the file; a
+    refusal noted for the thread's next sleep, a release counted for _poll_file_lock."""
     import fcntl
     real_flock = fcntl.flock
 
     def flock(fd, operation):
         path = _fd_path(fd) if _racelab.active() else None
+        if path is None:
+            return real_flock(fd, operation)
+        me = threading.get_ident()
+        _flock_refused.pop(me, None)
+        key = _file_lock_key(path)
+        _racelab.touch(key, True)
         try:
             return real_flock(fd, operation)
+        except OSError as e:
+            if e.errno in _CONTENDED:
+                _flock_refused[me] = path
+            raise
         finally:
-            if path is not None:
-                key = _file_lock_key(path)
-                _racelab.touch(key, True)
-                if operation & fcntl.LOCK_UN:
-                    _file_lock_releases[path] = _file_lock_releases.get(path, 0) + 1
-                    _racelab.count(key, 1)
+            if operation & fcntl.LOCK_UN:
+                _file_lock_releases[path] = _file_lock_releases.get(path, 0) + 1
+                _racelab.count(key, 1)
 
     functools.update_wrapper(flock, real_flock)
     fcntl.flock = flock
@@ -320,6 +313,7 @@ def restart_order():
     import itertools
     _order[0] = itertools.count()
     _file_lock_releases.clear()
+    _flock_refused.clear()
     sys.modules["racelab_sync"].restart()
 
 
@@ -692,9 +686,9 @@ def patch_threading(before_start):
         if _racelab.active() and _racelab.controlled():
             if seconds < 0:
                 raise ValueError("sleep length must be non-negative")
-            polled = _file_lock_polled(sys._getframe(1))
-            if polled is not None:
-                _poll_file_lock(polled, seconds, real_sleep)
+            refused = _flock_refused.pop(threading.get_ident(), None)
+            if refused is not None:
+                _poll_file_lock(refused, seconds, real_sleep)
                 return
             _racelab.point("sleep")
             _vclock_advance(seconds)

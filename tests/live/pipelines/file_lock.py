@@ -11,9 +11,13 @@ their on-disk caches (docs/live.md, "Time"; docs/facts.md F8):
 - `--holder none`: nobody else holds it.
 
 Each thread then takes a threading.Lock and appends its name, so the threads' order is a race the
-search sees. Needs the filelock package (torch's environments have it).
+search sees. `--client filelock` takes the lock file with the filelock package (torch's
+environments have it), `--client raw` with the loop a script writes itself (fcntl.flock without
+blocking, time.sleep between tries).
 """
 import argparse
+import contextlib
+import fcntl
 import os
 import subprocess
 import sys
@@ -21,12 +25,11 @@ import tempfile
 import threading
 import time
 
-import filelock
-
 parser = argparse.ArgumentParser()
 parser.add_argument("--holder", choices=("process", "thread", "none"), default="process")
 parser.add_argument("--hold", type=float, default=0.5, help="seconds the child process holds it")
 parser.add_argument("--timeout", type=float, default=20.0, help="filelock's acquire timeout")
+parser.add_argument("--client", choices=("filelock", "raw"), default="filelock")
 args = parser.parse_args()
 
 HOLD = """
@@ -44,9 +47,32 @@ order = []
 waited = []  # each thread's real wait for the file lock
 
 
+@contextlib.contextmanager
+def raw_lock(lock_path):
+    """A lock file taken the way a script takes it by hand."""
+    with open(lock_path, "a") as f:
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def file_lock():
+    if args.client == "raw":
+        return raw_lock(path)
+    import filelock
+    return filelock.FileLock(path, timeout=args.timeout)
+
+
 def use_cache(name, hold_across_point):
     t0 = time.perf_counter()
-    with filelock.FileLock(path, timeout=args.timeout):
+    with file_lock():
         waited.append(time.perf_counter() - t0)
         if hold_across_point:
             time.sleep(0.01)  # a scheduling point with the file lock held
