@@ -13,8 +13,9 @@
 - tests/live/pipelines/native_crash.py (a SIGSEGV in one order of 6 lock sections): --jobs 2
   reports the crash at one process's execution, the worker whose process it killed replaced by
   the coordinator running that execution itself;
-- tests/live/pipelines/first_process_only.py (every process but the first kills itself): with
-  its workers dying, the search still ends with one process's result;
+- tests/live/pipelines/first_process_only.py (every process but the first kills itself, and the
+  first waits for their deaths): the workers all die, the coordinator says so and goes on alone,
+  to one process's result;
 - racelab check --proof-jobs 2: the sequential variant proven in one process's executions, its
   proof's command naming --jobs 2, the lazy variant failing.
 Usage: check_jobs.py RACELAB SOURCE_DIR
@@ -160,8 +161,14 @@ with tempfile.TemporaryDirectory() as tmp:
     alone = []
     for jobs in ((), ("--jobs", "2")):
         out = f"{tmp}/alone{len(jobs)}"
-        r = live(out, first_only, *jobs, interpose="none", script_args=(f"{out}.marker",))
+        # With --jobs 2, the first process waits for its workers' deaths (2 workers, each
+        # started 9 times), so that they all die while the search has executions left.
+        r = live(out, first_only, *jobs, interpose="none",
+                 script_args=(f"{out}.marker", "18" if jobs else "0"))
         alone.append((r.returncode, summary(out) if r.returncode in (0, 1) else r.stderr))
+        if jobs and "goes on in this process alone" not in r.stderr:
+            failures.append(f"first_process_only.py --jobs 2: the workers' end was not said:\n"
+                            f"{r.stderr}")
     if alone[0] != alone[1] or alone[0][0] != 0:
         failures.append(f"first_process_only.py: one process and --jobs 2 with every worker dead "
                         f"should prove it alike: {alone}")
